@@ -1,0 +1,3 @@
+export * from './serve.js';
+export * from './sse-client.js';
+export * from './render-events.js';

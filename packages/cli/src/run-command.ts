@@ -1,0 +1,52 @@
+import { parseArgs } from 'node:util';
+import { EventRenderer } from './render-events.js';
+import { followEvents } from './sse-client.js';
+
+/** `agentloop run "<prompt>" --tools a,b --follow`: create a run over HTTP and render its events live. */
+export async function runCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      tools: { type: 'string' },
+      model: { type: 'string', default: process.env.AGENTLOOP_MODEL ?? 'openai/gpt-4o-mini' },
+      system: { type: 'string' },
+      follow: { type: 'boolean', default: false },
+      url: { type: 'string', default: process.env.AGENTLOOP_URL ?? 'http://127.0.0.1:8080' },
+      key: { type: 'string', default: process.env.AGENTLOOP_API_KEY },
+      'max-iterations': { type: 'string' },
+    },
+  });
+  const prompt = positionals.join(' ').trim();
+  if (!prompt) {
+    console.error('agentloop run: a prompt is required');
+    return 2;
+  }
+  const [provider, ...name] = values.model!.split('/');
+  const body: Record<string, unknown> = {
+    input: prompt,
+    model: { provider, name: name.join('/') },
+    tools: values.tools ? values.tools.split(',').map((t) => t.trim()).filter(Boolean) : [],
+  };
+  if (values.system) body.system = values.system;
+  if (values['max-iterations']) body.limits = { maxIterations: Number(values['max-iterations']) };
+  const headers: Record<string, string> = values.key ? { authorization: `Bearer ${values.key}` } : {};
+  const res = await fetch(`${values.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const created = (await res.json()) as { id?: string; error?: { code: string; message: string; details?: unknown } };
+  if (!res.ok || !created.id) {
+    console.error(`agentloop run: HTTP ${res.status} ${created.error?.code}: ${created.error?.message}${created.error?.details ? `\n${JSON.stringify(created.error.details, null, 2)}` : ''}`);
+    return 1;
+  }
+  if (!values.follow) {
+    console.log(created.id);
+    return 0;
+  }
+  const renderer = new EventRenderer();
+  let status = 'completed';
+  await followEvents(`${values.url}/v1/runs/${created.id}/events`, headers, (e) => {
+    renderer.render(e);
+    if (e.type === 'run.failed') status = 'failed';
+    if (e.type === 'run.cancelled') status = 'cancelled';
+  });
+  return status === 'completed' ? 0 : 1;
+}

@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProviderRegistry } from '@agentloop/llm';
+import { CompressorWorker } from '@agentloop/compressor';
+import { IterationWorker, RequestsWorker, RunIntake, createApp } from '@agentloop/orchestrator';
+import { QUEUES } from '@agentloop/protocol';
+import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, loadConfig, type Config } from '@agentloop/runtime';
+import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
+
+export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface ServeOptions {
+  roles: Role[];
+  /** Tool pools this process executes (tool-runner role); default: every pool of its registry. */
+  pools?: string[];
+  env?: Record<string, string | undefined>;
+}
+
+export interface RunningProcess {
+  config: Config;
+  apiUrl: string | null;
+  metricsUrl: string;
+  stop(): Promise<void>;
+}
+
+const displayHost = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
+
+/** Starts the given roles in this process, sharing one Redis connection, one metrics registry, one shutdown. */
+export async function serve(opts: ServeOptions): Promise<RunningProcess> {
+  const config = loadConfig(opts.env ?? process.env);
+  const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
+  if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
+  const redis = createRedis(config.redisUrl, 'agentloop-cmd');
+  const subscriber = createRedis(config.redisUrl, 'agentloop-sub');
+  const shutdown = new Shutdown(logger);
+  shutdown.add('redis', async () => {
+    await Promise.allSettled([redis.quit(), subscriber.quit()]);
+  });
+  const store = new RunStore(redis, config.prefix);
+  const metrics = new Metrics();
+  const queues = new QueueSet(redis, config.prefix);
+  shutdown.add('queues', () => queues.close());
+  const catalog = new ToolCatalog(redis, config.prefix);
+  const has = (r: Role) => opts.roles.includes(r);
+  const started: string[] = [];
+
+  if (has('tool-runner')) {
+    const registry = await ToolRegistry.withModules(config.toolModules);
+    const pools = opts.pools?.length ? opts.pools : registry.pools();
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
+    await runner.start();
+    shutdown.add('tool-runner', () => runner.close());
+    started.push('tool-runner');
+  }
+  if (has('orchestrator')) {
+    const providers = new ProviderRegistry(opts.env ?? process.env);
+    const worker = new IterationWorker({
+      redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
+      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs,
+    });
+    await worker.start();
+    const intake = new RequestsWorker(redis, config.prefix, new RunIntake(store, queues, catalog, metrics), logger);
+    await intake.start();
+    shutdown.add('orchestrator', async () => {
+      await Promise.all([worker.close(), intake.close()]);
+    });
+    started.push('orchestrator');
+  }
+  if (has('compressor')) {
+    const compressor = new CompressorWorker(redis, config.prefix, logger);
+    await compressor.start();
+    shutdown.add('compressor', () => compressor.close());
+    started.push('compressor');
+  }
+
+  const metricsText = async () => {
+    await updateQueueGauges(metrics, queues, catalog, redis, store).catch((err) => logger.warn({ err }, 'queue gauges unavailable'));
+    return metrics.text();
+  };
+  let apiUrl: string | null = null;
+  let metricsUrl: string;
+  if (has('api')) {
+    const hub = new EventHub(subscriber);
+    const app = createApp({
+      store, hub, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
+      intake: new RunIntake(store, queues, catalog, metrics),
+      ready: async () => (await redis.ping()) === 'PONG',
+      publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
+    });
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 65_000;
+    await listen(server, config.port, config.host);
+    const port = (server.address() as AddressInfo).port;
+    apiUrl = `http://${displayHost(config.host)}:${port}`;
+    metricsUrl = `${apiUrl}/metrics`;
+    shutdown.add('http', () => closeServer(server));
+    started.unshift('api');
+    console.log(`agentloop api listening on ${apiUrl}`);
+  } else {
+    const server = http.createServer((req, res) => {
+      if (req.url === '/metrics') {
+        metricsText().then((t) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(t), () => res.writeHead(500).end());
+      } else if (req.url === '/healthz' || req.url === '/readyz') res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      else res.writeHead(404).end();
+    });
+    await listen(server, config.metricsPort, config.host);
+    metricsUrl = `http://${displayHost(config.host)}:${(server.address() as AddressInfo).port}/metrics`;
+    shutdown.add('metrics-http', () => closeServer(server));
+  }
+  console.log(`agentloop ready roles=${started.join(',')} metrics=${metricsUrl}`);
+  return { config, apiUrl, metricsUrl, stop: () => shutdown.run(config.drainMs) };
+}
+
+async function updateQueueGauges(metrics: Metrics, queues: QueueSet, catalog: ToolCatalog, redis: import('ioredis').Redis, store: RunStore): Promise<void> {
+  const pools = new Set([...(await catalog.all()).values()].map((t) => t.pool));
+  for (const p of pools) queues.get(QUEUES.tools(p));
+  const states = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+  await Promise.all(
+    queues.known().map(async (q) => {
+      const counts = await q.getJobCounts(...states);
+      for (const s of states) metrics.queueJobs.set({ queue: q.name, state: s }, counts[s] ?? 0);
+    }),
+  );
+  metrics.runsParked.set(await redis.zcard(store.keys.parkedRuns));
+}
+
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => server.closeAllConnections(), 1000).unref();
+  });
+}

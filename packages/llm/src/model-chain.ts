@@ -1,0 +1,93 @@
+import type { ModelSpec } from '@agentloop/protocol';
+import type { ProviderRegistry } from './providers/registry.js';
+import { LlmError, type ModelCallRequest, type ModelResponse } from './types.js';
+
+export interface RetryInfo {
+  provider: string;
+  model: string;
+  attempt: number;
+  reason: string;
+  discardOutput: boolean;
+  delayMs: number;
+}
+
+export interface ChainHooks {
+  onRetry?: (info: RetryInfo) => void | Promise<void>;
+  onFallback?: (info: { from: string; to: string; reason: string }) => void | Promise<void>;
+  /** Called once per attempt with its outcome (for latency metrics). */
+  onAttempt?: (info: { provider: string; model: string; outcome: 'ok' | 'error'; seconds: number }) => void;
+}
+
+export interface ChainOptions {
+  attemptsPerModel?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+const label = (m: ModelSpec) => `${m.provider}/${m.name}`;
+
+/**
+ * Calls `model`, then each fallback in turn, for failures before any output reached the caller. Each model gets
+ * retries with backoff that honour retry-after. A stream that dies after output was shown is retried on the same
+ * model with `discardOutput: true` (clients drop that iteration's deltas); it never falls back silently.
+ */
+export async function callModelChain(
+  registry: ProviderRegistry,
+  chain: readonly ModelSpec[],
+  req: Omit<ModelCallRequest, 'model'>,
+  hooks: ChainHooks = {},
+  opts: ChainOptions = {},
+): Promise<ModelResponse> {
+  const attempts = opts.attemptsPerModel ?? 3;
+  const base = opts.baseDelayMs ?? 500;
+  const maxDelay = opts.maxDelayMs ?? 30_000;
+  const sleep = opts.sleep ?? abortableSleep;
+  let lastError: LlmError | null = null;
+  for (let m = 0; m < chain.length; m++) {
+    const spec = chain[m]!;
+    if (m > 0 && lastError) await hooks.onFallback?.({ from: label(chain[m - 1]!), to: label(spec), reason: lastError.kind });
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const t0 = performance.now();
+      try {
+        const client = registry.clientFor(spec);
+        const res = await client.call({ ...req, model: spec });
+        hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
+        return res;
+      } catch (e) {
+        const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
+        hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
+        if (err.kind === 'aborted' || err.kind === 'context_length') throw err;
+        lastError = err;
+        const canRetry = err.retryable && attempt < attempts && (err.opts.retryAfterMs ?? 0) <= maxDelay;
+        if (!canRetry) {
+          if (err.opts.outputStarted) throw err; // output was shown: no silent fallback
+          break;
+        }
+        const delayMs = err.opts.retryAfterMs ?? Math.min(maxDelay, base * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5));
+        await hooks.onRetry?.({ provider: spec.provider, model: spec.name, attempt: attempt + 1, reason: reasonOf(err), discardOutput: !!err.opts.outputStarted, delayMs });
+        await sleep(delayMs, req.signal);
+      }
+    }
+  }
+  throw lastError ?? new LlmError('config', 'no model to call');
+}
+
+function reasonOf(err: LlmError): string {
+  return err.opts.status ? `${err.kind} (HTTP ${err.opts.status})` : err.kind;
+}
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(new LlmError('aborted', 'aborted'));
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new LlmError('aborted', 'aborted'));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,35 @@
+import type { LlmUsage } from './types.js';
+
+/** USD per million tokens: [prompt, completion, cached prompt]. Prefix match on the model name, longest first. */
+const PRICES: Array<[string, number, number, number]> = [
+  ['gpt-4o-mini', 0.15, 0.6, 0.075],
+  ['gpt-4o', 2.5, 10, 1.25],
+  ['gpt-4.1-nano', 0.1, 0.4, 0.025],
+  ['gpt-4.1-mini', 0.4, 1.6, 0.1],
+  ['gpt-4.1', 2, 8, 0.5],
+  ['gpt-5-nano', 0.05, 0.4, 0.005],
+  ['gpt-5-mini', 0.25, 2, 0.025],
+  ['gpt-5', 1.25, 10, 0.125],
+  ['o4-mini', 1.1, 4.4, 0.275],
+  ['o3', 2, 8, 0.5],
+  ['deepseek-chat', 0.28, 0.42, 0.028],
+  ['deepseek-reasoner', 0.28, 0.42, 0.028],
+  ['deepseek-v4-flash', 0.28, 0.42, 0.028],
+  ['deepseek-v4-pro', 0.55, 2.19, 0.14],
+  ['gemini-2.5-flash-lite', 0.1, 0.4, 0.025],
+  ['gemini-2.5-flash', 0.3, 2.5, 0.075],
+  ['gemini-2.5-pro', 1.25, 10, 0.31],
+  ['gemini-3-flash', 0.5, 3, 0.05],
+  ['gemini-3-pro', 2, 12, 0.2],
+].sort((a, b) => (b[0] as string).length - (a[0] as string).length) as Array<[string, number, number, number]>;
+
+/** Cost of one call in USD; 0 for models not in the table (budgets by cost then never trip: documented). */
+export function costUsd(model: string, usage: LlmUsage): number {
+  const row = PRICES.find(([prefix]) => model.startsWith(prefix));
+  if (!row) return 0;
+  const [, prompt, completion, cached] = row;
+  const uncached = Math.max(0, usage.promptTokens - usage.cachedTokens);
+  return (uncached * prompt + usage.cachedTokens * cached + (usage.completionTokens) * completion) / 1e6;
+}
+
+export const knownPricedModel = (model: string) => PRICES.some(([p]) => model.startsWith(p));

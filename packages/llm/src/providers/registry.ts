@@ -1,0 +1,44 @@
+import type { ModelSpec } from '@agentloop/protocol';
+import { LlmError, type ModelClient } from '../types.js';
+import { OpenAIChatModel } from './openai/openai-chat-model.js';
+
+export type Env = Record<string, string | undefined>;
+
+/**
+ * Builds (and caches) a ModelClient for a ModelSpec from the process environment. Credentials come from the
+ * environment only: `model.apiKeyEnv` names the variable for openai-compatible endpoints.
+ */
+export class ProviderRegistry {
+  private readonly cache = new Map<string, ModelClient>();
+  constructor(private readonly env: Env = process.env) {}
+
+  clientFor(spec: ModelSpec): ModelClient {
+    const { provider, apiKey, baseURL } = this.resolve(spec);
+    const key = `${provider}|${baseURL ?? ''}|${apiKey}`;
+    let client = this.cache.get(key);
+    if (!client) {
+      client = new OpenAIChatModel({ provider, apiKey, baseURL });
+      this.cache.set(key, client);
+    }
+    return client;
+  }
+
+  private resolve(spec: ModelSpec): { provider: 'openai' | 'deepseek' | 'openai-compatible'; apiKey: string; baseURL?: string } {
+    switch (spec.provider) {
+      case 'openai':
+        return { provider: 'openai', apiKey: this.need('OPENAI_API_KEY', spec), baseURL: this.env.OPENAI_BASE_URL || undefined };
+      case 'deepseek':
+        return { provider: 'deepseek', apiKey: this.need('DEEPSEEK_API_KEY', spec), baseURL: this.env.DEEPSEEK_BASE_URL || 'https://api.deepseek.com/v1' };
+      case 'openai-compatible':
+        return { provider: 'openai-compatible', apiKey: spec.apiKeyEnv ? this.need(spec.apiKeyEnv, spec) : 'none', baseURL: spec.baseUrl };
+      case 'google':
+        throw new LlmError('config', 'provider google is not available in this build (Gemini support is tracked in its own issue)');
+    }
+  }
+
+  private need(name: string, spec: ModelSpec): string {
+    const v = this.env[name];
+    if (!v) throw new LlmError('config', `${name} is not set: provider ${spec.provider} cannot be called`);
+    return v;
+  }
+}

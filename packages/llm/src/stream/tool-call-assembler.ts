@@ -1,0 +1,71 @@
+import { newCallId, tryParseJson, type ToolCall } from '@agentloop/protocol';
+
+export interface ToolCallFragment {
+  index?: number | null;
+  id?: string | null;
+  name?: string | null;
+  arguments?: string | null;
+}
+
+interface Slot {
+  id: string | null;
+  name: string;
+  args: string;
+}
+
+/**
+ * Assembles streamed tool-call fragments into whole calls. Fragments are keyed by index (parallel calls
+ * interleave); arguments are concatenated; id and name are taken when present; a fragment that restates the
+ * whole arguments object replaces what was accumulated instead of corrupting it; calls without an id get a
+ * generated one.
+ */
+export class ToolCallAssembler {
+  private readonly slots = new Map<number, Slot>();
+  private lastIndex = -1;
+
+  add(f: ToolCallFragment): void {
+    const index = this.indexOf(f);
+    this.lastIndex = index;
+    let slot = this.slots.get(index);
+    if (!slot) {
+      slot = { id: null, name: '', args: '' };
+      this.slots.set(index, slot);
+    }
+    if (f.id) slot.id = f.id;
+    if (f.name) slot.name = slot.name && !f.name.startsWith(slot.name) ? slot.name + f.name : f.name;
+    if (f.arguments) slot.args = mergeArguments(slot.args, f.arguments);
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** The calls in index order, each with an id. */
+  finish(): ToolCall[] {
+    return [...this.slots.entries()]
+      .sort(([a], [b]) => a - b)
+      .filter(([, s]) => s.name)
+      .map(([, s]) => ({ id: s.id ?? newCallId(), name: s.name, arguments: s.args === '' ? '{}' : s.args }));
+  }
+
+  private indexOf(f: ToolCallFragment): number {
+    if (typeof f.index === 'number') return f.index;
+    if (f.id) {
+      for (const [i, s] of this.slots) if (s.id === f.id) return i;
+      return this.slots.size ? Math.max(...this.slots.keys()) + 1 : 0;
+    }
+    return this.lastIndex < 0 ? 0 : this.lastIndex;
+  }
+}
+
+function mergeArguments(acc: string, fragment: string): string {
+  if (acc === '') return fragment;
+  if (fragment.trimStart().startsWith('{')) {
+    const whole = tryParseJson(fragment);
+    if (whole.ok && whole.value !== null && typeof whole.value === 'object') {
+      // A complete object arriving after a complete object, or a cumulative restatement: replace.
+      if (tryParseJson(acc).ok || fragment.startsWith(acc)) return fragment;
+    }
+  }
+  return acc + fragment;
+}

@@ -1,0 +1,59 @@
+import type { Message, ModelSpec, ToolCall } from '@agentloop/protocol';
+
+/** A tool as offered to a model. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface LlmUsage {
+  promptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+  cachedTokens: number;
+}
+
+export interface ModelCallRequest {
+  model: ModelSpec;
+  messages: Message[];
+  /** null or empty: the request carries no tools (final-answer calls). */
+  tools: ToolSpec[] | null;
+  signal?: AbortSignal;
+  onTextDelta?: (text: string) => void;
+  onReasoningDelta?: (text: string) => void;
+}
+
+export interface ModelResponse {
+  /** The assistant message in canonical form (tool call ids always set). */
+  message: Message & { role: 'assistant' };
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'other';
+  usage: LlmUsage;
+  provider: string;
+  model: string;
+}
+
+/** One provider behind a two-method-free interface: turn a canonical request into a canonical response. */
+export interface ModelClient {
+  readonly provider: string;
+  call(req: ModelCallRequest): Promise<ModelResponse>;
+}
+
+export type LlmErrorKind = 'rate_limit' | 'server' | 'network' | 'timeout' | 'context_length' | 'invalid_request' | 'auth' | 'aborted' | 'config';
+
+/** A provider failure, classified. `outputStarted` is set when deltas reached the caller before it failed. */
+export class LlmError extends Error {
+  constructor(
+    readonly kind: LlmErrorKind,
+    message: string,
+    readonly opts: { status?: number; retryAfterMs?: number; outputStarted?: boolean; cause?: unknown } = {},
+  ) {
+    super(message);
+    this.name = 'LlmError';
+  }
+  get retryable(): boolean {
+    return this.kind === 'rate_limit' || this.kind === 'server' || this.kind === 'network' || this.kind === 'timeout';
+  }
+}
+
+export type { ToolCall };

@@ -1,0 +1,29 @@
+import { Queue, type ConnectionOptions } from 'bullmq';
+import { QUEUES } from './keys.js';
+import type { RunRequestInput } from './run-request.js';
+
+export interface EnqueueRunOptions {
+  /** The backend's own ioredis connection (or connection options). */
+  connection: ConnectionOptions;
+  /** AGENTLOOP_PREFIX of the deployment [agentloop]. */
+  prefix?: string;
+  tenantId: string;
+  idempotencyKey?: string;
+  runId?: string;
+}
+
+/**
+ * Queue intake for backends in the same trust zone: enqueue a run without HTTP. Resolves to the job, whose
+ * return value (`await job.waitUntilFinished(queueEvents)`) is `{id}`. Validation happens on the consumer side,
+ * exactly as in the HTTP API: an invalid request becomes a run that ends `failed` with `invalid_request`.
+ */
+export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions) {
+  const queue = new Queue(QUEUES.requests, { connection: opts.connection, prefix: opts.prefix ?? 'agentloop' });
+  try {
+    const payload = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };
+    const jobId = opts.idempotencyKey ? `idem-${opts.tenantId}-${opts.idempotencyKey}` : undefined;
+    return await queue.add('run', payload, { jobId, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 } });
+  } finally {
+    await queue.close();
+  }
+}

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { DecisionSchema } from './decisions.js';
+
+/** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
+export const AdvanceJobSchema = z.object({ runId: z.string(), iteration: z.number().int().positive() });
+export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
+export const advanceJobId = (runId: string, iteration: number) => `${runId}-${iteration}`;
+
+/** One tool call, on queue `tools-<pool>` (jobId `<runId>-<callId>`). */
+export const ToolJobSchema = z.object({
+  runId: z.string(),
+  tenantId: z.string(),
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+  iteration: z.number().int(),
+  /** Cap of the result text the model sees: min(context.toolResultMaxTokens, a quarter of the context window). */
+  maxResultTokens: z.number().int().positive().default(20_000),
+});
+export type ToolJob = z.infer<typeof ToolJobSchema>;
+export const toolJobId = (runId: string, callId: string) => `${runId}-${callId}`;
+
+/** Queue intake (SPEC §2): a backend enqueues this on `requests`; the job's return value is `{id}`. */
+export const RequestJobSchema = z.object({
+  tenantId: z.string().min(1),
+  idempotencyKey: z.string().min(1).max(255).optional(),
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/).optional(),
+  request: z.unknown(),
+});
+export type RequestJob = z.infer<typeof RequestJobSchema>;
+
+export const DecisionJobSchema = z.object({ tenantId: z.string(), runId: z.string(), decisions: z.array(DecisionSchema).min(1) });
+export type DecisionJob = z.infer<typeof DecisionJobSchema>;

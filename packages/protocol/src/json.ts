@@ -1,0 +1,67 @@
+/** JSON helpers shared by every boundary: depth limits and canonical (key-sorted) serialisation. */
+
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value (a scalar is 0, `{}` and `[]` are 1). */
+export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH + 1): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    const depth = d + 1;
+    if (depth > max) max = depth;
+    if (max >= limit) return max;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth]);
+  }
+  return max;
+}
+
+/** Nesting depth of a JSON text, measured without parsing it (so hostile input cannot blow the stack). */
+export function textJsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped char
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}
+
+/** JSON with object keys sorted at every level: equal values give equal text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
+    return out;
+  }
+  return value;
+}
+
+/** Parse JSON or return the fallback. */
+export function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** Tool-call arguments as shown in events and `pending`: the parsed object, or the raw string when it does not parse. */
+export function argumentsForDisplay(raw: string): unknown {
+  const p = tryParseJson(raw);
+  return p.ok ? p.value : raw;
+}

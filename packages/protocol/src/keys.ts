@@ -1,0 +1,55 @@
+/**
+ * The Redis key layout, in one place. Every key starts with the deployment prefix; a run's keys carry the
+ * run id in a hash tag so that they share one Redis Cluster slot and one Lua script may touch them all.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const QUEUES = {
+  requests: 'requests',
+  orchestrator: 'orchestrator',
+  decisions: 'decisions',
+  compressor: 'compressor',
+  tools: (pool: string) => `tools-${pool}`,
+} as const;
+
+export class RunKeys {
+  readonly state: string;
+  readonly messages: string;
+  readonly events: string;
+  readonly calls: string;
+  readonly responses: string;
+  readonly eventsChannel: string;
+
+  constructor(
+    readonly prefix: string,
+    readonly runId: string,
+  ) {
+    const base = `${prefix}:run:{${runId}}`;
+    this.state = base;
+    this.messages = `${base}:msgs`;
+    this.events = `${base}:events`;
+    this.calls = `${base}:calls`;
+    this.responses = `${base}:resp`;
+    this.eventsChannel = `${base}:ev`;
+  }
+}
+
+export class DeploymentKeys {
+  constructor(readonly prefix: string) {}
+  tenantRuns(tenantId: string): string {
+    return `${this.prefix}:tenant:${tenantId}:runs`;
+  }
+  idempotency(tenantId: string, key: string): string {
+    return `${this.prefix}:idem:${tenantId}:${key}`;
+  }
+  /** Pub/sub channel on which cancellations are broadcast to every process (aborts streams and tools). */
+  get cancelChannel(): string {
+    return `${this.prefix}:cancel`;
+  }
+  get parkedRuns(): string {
+    return `${this.prefix}:parked`;
+  }
+  run(runId: string): RunKeys {
+    return new RunKeys(this.prefix, runId);
+  }
+}

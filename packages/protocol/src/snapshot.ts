@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { MessageSchema } from './message.js';
+import { ModelSpecSchema } from './run-request.js';
+
+export const RunStatusSchema = z.enum(['queued', 'running', 'paused', 'completed', 'failed', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
+export const isTerminalStatus = (s: string): boolean => (TERMINAL_STATUSES as readonly string[]).includes(s);
+
+export const StopReasonSchema = z.enum(['final_answer', 'max_iterations', 'context_limit', 'budget_exceeded', 'loop_detected', 'cancelled']);
+export type StopReason = z.infer<typeof StopReasonSchema>;
+
+export const UsageSchema = z.object({
+  promptTokens: z.number().int(),
+  completionTokens: z.number().int(),
+  reasoningTokens: z.number().int(),
+  totalTokens: z.number().int(),
+  costUsd: z.number(),
+  llmCalls: z.number().int(),
+  toolCalls: z.number().int(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+export const emptyUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 });
+
+export const PauseTypeSchema = z.enum(['awaiting_approval', 'requires_client_execution']);
+export type PauseType = z.infer<typeof PauseTypeSchema>;
+
+export const PendingCallSchema = z.object({
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.unknown(),
+  pauseType: PauseTypeSchema,
+});
+export type PendingCall = z.infer<typeof PendingCallSchema>;
+
+export const ErrorInfoSchema = z.object({ code: z.string(), message: z.string() });
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
+
+export const RunSnapshotSchema = z.object({
+  id: z.string(),
+  status: RunStatusSchema,
+  iteration: z.number().int(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  model: ModelSpecSchema,
+  mode: z.enum(['interactive', 'headless']),
+  stopReason: StopReasonSchema.nullable(),
+  output: z.string().nullable(),
+  error: ErrorInfoSchema.nullable(),
+  pending: z.array(PendingCallSchema),
+  usage: UsageSchema,
+  metadata: z.record(z.string(), z.unknown()),
+  messages: z.array(MessageSchema).optional(),
+  history: z.array(MessageSchema).optional(),
+});
+export type RunSnapshot = z.infer<typeof RunSnapshotSchema>;

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
+
+export const EnvSchema = z.object({
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  AGENTLOOP_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ . - and {} only').default('agentloop'),
+  AGENTLOOP_PORT: intFrom(8080),
+  AGENTLOOP_METRICS_PORT: intFrom(9464),
+  AGENTLOOP_HOST: z.string().default('0.0.0.0'),
+  AGENTLOOP_API_KEYS: z.string().default(''),
+  AGENTLOOP_AUTH: z.enum(['required', 'disabled']).default('required'),
+  AGENTLOOP_TOOL_MODULES: z.string().default(''),
+  AGENTLOOP_DRAIN_MS: intFrom(25_000),
+  /** BullMQ lock duration: how soon a job of a dead worker is taken over (stalled check runs at half of it). */
+  AGENTLOOP_LOCK_MS: intFrom(30_000, 1000),
+  AGENTLOOP_ORCHESTRATOR_CONCURRENCY: intFrom(50, 1),
+  AGENTLOOP_TOOL_CONCURRENCY: intFrom(20, 1),
+  AGENTLOOP_LLM_ATTEMPTS: intFrom(3, 1),
+  AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  redisUrl: string;
+  prefix: string;
+  port: number;
+  metricsPort: number;
+  host: string;
+  apiKeys: Map<string, string>;
+  authRequired: boolean;
+  toolModules: string[];
+  drainMs: number;
+  lockMs: number;
+  orchestratorConcurrency: number;
+  toolConcurrency: number;
+  llmAttempts: number;
+  llmRetryBaseMs: number;
+  logLevel: string;
+}
+
+/** The process configuration from the environment, validated: a bad value stops the process with a clear message. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid environment:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const apiKeys = new Map<string, string>();
+  for (const pair of e.AGENTLOOP_API_KEYS.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || eq === pair.length - 1) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: '${pair.slice(0, 4)}…' is not key=tenant`);
+    apiKeys.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return {
+    redisUrl: e.REDIS_URL,
+    prefix: e.AGENTLOOP_PREFIX,
+    port: e.AGENTLOOP_PORT,
+    metricsPort: e.AGENTLOOP_METRICS_PORT,
+    host: e.AGENTLOOP_HOST,
+    apiKeys,
+    authRequired: e.AGENTLOOP_AUTH === 'required',
+    toolModules: e.AGENTLOOP_TOOL_MODULES.split(',').map((s) => s.trim()).filter(Boolean),
+    drainMs: e.AGENTLOOP_DRAIN_MS,
+    lockMs: e.AGENTLOOP_LOCK_MS,
+    orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,
+    toolConcurrency: e.AGENTLOOP_TOOL_CONCURRENCY,
+    llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
+    llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

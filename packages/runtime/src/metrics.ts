@@ -1,0 +1,45 @@
+import client from 'prom-client';
+
+/** Every metric of SPEC §7, in one registry per process; each role updates the ones it owns. */
+export class Metrics {
+  readonly registry = new client.Registry();
+  readonly runsStarted = new client.Counter({ name: 'agentloop_runs_started_total', help: 'Runs that started their first iteration', registers: [this.registry] });
+  readonly runsFinished = new client.Counter({ name: 'agentloop_runs_finished_total', help: 'Runs that ended', labelNames: ['status', 'stop_reason'], registers: [this.registry] });
+  readonly loopIterations = new client.Counter({ name: 'agentloop_loop_iterations_total', help: 'Model calls of the loop (iterations)', labelNames: ['provider', 'model'], registers: [this.registry] });
+  readonly iterationOverhead = new client.Histogram({
+    name: 'agentloop_iteration_overhead_seconds',
+    help: 'Time an iteration job spends outside model and tool calls',
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly llmDuration = new client.Histogram({
+    name: 'agentloop_llm_request_duration_seconds',
+    help: 'Model request duration',
+    labelNames: ['provider', 'model', 'outcome'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+  readonly llmTokens = new client.Counter({ name: 'agentloop_llm_tokens_total', help: 'Tokens by kind', labelNames: ['provider', 'model', 'kind'], registers: [this.registry] });
+  readonly llmFallbacks = new client.Counter({ name: 'agentloop_llm_fallbacks_total', help: 'Fallbacks to the next model of the chain', labelNames: ['from', 'to'], registers: [this.registry] });
+  readonly toolCalls = new client.Counter({ name: 'agentloop_tool_calls_total', help: 'Tool calls by final status', labelNames: ['tool', 'status'], registers: [this.registry] });
+  readonly toolDuration = new client.Histogram({
+    name: 'agentloop_tool_duration_seconds',
+    help: 'Tool execution time',
+    labelNames: ['tool', 'pool'],
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+  readonly toolsSkipped = new client.Counter({ name: 'agentloop_tools_skipped_total', help: 'Tool calls answered without running', labelNames: ['reason'], registers: [this.registry] });
+  readonly runsPaused = new client.Counter({ name: 'agentloop_runs_paused_total', help: 'Runs parked for a decision', labelNames: ['pause_type'], registers: [this.registry] });
+  readonly runsParked = new client.Gauge({ name: 'agentloop_runs_parked', help: 'Runs parked right now (read from Redis)', registers: [this.registry] });
+  readonly compressions = new client.Counter({ name: 'agentloop_compressions_total', help: 'Context compressions', labelNames: ['strategy', 'outcome'], registers: [this.registry] });
+  readonly queueJobs = new client.Gauge({ name: 'agentloop_queue_jobs', help: 'Jobs per queue and state (read at scrape time)', labelNames: ['queue', 'state'], registers: [this.registry] });
+
+  constructor() {
+    client.collectDefaultMetrics({ register: this.registry });
+  }
+
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

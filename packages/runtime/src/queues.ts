@@ -1,0 +1,47 @@
+import { FlowProducer, Queue, type ConnectionOptions, type DefaultJobOptions } from 'bullmq';
+import { QUEUES } from '@agentloop/protocol';
+
+/** Job options every agentloop job gets: bounded retention, retries with backoff for infrastructure errors. */
+export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 200 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+/** The queues and the flow producer a process publishes to, created once and shared. */
+export class QueueSet {
+  private readonly queues = new Map<string, Queue>();
+  readonly flows: FlowProducer;
+
+  constructor(
+    private readonly connection: ConnectionOptions,
+    readonly prefix: string,
+  ) {
+    this.flows = new FlowProducer({ connection, prefix });
+  }
+
+  get(name: string): Queue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  get orchestrator(): Queue {
+    return this.get(QUEUES.orchestrator);
+  }
+
+  /** Every queue this process has touched plus the fixed ones (for the queue-depth gauge). */
+  known(): Queue[] {
+    for (const n of [QUEUES.requests, QUEUES.orchestrator, QUEUES.decisions, QUEUES.compressor]) this.get(n);
+    return [...this.queues.values()];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    await this.flows.close();
+  }
+}

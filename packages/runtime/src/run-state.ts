@@ -1,0 +1,105 @@
+import {
+  SCHEMA_VERSION, argumentsForDisplay, type ErrorInfo, type Message, type ModelSpec, type PendingCall, type RunRequest, type RunSnapshot,
+  type RunStatus, type StopReason, type Usage,
+} from '@agentloop/protocol';
+
+/** A run as stored in its state hash (schemaVersion 1), parsed. */
+export interface RunState {
+  v: number;
+  id: string;
+  tenant: string;
+  status: RunStatus;
+  /** queued → model → tools → model … → done (paused while waiting for decisions). */
+  phase: 'queued' | 'model' | 'tools' | 'paused' | 'done';
+  iteration: number;
+  createdAt: number;
+  updatedAt: number;
+  request: RunRequest;
+  model: ModelSpec;
+  mode: 'interactive' | 'headless';
+  metadata: Record<string, unknown>;
+  seq: number;
+  error: ErrorInfo | null;
+  /** Non-empty when cancellation was requested (the reason). */
+  cancel: string;
+  /** Call ids of the current batch, in the order the model listed them. */
+  batch: string[];
+  /** Why the next model call must be a final answer without tools ('' = it need not). */
+  pendingFinal: string;
+  /** What the current iteration's model call is: 'tools' (normal) or the finalize reason. */
+  callMode: string;
+  stopReason: StopReason | null;
+  output: string | null;
+  usage: Usage;
+  repeatFingerprint: string;
+  repeatCount: number;
+  /** The iteration whose deltas have already been sent to clients (a retried call must tell them to discard). */
+  deltaIter: number;
+  pending: PendingCall[];
+  /** Usage of the last model call (reported by iteration.completed). */
+  iterUsage: Partial<Usage>;
+}
+
+const num = (v: string | undefined) => (v ? Number(v) : 0);
+const json = <T>(v: string | undefined, dflt: T): T => (v ? (JSON.parse(v) as T) : dflt);
+
+export function parseRunState(h: Record<string, string>): RunState | null {
+  if (!h.id) return null;
+  const v = num(h.v);
+  if (v > SCHEMA_VERSION) throw new Error(`run ${h.id} has schemaVersion ${v}, newer than this build understands (${SCHEMA_VERSION})`);
+  return {
+    v,
+    id: h.id,
+    tenant: h.tenant ?? '',
+    status: h.status as RunStatus,
+    phase: h.phase as RunState['phase'],
+    iteration: num(h.iteration),
+    createdAt: num(h.createdAt),
+    updatedAt: num(h.updatedAt),
+    request: json(h.request, {} as RunRequest),
+    model: json(h.model, {} as ModelSpec),
+    mode: (h.mode as RunState['mode']) || 'interactive',
+    metadata: json(h.metadata, {}),
+    seq: num(h.seq),
+    error: json(h.error, null),
+    cancel: h.cancel ?? '',
+    batch: json(h.batch, []),
+    pendingFinal: h.pendingFinal ?? '',
+    callMode: h.callMode ?? '',
+    stopReason: (h.stopReason || null) as StopReason | null,
+    output: h.output !== undefined && h.status === 'completed' ? h.output : null,
+    usage: {
+      promptTokens: num(h.promptTokens),
+      completionTokens: num(h.completionTokens),
+      reasoningTokens: num(h.reasoningTokens),
+      totalTokens: num(h.totalTokens),
+      costUsd: Math.round(num(h.costUsd) * 1e8) / 1e8,
+      llmCalls: num(h.llmCalls),
+      toolCalls: num(h.toolCalls),
+    },
+    repeatFingerprint: h.rfp ?? '',
+    repeatCount: num(h.rcount),
+    deltaIter: num(h.deltaIter),
+    pending: json(h.pending, []),
+    iterUsage: json(h.iterUsage, {}),
+  };
+}
+
+export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?: Message[] } = {}): RunSnapshot {
+  return {
+    id: s.id,
+    status: s.status,
+    iteration: s.iteration,
+    createdAt: new Date(s.createdAt).toISOString(),
+    updatedAt: new Date(s.updatedAt).toISOString(),
+    model: s.model,
+    mode: s.mode,
+    stopReason: s.stopReason,
+    output: s.output,
+    error: s.error ? { code: s.error.code, message: s.error.message } : null,
+    pending: s.pending.map((p) => ({ ...p, arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments })),
+    usage: s.usage,
+    metadata: s.metadata,
+    ...extra,
+  };
+}

@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import {
+  DeploymentKeys, SCHEMA_VERSION, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunRequest, type StopReason,
+  type ToolOutcome, type Usage,
+} from '@agentloop/protocol';
+import { Scripts } from './scripts.js';
+import { parseRunState, type RunState } from './run-state.js';
+
+export const IDEMPOTENCY_TTL_S = 86_400;
+
+const eventsArg = (events: readonly NewEvent[]) => JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)]));
+
+export interface CreateRunInput {
+  runId: string;
+  tenant: string;
+  request: RunRequest;
+  /** Messages the transcript starts with (system prompt, input). */
+  messages: Message[];
+  bodyHash: string;
+  idempotencyKey?: string;
+  /** An intake request that failed validation becomes a run that is failed from the start. */
+  invalid?: { error: ErrorInfo & { details?: unknown } };
+}
+
+export type CreateRunResult = { created: true; runId: string } | { created: false; runId: string; bodyHash: string };
+
+export interface CheckpointInput {
+  iteration: number;
+  response: unknown;
+  message: Message;
+  usage: { prompt: number; completion: number; reasoning: number; total: number; costUsd: number };
+  /** This call's usage as iteration.completed reports it. */
+  iterationUsage: Partial<Usage>;
+  final: { stopReason: StopReason; output: string } | null;
+  calls: Array<{ id: string; meta: CallMeta; outcome: ToolOutcome | null }>;
+  pendingFinal: string;
+  repeat: { fingerprint: string; count: number };
+  events: NewEvent[];
+}
+
+/** What the calls hash keeps about a call (written once, with the model response). */
+export interface CallMeta {
+  name: string;
+  /** Raw argument JSON text, as the model produced it. */
+  arguments: string;
+  /** The arguments as shown in events: JSON text of the parsed value (or of the raw string). */
+  display: string;
+  pool: string;
+  iteration: number;
+}
+
+/**
+ * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
+ * appends the events it implies; reads are plain commands.
+ */
+export class RunStore {
+  readonly keys: DeploymentKeys;
+  private readonly scripts: Scripts;
+
+  constructor(
+    readonly redis: Redis,
+    readonly prefix: string,
+  ) {
+    this.keys = new DeploymentKeys(prefix);
+    this.scripts = new Scripts(redis);
+  }
+
+  private runKeys(runId: string): string[] {
+    const k = this.keys.run(runId);
+    return [k.state, k.messages, k.events, k.calls, k.responses];
+  }
+
+  private head(runId: string): string[] {
+    return [runId, new Date().toISOString(), String(Date.now()), this.keys.run(runId).eventsChannel];
+  }
+
+  static bodyHash(canonicalBody: string): string {
+    return createHash('sha256').update(canonicalBody).digest('hex');
+  }
+
+  async create(input: CreateRunInput): Promise<CreateRunResult> {
+    const k = this.keys.run(input.runId);
+    const idemKey = input.idempotencyKey ? this.keys.idempotency(input.tenant, input.idempotencyKey) : `${k.state}:noidem`;
+    const { input: _omit, ...requestWithoutInput } = input.request;
+    const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
+    if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
+    const res = (await this.scripts.run(
+      'create',
+      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey],
+      [
+        ...this.head(input.runId),
+        input.tenant,
+        JSON.stringify(requestWithoutInput),
+        input.bodyHash,
+        input.idempotencyKey ? IDEMPOTENCY_TTL_S : 0,
+        JSON.stringify(input.messages.map((m) => JSON.stringify(m))),
+        eventsArg(events),
+        input.invalid ? 'failed' : 'queued',
+        input.invalid ? JSON.stringify({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
+        JSON.stringify(input.request.model),
+        input.request.mode,
+        JSON.stringify(input.request.metadata),
+        SCHEMA_VERSION,
+        input.request.limits.maxWallMs ?? 0,
+      ],
+    )) as [number, string];
+    if (res[0] === 1) return { created: true, runId: input.runId };
+    const [runId, bodyHash] = res[1].split(' ');
+    return { created: false, runId: runId!, bodyHash: bodyHash! };
+  }
+
+  async load(runId: string): Promise<RunState | null> {
+    return parseRunState(await this.redis.hgetall(this.keys.run(runId).state));
+  }
+
+  /** The transcript from index `from` on (append-only: callers cache what they have read). */
+  async messages(runId: string, from = 0): Promise<Message[]> {
+    const raw = await this.redis.lrange(this.keys.run(runId).messages, from, -1);
+    return raw.map((m) => JSON.parse(m) as Message);
+  }
+
+  /** Events with seq > after (seq n is list index n-1). */
+  async events(runId: string, after = 0): Promise<EventEnvelope[]> {
+    const raw = await this.redis.lrange(this.keys.run(runId).events, after, -1);
+    return raw.map((e) => JSON.parse(e) as EventEnvelope);
+  }
+
+  async eventsRaw(runId: string, after = 0): Promise<string[]> {
+    return this.redis.lrange(this.keys.run(runId).events, after, -1);
+  }
+
+  async startIteration(runId: string, p: { iteration: number; expectPhase: string; callMode: string; extraMessage?: Message; events: NewEvent[] }): Promise<boolean> {
+    const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
+      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events),
+    ]);
+    return r === 1;
+  }
+
+  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], markDeltas = false): Promise<boolean> {
+    if (!events.length) return true;
+    const r = await this.scripts.run('append-events', this.runKeys(runId), [
+      ...this.head(runId), iteration === null ? '' : iteration, eventsArg(events), markDeltas ? '1' : '0',
+    ]);
+    return r === 1;
+  }
+
+  async checkpoint(runId: string, c: CheckpointInput): Promise<boolean> {
+    const calls = c.calls.map((x) => [x.id, JSON.stringify(x.meta), x.outcome ? JSON.stringify(x.outcome) : '']);
+    const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
+      ...this.head(runId),
+      c.iteration,
+      JSON.stringify(c.response),
+      JSON.stringify(c.message),
+      c.usage.prompt, c.usage.completion, c.usage.reasoning, c.usage.total, c.usage.costUsd.toFixed(10),
+      c.final ? 'final' : 'tools',
+      c.final?.stopReason ?? '',
+      c.final?.output ?? '',
+      JSON.stringify(calls),
+      JSON.stringify(c.calls.map((x) => x.id)),
+      c.pendingFinal,
+      c.repeat.fingerprint,
+      c.repeat.count,
+      eventsArg(c.events),
+      JSON.stringify(c.iterationUsage),
+    ]);
+    return r === 1;
+  }
+
+  async callMeta(runId: string, callIds: string[]): Promise<Array<CallMeta | null>> {
+    if (!callIds.length) return [];
+    const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds);
+    return raw.map((r) => (r ? (JSON.parse(r) as CallMeta) : null));
+  }
+
+  async outcomes(runId: string, callIds: string[]): Promise<Array<ToolOutcome | null>> {
+    if (!callIds.length) return [];
+    const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds.map((id) => `${id}:out`));
+    return raw.map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
+  }
+
+  async beginToolCall(runId: string, callId: string, retry: 'safe' | 'never'): Promise<{ action: 'run' | 'done' | 'missing'; attempt: number }> {
+    const r = (await this.scripts.run('begin-tool-call', this.runKeys(runId), [...this.head(runId), callId, retry])) as [string, number];
+    return { action: r[0] as 'run' | 'done' | 'missing', attempt: Number(r[1]) };
+  }
+
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: NewEvent['data']): Promise<boolean> {
+    const r = await this.scripts.run('record-tool-result', this.runKeys(runId), [
+      ...this.head(runId), callId, JSON.stringify(outcome), JSON.stringify(eventData),
+    ]);
+    return r === 1;
+  }
+
+  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<boolean> {
+    const r = await this.scripts.run('finish-run', this.runKeys(runId), [
+      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? JSON.stringify(p.error) : '', eventsArg(p.events), '1',
+    ]);
+    return r === 1;
+  }
+
+  async requestCancel(runId: string, reason: string): Promise<'terminal' | 'ended' | 'requested'> {
+    const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
+    return (await this.scripts.run('request-cancel', this.runKeys(runId), [...this.head(runId), reason, eventsArg(events)])) as 'terminal' | 'ended' | 'requested';
+  }
+
+  /** A tenant's runs, newest first. The cursor is the position in the tenant's index. */
+  async listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: number }): Promise<{ runs: RunState[]; nextCursor: number | null }> {
+    const idx = this.keys.tenantRuns(tenant);
+    const out: RunState[] = [];
+    let pos = opts.cursor ?? 0;
+    const batch = Math.max(opts.limit, 50);
+    for (;;) {
+      const ids = await this.redis.zrevrange(idx, pos, pos + batch - 1);
+      if (!ids.length) return { runs: out, nextCursor: null };
+      const pipe = this.redis.pipeline();
+      for (const id of ids) pipe.hgetall(this.keys.run(id).state);
+      const rows = (await pipe.exec()) ?? [];
+      for (let i = 0; i < ids.length; i++) {
+        pos++;
+        const st = parseRunState((rows[i]?.[1] ?? {}) as Record<string, string>);
+        if (st && (!opts.status || st.status === opts.status)) out.push(st);
+        if (out.length === opts.limit) {
+          const more = (await this.redis.zcard(idx)) > pos;
+          return { runs: out, nextCursor: more ? pos : null };
+        }
+      }
+      if (ids.length < batch) return { runs: out, nextCursor: null };
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The shared recorded wire fixtures (../shared/fixtures/recorded relative to the repository root). */
+export const FIXTURES_DIR = process.env.AGENTLOOP_FIXTURES_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/recorded');
+
+export function fixturesAvailable(): boolean {
+  return fs.existsSync(FIXTURES_DIR);
+}
+
+/** A recorded OpenAI-style stream as the SSE body the provider sent (chunk files get their framing back). */
+export function openAIFixtureSse(relPath: string): string {
+  const file = path.join(FIXTURES_DIR, relPath);
+  const raw = fs.readFileSync(file, 'utf8');
+  if (relPath.endsWith('.chunks.txt')) {
+    const lines = raw.split('\n').filter((l) => l.trim() !== '');
+    return lines.map((l) => `data: ${l}\n\n`).join('') + 'data: [DONE]\n\n';
+  }
+  return raw;
+}
+
+/** The parsed JSON chunks of a recorded OpenAI-style stream. */
+export function openAIFixtureChunks(relPath: string): Array<Record<string, any>> {
+  return openAIFixtureSse(relPath)
+    .split('\n\n')
+    .map((f) => f.replace(/^data: /, '').trim())
+    .filter((d) => d && d !== '[DONE]')
+    .map((d) => JSON.parse(d));
+}
+
+export function listFixtures(dir: string, suffixes: string[]): string[] {
+  return fs
+    .readdirSync(path.join(FIXTURES_DIR, dir))
+    .filter((f) => suffixes.some((s) => f.endsWith(s)))
+    .map((f) => `${dir}/${f}`);
+}

@@ -1,0 +1,169 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
+import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
+
+export interface MockLlmOptions {
+  port?: number;
+  /** Context windows by model name; requests over them get the provider's real context_length_exceeded 400. */
+  contextWindows?: Record<string, number>;
+  script?: Script;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const rid = (n: number) => randomBytes(n).toString('base64url').slice(0, n);
+
+/**
+ * A real HTTP server speaking the OpenAI Chat Completions wire format (SSE and JSON), scriptable per request,
+ * strict like the real API. Routes: /v1/chat/completions (openai), /deepseek[/v1]/chat/completions,
+ * /compat[/v1]/chat/completions. Other wire formats (Gemini) plug in as further routes next to these.
+ */
+export class MockLlmServer {
+  readonly journal: JournalEntry[] = [];
+  private server: http.Server | null = null;
+  private script: Script;
+  private seq = 0;
+  url = '';
+
+  constructor(private readonly opts: MockLlmOptions = {}) {
+    this.script = opts.script ?? (() => ({ text: 'OK' }));
+  }
+
+  setScript(script: Script): void {
+    this.script = script;
+  }
+
+  /** Requests that reached the script (validated), in arrival order. */
+  get requests(): MockRequest[] {
+    return this.journal.filter((e) => e.status === 200 || e.injected).map((e) => e.req);
+  }
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: String(err?.message ?? err), type: 'server_error' } }));
+      });
+    });
+    this.server.keepAliveTimeout = 1000;
+    await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server!.close(() => r()));
+    this.server = null;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
+    if (req.method !== 'POST' || !m) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Unknown request URL: ${req.method} ${url.pathname}`, type: 'invalid_request_error', code: 'unknown_url' } }));
+      return;
+    }
+    const provider = (m[1] ?? 'openai') as MockRequest['provider'];
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      return this.sendError(res, new WireError(400, 'We could not parse the JSON body of your request.'), null);
+    }
+    const entryReq: MockRequest = { seq: ++this.seq, provider, model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers };
+    if (!String(req.headers.authorization ?? '').startsWith('Bearer '))
+      return this.sendError(res, new WireError(401, 'You didn\'t provide an API key.', null, null, 'invalid_request_error'), entryReq);
+    try {
+      Object.assign(entryReq, parseOpenAIRequest(body, provider));
+    } catch (e) {
+      if (e instanceof WireError) return this.sendError(res, e, entryReq);
+      throw e;
+    }
+    const limit = this.opts.contextWindows?.[entryReq.model];
+    const tokens = estimateTokens(entryReq);
+    if (limit && tokens > limit) return this.sendError(res, new WireError(400, OPENAI_ERRORS.contextLength(limit, tokens), 'messages', 'context_length_exceeded'), entryReq);
+    const spec = await this.script(entryReq);
+    if (spec.error) {
+      const e = spec.error;
+      const err = new WireError(e.status, e.message ?? `injected ${e.status}`, null, e.code ?? null, e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'));
+      return this.sendError(res, err, entryReq, e.headers, true);
+    }
+    this.journal.push({ req: entryReq, status: 200, injected: false });
+    if (spec.rawSse !== undefined) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(spec.rawSse);
+      return;
+    }
+    if (spec.rawJson !== undefined) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(spec.rawJson));
+      return;
+    }
+    const ids = (spec.toolCalls ?? []).map((c) => (c.id === null ? '' : (c.id ?? `call_${rid(24)}`)));
+    const usage = this.usageFor(spec, tokens);
+    if (entryReq.stream) await this.stream(res, entryReq, spec, ids, usage);
+    else this.complete(res, entryReq, spec, ids, usage);
+  }
+
+  private usageFor(spec: ReplySpec, promptTokens: number) {
+    const completion = spec.usage?.completion ?? Math.max(1, Math.ceil(((spec.text?.length ?? 0) + JSON.stringify(spec.toolCalls ?? []).length) / 4));
+    const reasoning = spec.usage?.reasoning ?? Math.ceil((spec.reasoning?.length ?? 0) / 4);
+    const prompt = spec.usage?.prompt ?? promptTokens;
+    return {
+      prompt_tokens: prompt,
+      completion_tokens: completion + reasoning,
+      total_tokens: prompt + completion + reasoning,
+      prompt_tokens_details: { cached_tokens: spec.usage?.cached ?? 0 },
+      completion_tokens_details: { reasoning_tokens: reasoning },
+    };
+  }
+
+  private async stream(res: http.ServerResponse, req: MockRequest, spec: ReplySpec, ids: string[], usage: object): Promise<void> {
+    const id = `chatcmpl-${rid(29)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, system_fingerprint: 'fp_mock', choices, ...extra, usage: extra.usage ?? null })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.write(frame([{ index: 0, delta: { role: 'assistant', content: spec.toolCalls?.length && !spec.text ? null : '' }, logprobs: null, finish_reason: null }]));
+    let sent = 0;
+    for (const delta of openAIDeltas(spec, ids)) {
+      if (spec.delayMs) await sleep(spec.delayMs);
+      if (spec.cutAfterFrames !== undefined && sent >= spec.cutAfterFrames) {
+        res.socket?.destroy();
+        return;
+      }
+      if (res.destroyed) return;
+      res.write(frame([{ index: 0, delta, logprobs: null, finish_reason: null }]));
+      sent++;
+    }
+    const finish = spec.toolCalls?.length ? 'tool_calls' : 'stop';
+    res.write(frame([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]));
+    if ((req.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) res.write(frame([], { usage }));
+    res.end('data: [DONE]\n\n');
+  }
+
+  private complete(res: http.ServerResponse, req: MockRequest, spec: ReplySpec, ids: string[], usage: object): void {
+    const toolCalls = (spec.toolCalls ?? []).map((c, i) => ({ id: ids[i] || `call_${rid(24)}`, type: 'function', function: { name: c.name, arguments: c.arguments ?? JSON.stringify(c.args ?? {}) } }));
+    const message: Record<string, unknown> = { role: 'assistant', content: spec.text ?? (toolCalls.length ? null : ''), refusal: null, annotations: [] };
+    if (toolCalls.length) message.tool_calls = toolCalls;
+    if (spec.reasoning) message.reasoning_content = spec.reasoning;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: `chatcmpl-${rid(29)}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: req.model, choices: [{ index: 0, message, logprobs: null, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }], usage }));
+  }
+
+  private sendError(res: http.ServerResponse, err: WireError, req: MockRequest | null, headers: Record<string, string> = {}, injected = false): void {
+    if (req) this.journal.push({ req, status: err.status, error: err.message, injected });
+    res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(err.body()));
+  }
+}
+
+export async function startMockLlm(opts: MockLlmOptions = {}): Promise<MockLlmServer> {
+  return new MockLlmServer(opts).start();
+}

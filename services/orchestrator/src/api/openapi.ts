@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema } from '@agentloop/protocol';
+
+const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(schema, { io, unrepresentable: 'any' });
+
+/** OpenAPI 3.1 of the /v1 API, generated from the protocol's zod schemas. */
+export function openApiDocument(): Record<string, unknown> {
+  const err = { $ref: '#/components/schemas/Error' };
+  const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), { description: 'error', content: { 'application/json': { schema: err } } }]));
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+  const created = { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' }, eventsUrl: { type: 'string' } }, required: ['id', 'status', 'eventsUrl'] };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'agentloop', version: '1.0.0', description: 'Distributed LLM tool-calling agent runs over Redis and BullMQ.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        RunRequest: json(RunRequestSchema, 'input'),
+        RunSnapshot: json(RunSnapshotSchema),
+        DecisionRequest: json(DecisionRequestSchema, 'input'),
+        EventEnvelope: json(EventEnvelopeSchema),
+        Error: {
+          type: 'object',
+          properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} }, required: ['code', 'message'] } },
+          required: ['error'],
+        },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/runs': {
+        post: {
+          summary: 'Create a run',
+          parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/RunRequest' } } } },
+          responses: {
+            '202': { description: 'created', content: { 'application/json': { schema: created } } },
+            '200': { description: 'the run this Idempotency-Key already created', content: { 'application/json': { schema: created } } },
+            ...errors(400, 401, 413, 422, 429, 500),
+          },
+        },
+        get: {
+          summary: "List the tenant's runs, newest first",
+          parameters: [
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] } },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            { name: 'cursor', in: 'query', schema: { type: 'string' } },
+          ],
+          responses: {
+            '200': { description: 'runs', content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/RunSnapshot' } }, nextCursor: { type: ['string', 'null'] } } } } } },
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/v1/runs/{id}': {
+        get: {
+          summary: 'A run snapshot',
+          parameters: [idParam, { name: 'include', in: 'query', schema: { type: 'string', enum: ['messages', 'history'] } }],
+          responses: { '200': { description: 'snapshot', content: { 'application/json': { schema: { $ref: '#/components/schemas/RunSnapshot' } } } }, ...errors(401, 404) },
+        },
+      },
+      '/v1/runs/{id}/events': {
+        get: {
+          summary: 'Server-Sent Events of a run (resumable with Last-Event-ID or ?after=)',
+          parameters: [idParam, { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } }, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
+          responses: { '200': { description: 'event stream', content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/EventEnvelope' } } } }, ...errors(401, 404) },
+        },
+      },
+      '/v1/runs/{id}/decisions': {
+        post: {
+          summary: 'Decide paused tool calls',
+          parameters: [idParam],
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/DecisionRequest' } } } },
+          responses: { '202': { description: 'applied' }, ...errors(400, 401, 404, 409) },
+        },
+      },
+      '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelling' }, ...errors(401, 404, 409) } } },
+      '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools' }, ...errors(401) } } },
+      '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
+      '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },
+      '/readyz': { get: { summary: 'Readiness', security: [], responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } } } },
+      '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text format' } } } },
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import {
+  MAX_JSON_DEPTH, QUEUES, RunRequestSchema, advanceJobId, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
+} from '@agentloop/protocol';
+import { DEFAULT_JOB_OPTIONS, RunStore, type Metrics, type QueueSet, type ToolCatalog } from '@agentloop/runtime';
+
+export type IntakeResult =
+  | { kind: 'created'; runId: string }
+  | { kind: 'existing'; runId: string; status: string }
+  | { kind: 'invalid'; issues: unknown; message: string }
+  | { kind: 'mismatch'; runId: string };
+
+/** The first messages of a run's transcript: the system prompt, then the input (text or prior conversation). */
+export function initialMessages(req: RunRequest): Message[] {
+  const msgs: Message[] = [];
+  if (req.system !== undefined) msgs.push({ role: 'system', content: req.system });
+  if (typeof req.input === 'string') msgs.push({ role: 'user', content: req.input });
+  else msgs.push(...req.input);
+  return msgs;
+}
+
+export function zodIssues(err: z.ZodError) {
+  return err.issues.map((i) => ({ path: i.path.map(String), code: i.code, message: i.message }));
+}
+
+/**
+ * Validates and creates a run, then queues its first iteration. One path for the HTTP API and for queue intake,
+ * so both accept and refuse exactly the same requests.
+ */
+export class RunIntake {
+  constructor(
+    private readonly store: RunStore,
+    private readonly queues: QueueSet,
+    private readonly catalog: ToolCatalog,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /** Validation only: the parsed request, or the issues to answer with 400. */
+  async validate(body: unknown): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
+    if (jsonDepth(body) > MAX_JSON_DEPTH) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
+    const parsed = RunRequestSchema.safeParse(body);
+    if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
+    const catalog = await this.catalog.all();
+    if (catalog.size) {
+      const unknown = parsed.data.tools.filter((t) => !catalog.has(t));
+      if (unknown.length)
+        return {
+          ok: false,
+          message: `unknown tool(s): ${unknown.join(', ')}`,
+          issues: unknown.map((t) => ({ path: ['tools', String(parsed.data.tools.indexOf(t))], code: 'unknown_tool', message: `no tool named '${t}' is registered (GET /v1/tools lists them)` })),
+        };
+    }
+    return { ok: true, request: parsed.data };
+  }
+
+  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
+    const v = await this.validate(body);
+    const runId = opts.runId ?? newRunId();
+    const bodyHash = RunStore.bodyHash(canonicalJson(body));
+    if (!v.ok) {
+      if (!opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
+      // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
+      const fallback = RunRequestSchema.parse({ input: '(invalid request)', model: { provider: 'openai', name: 'invalid' } });
+      const res = await this.store.create({
+        runId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey,
+        invalid: { error: { code: 'invalid_request', message: v.message, details: v.issues } },
+      });
+      if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
+    }
+    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey });
+    if (!res.created) {
+      if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
+      const st = await this.store.load(res.runId);
+      if (st?.status === 'queued') await this.enqueueFirst(res.runId); // the creator may have died before queueing it
+      return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
+    }
+    await this.enqueueFirst(runId);
+    return { kind: 'created', runId };
+  }
+
+  private async enqueueFirst(runId: string): Promise<void> {
+    await this.queues.get(QUEUES.orchestrator).add('advance', { runId, iteration: 1 }, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
+  }
+}

@@ -1,0 +1,314 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  AdvanceJobSchema, QUEUES, advanceJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
+} from '@agentloop/protocol';
+import { LlmError, callModelChain, costUsd, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
+import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
+import { contextWindowOf } from './context-window.js';
+import { decideAdvance, finalizeInstruction } from './decide-advance.js';
+import { DeltaBuffer } from './delta-buffer.js';
+import { TranscriptCache } from './transcript-cache.js';
+
+export interface IterationWorkerOptions {
+  redis: Redis;
+  subscriber: Redis;
+  store: RunStore;
+  queues: QueueSet;
+  providers: ProviderRegistry;
+  metrics: Metrics;
+  logger: Logger;
+  prefix: string;
+  concurrency: number;
+  lockMs: number;
+  llmAttempts: number;
+  llmRetryBaseMs: number;
+}
+
+/**
+ * The orchestrator's worker: one `advance` job per iteration. It decides from the run's state what the job
+ * must do, calls the model (streaming deltas to the event log), checkpoints the response before any side effect,
+ * and publishes the tool calls as children of the next iteration's job. Every state change is a compare-and-set,
+ * so duplicate or retried jobs are harmless.
+ */
+export class IterationWorker {
+  private worker: Worker | null = null;
+  private readonly transcripts: TranscriptCache;
+  private readonly catalog: ToolCatalog;
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(private readonly o: IterationWorkerOptions) {
+    this.transcripts = new TranscriptCache(o.store);
+    this.catalog = new ToolCatalog(o.redis, o.prefix);
+  }
+
+  async start(): Promise<void> {
+    const channel = this.o.store.keys.cancelChannel;
+    this.o.subscriber.on('message', (ch: string, runId: string) => {
+      if (ch === channel) this.inFlight.get(runId)?.abort(new Error('run cancelled'));
+    });
+    await this.o.subscriber.subscribe(channel);
+    this.worker = new Worker(QUEUES.orchestrator, (job) => this.process(job), {
+      connection: this.o.redis.duplicate(),
+      prefix: this.o.prefix,
+      concurrency: this.o.concurrency,
+      lockDuration: this.o.lockMs,
+      stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
+      maxStalledCount: 100,
+    });
+    this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
+    this.worker.on('failed', (job, err) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.failRun(String(job.data?.runId), 'internal', `iteration job failed: ${err.message}`);
+    });
+    await this.worker.waitUntilReady();
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+  }
+
+  private async process(job: Job): Promise<void> {
+    const { runId, iteration: k } = AdvanceJobSchema.parse(job.data);
+    const t0 = performance.now();
+    const st = await this.o.store.load(runId);
+    if (!st) return;
+    const action = decideAdvance(st, k, Date.now());
+    let external = 0; // seconds spent in the model call (excluded from the overhead metric)
+    switch (action.kind) {
+      case 'noop':
+        return;
+      case 'cancel':
+        await this.endCancelled(st);
+        return;
+      case 'fail_max_iterations': {
+        const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
+        if (await this.o.store.finish(runId, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] }))
+          this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'max_iterations' });
+        return;
+      }
+      case 'redispatch': {
+        const metas = await this.o.store.callMeta(runId, st.batch);
+        const outcomes = await this.o.store.outcomes(runId, st.batch);
+        const toRun = st.batch.filter((_, i) => !outcomes[i] && metas[i]).map((id, i) => ({ id, meta: metas[i]! }));
+        await this.dispatch(st, k, toRun.map((c) => ({ callId: c.id, name: c.meta.name, arguments: c.meta.arguments, pool: c.meta.pool })));
+        return;
+      }
+      case 'start': {
+        const events: NewEvent[] = [];
+        if (k === 1) events.push({ type: 'run.started', data: {} });
+        else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: st.iterUsage } });
+        events.push({ type: 'iteration.started', data: { iteration: k } });
+        const finalize = action.callMode !== 'tools';
+        const ok = await this.o.store.startIteration(runId, {
+          iteration: k,
+          expectPhase: action.expectPhase,
+          callMode: action.callMode,
+          extraMessage: finalize ? { role: 'user', content: finalizeInstruction(action.callMode) } : undefined,
+          events,
+        });
+        if (!ok) return;
+        if (k === 1) this.o.metrics.runsStarted.inc();
+        external = await this.callModel(st, k, action.callMode, false);
+        break;
+      }
+      case 'resume_call':
+        external = await this.callModel(st, k, action.callMode, true);
+        break;
+    }
+    this.o.metrics.iterationOverhead.observe(Math.max(0, (performance.now() - t0) / 1000 - external));
+  }
+
+  /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
+  private async callModel(st: RunState, k: number, callMode: string, resumed: boolean): Promise<number> {
+    const runId = st.id;
+    const request = st.request;
+    const messages = await this.transcripts.get(runId);
+    const problems = transcriptProblems(messages);
+    if (problems.length) {
+      await this.failRun(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
+      return 0;
+    }
+    const tools = callMode === 'tools' ? await this.toolSpecs(request) : null;
+    if (resumed && st.deltaIter === k)
+      await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
+    const deltas = new DeltaBuffer(k, (events) => this.o.store.appendEvents(runId, k, events, true));
+    const ac = new AbortController();
+    this.inFlight.set(runId, ac);
+    const t0 = performance.now();
+    let response: ModelResponse;
+    try {
+      response = await callModelChain(
+        this.o.providers,
+        [request.model, ...request.fallbacks],
+        { messages, tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
+        {
+          onRetry: async (r) => {
+            if (r.discardOutput) deltas.discard();
+            await deltas.flush();
+            await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }]);
+          },
+          onFallback: async (f) => {
+            this.o.metrics.llmFallbacks.inc({ from: f.from, to: f.to });
+            await this.o.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }]);
+          },
+          onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: a.model, outcome: a.outcome }, a.seconds),
+        },
+        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs },
+      );
+      await deltas.flush();
+    } catch (e) {
+      deltas.discard();
+      await deltas.flush();
+      const err = e instanceof LlmError ? e : null;
+      if (err?.kind === 'aborted' || ac.signal.aborted) {
+        const fresh = await this.o.store.load(runId);
+        if (fresh?.cancel) await this.endCancelled(fresh);
+        else throw e; // shutting down: the job is retried elsewhere from the same state
+        return (performance.now() - t0) / 1000;
+      }
+      await this.failRun(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
+      return (performance.now() - t0) / 1000;
+    } finally {
+      this.inFlight.delete(runId);
+    }
+    const modelSeconds = (performance.now() - t0) / 1000;
+    await this.afterResponse(st, k, callMode, response);
+    return modelSeconds;
+  }
+
+  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse): Promise<void> {
+    const runId = st.id;
+    const request = st.request;
+    const u = res.usage;
+    const cost = costUsd(res.model, u);
+    const total = u.promptTokens + u.completionTokens;
+    this.o.metrics.loopIterations.inc({ provider: res.provider, model: request.model.name });
+    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
+      if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: request.model.name, kind }, n);
+    const usage = { prompt: u.promptTokens, completion: u.completionTokens, reasoning: u.reasoningTokens, total, costUsd: cost };
+    const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
+    const message: Message = { ...res.message };
+    const finalCall = callMode !== 'tools' || !message.toolCalls?.length;
+    if (finalCall) {
+      delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
+      const output = message.content ?? '';
+      const stopReason = callMode === 'tools' ? 'final_answer' : (callMode as 'max_iterations');
+      const totals = {
+        ...st.usage,
+        promptTokens: st.usage.promptTokens + u.promptTokens,
+        completionTokens: st.usage.completionTokens + u.completionTokens,
+        reasoningTokens: st.usage.reasoningTokens + u.reasoningTokens,
+        totalTokens: st.usage.totalTokens + total,
+        costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
+        llmCalls: st.usage.llmCalls + 1,
+      };
+      const ok = await this.o.store.checkpoint(runId, {
+        iteration: k, response: res, message, usage, iterationUsage, final: { stopReason, output }, calls: [], pendingFinal: '',
+        repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
+        events: [
+          { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
+          { type: 'run.completed', data: { output, stopReason, iterations: k, usage: totals } },
+        ],
+      });
+      if (ok) {
+        this.o.metrics.runsFinished.inc({ status: 'completed', stop_reason: stopReason });
+        this.transcripts.forget(runId);
+      }
+      return;
+    }
+    const limits = request.limits;
+    const tokensAfter = st.usage.totalTokens + total;
+    const costAfter = st.usage.costUsd + cost;
+    const budgetExhausted = (limits.maxTotalTokens !== null && tokensAfter >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && costAfter >= limits.maxCostUsd);
+    const catalog = await this.catalog.all();
+    const classified = classifyCalls({
+      calls: message.toolCalls!,
+      request,
+      catalog,
+      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
+      toolCallsLeft: limits.maxToolCalls === null ? Infinity : limits.maxToolCalls - st.usage.toolCalls,
+      budgetExhausted,
+    });
+    // Approvals are not implemented yet: a call that would pause is denied with a clear reason (headless-style).
+    for (const c of classified.calls) if (c.pause && !c.outcome) c.outcome = pauseUnavailable(c);
+    for (const c of classified.calls) c.meta.iteration = k;
+    const ok = await this.o.store.checkpoint(runId, {
+      iteration: k, response: res, message, usage, iterationUsage, final: null,
+      calls: classified.calls.map((c) => ({ id: c.call.id, meta: c.meta, outcome: c.outcome })),
+      pendingFinal: classified.pendingFinal,
+      repeat: classified.repeat,
+      events: classificationEvents(classified.calls),
+    });
+    if (!ok) return;
+    for (const c of classified.calls) {
+      if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
+      if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
+    }
+    const toRun = classified.calls.filter((c) => !c.outcome).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
+    await this.dispatch(st, k, toRun);
+  }
+
+  /** Publishes the next iteration's job with the calls to run as its children (one flow), or alone. */
+  private async dispatch(st: RunState, k: number, calls: Array<{ callId: string; name: string; arguments: string; pool: string }>): Promise<void> {
+    const next = { runId: st.id, iteration: k + 1 };
+    const parentOpts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(st.id, k + 1) };
+    if (!calls.length) {
+      await this.o.queues.orchestrator.add('advance', next, parentOpts);
+      return;
+    }
+    const maxResultTokens = Math.max(100, Math.min(st.request.context.toolResultMaxTokens, Math.floor(contextWindowOf(st.request.model) / 4)));
+    await this.o.queues.flows.add({
+      name: 'advance',
+      queueName: QUEUES.orchestrator,
+      data: next,
+      opts: parentOpts,
+      children: calls.map((c) => ({
+        name: 'tool',
+        queueName: QUEUES.tools(c.pool),
+        data: { runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens } satisfies ToolJob,
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(st.id, c.callId), ignoreDependencyOnFailure: true },
+      })),
+    });
+  }
+
+  private async toolSpecs(request: RunRequest): Promise<ToolSpec[]> {
+    const catalog = await this.catalog.all();
+    const specs: ToolSpec[] = [];
+    for (const name of request.tools) {
+      const e = catalog.get(name);
+      if (e) specs.push({ name, description: e.description, parameters: e.parameters });
+    }
+    for (const t of request.clientTools) specs.push({ name: t.name, description: t.description, parameters: t.parameters });
+    return specs;
+  }
+
+  private async endCancelled(st: RunState): Promise<void> {
+    const ok = await this.o.store.finish(st.id, {
+      expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null,
+      events: [{ type: 'run.cancelled', data: { reason: st.cancel || 'cancelled' } }],
+    });
+    if (ok) {
+      this.o.metrics.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
+      this.transcripts.forget(st.id);
+    }
+  }
+
+  private async failRun(runId: string, code: string, message: string, iteration: number | null = null): Promise<void> {
+    const error = { code, message };
+    const ok = await this.o.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] });
+    if (ok) {
+      this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      this.transcripts.forget(runId);
+    }
+  }
+}
+
+function pauseUnavailable(c: ClassifiedCall) {
+  const what = c.pause === 'requires_client_execution' ? 'must be executed by the client' : 'requires approval';
+  return {
+    status: 'denied' as const,
+    content: JSON.stringify({ ok: false, error: { code: 'denied', message: `Tool denied: ${c.call.name} ${what}, and this deployment does not park runs for decisions yet.`, retryable: false } }),
+    error: { code: 'denied' as const, message: `Tool denied: ${c.call.name} ${what}, and this deployment does not park runs for decisions yet.`, retryable: false },
+  };
+}

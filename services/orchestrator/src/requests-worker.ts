@@ -1,0 +1,40 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QUEUES, RequestJobSchema } from '@agentloop/protocol';
+import type { Logger } from '@agentloop/runtime';
+import type { RunIntake } from './intake.js';
+import { zodIssues } from './intake.js';
+
+/** Queue intake (SPEC §2): runs enqueued by backends on `requests`, validated exactly like the HTTP API. */
+export class RequestsWorker {
+  private worker: Worker | null = null;
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly intake: RunIntake,
+    private readonly logger: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.worker = new Worker(QUEUES.requests, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20 });
+    this.worker.on('error', (err) => this.logger.error({ err }, 'requests worker error'));
+    await this.worker.waitUntilReady();
+  }
+
+  async close(): Promise<void> {
+    await this.worker?.close();
+  }
+
+  private async process(job: Job): Promise<{ id: string }> {
+    const envelope = RequestJobSchema.safeParse(job.data);
+    if (!envelope.success) {
+      // Without a tenant there is no one to own a failed run: record the problem on the job itself.
+      const tenant = typeof job.data?.tenantId === 'string' && job.data.tenantId ? job.data.tenantId : null;
+      if (!tenant) throw new Error(`invalid intake job: ${JSON.stringify(zodIssues(envelope.error))}`);
+    }
+    const data = envelope.success ? envelope.data : { tenantId: String(job.data.tenantId), request: job.data?.request, idempotencyKey: undefined, runId: undefined };
+    const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId: data.runId, failInvalid: true });
+    if (res.kind === 'created' || res.kind === 'existing' || res.kind === 'mismatch') return { id: res.runId };
+    throw new Error('unreachable: intake with failInvalid never answers invalid');
+  }
+}

@@ -1,0 +1,70 @@
+import { MAX_JSON_DEPTH, resultContent, textJsonDepth, toolErrorOutcome, tryParseJson, type ToolOutcome } from '@agentloop/protocol';
+import type { RegisteredTool } from './registry.js';
+import { ToolFailure, type ToolContext } from './tool-definition.js';
+import { capText } from './cap-result.js';
+
+export interface ExecuteOptions {
+  /** Hard cap on a result's serialized size: bigger results are answered result_too_large. */
+  maxResultBytes: number;
+  /** Cap of the text the model sees (head + marker + tail), in tokens. */
+  maxResultTokens: number;
+}
+
+/**
+ * Runs one call and turns every way it can go wrong into a structured outcome the model can recover from:
+ * unknown tool, arguments that are not a JSON object (or nest deeper than 64), schema violations, thrown errors,
+ * timeouts and oversized results. Never throws (except when the caller's signal aborts: then `cancelled`).
+ */
+export async function executeToolCall(tool: RegisteredTool | undefined, name: string, rawArgs: string, ctx: Omit<ToolContext, 'signal'>, signal: AbortSignal, opts: ExecuteOptions): Promise<ToolOutcome> {
+  if (!tool) return toolErrorOutcome('unknown_tool', `Unknown tool '${name}'. Use one of the tools you were given.`);
+  if (textJsonDepth(rawArgs) > MAX_JSON_DEPTH) return toolErrorOutcome('invalid_arguments', `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
+  const parsed = tryParseJson(rawArgs.trim() === '' ? '{}' : rawArgs);
+  if (!parsed.ok) return toolErrorOutcome('invalid_arguments', `arguments are not valid JSON: ${truncate(rawArgs, 200)}`);
+  if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
+    return toolErrorOutcome('invalid_arguments', 'arguments must be a JSON object');
+  const valid = tool.validate(parsed.value);
+  if (!valid.ok) return toolErrorOutcome('invalid_arguments', `arguments do not match the schema of ${name}: ${valid.problems.join('; ')}`);
+
+  const timeout = AbortSignal.timeout(tool.entry.timeoutMs);
+  const combined = AbortSignal.any([signal, timeout]);
+  const t0 = performance.now();
+  const elapsed = () => Math.round(performance.now() - t0);
+  try {
+    const result = await raceAbort(Promise.resolve().then(() => tool.def.execute(valid.value, { ...ctx, signal: combined })), combined);
+    let serialized: string;
+    try {
+      serialized = resultContent(result);
+    } catch {
+      return toolErrorOutcome('tool_error', 'the tool returned a value that is not JSON-serializable', { durationMs: elapsed() });
+    }
+    if (Buffer.byteLength(serialized) > opts.maxResultBytes)
+      return toolErrorOutcome('result_too_large', `the result is ${Buffer.byteLength(serialized)} bytes, over the limit of ${opts.maxResultBytes}`, { durationMs: elapsed() });
+    return { status: 'completed', content: capText(serialized, opts.maxResultTokens), result, durationMs: elapsed() };
+  } catch (e) {
+    if (signal.aborted) return toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() });
+    if (timeout.aborted) return toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() });
+    if (e instanceof ToolFailure) return toolErrorOutcome(e.code, e.message, { durationMs: elapsed() });
+    return toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e), { durationMs: elapsed() });
+  }
+}
+
+/** Settles as soon as the signal aborts, even when the tool ignores it. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);

@@ -1,0 +1,93 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Ajv, type ValidateFunction } from 'ajv';
+import { z } from 'zod';
+import type { CatalogEntry } from '@agentloop/runtime';
+import { calculator } from './builtins/calculator.js';
+import { currentTime } from './builtins/current-time.js';
+import { httpGet } from './builtins/http-get.js';
+import { sleep } from './builtins/sleep.js';
+import { ToolDefinitionSchema, type ToolDefinition, type ZodLike } from './tool-definition.js';
+
+export interface RegisteredTool {
+  def: ToolDefinition;
+  entry: CatalogEntry;
+  /** Validates parsed arguments; returns the (possibly coerced) value or the problems. */
+  validate(args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
+}
+
+const isZod = (p: unknown): p is ZodLike => !!p && typeof (p as ZodLike).safeParse === 'function';
+
+export const BUILTIN_TOOLS: ToolDefinition[] = [calculator, currentTime, httpGet, sleep];
+
+/** The tools this process can execute: built-ins plus AGENTLOOP_TOOL_MODULES, each with a compiled validator. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, RegisteredTool>();
+  private readonly ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+
+  constructor(defs: ToolDefinition[] = BUILTIN_TOOLS) {
+    for (const d of defs) this.add(d);
+  }
+
+  static async withModules(modulePaths: string[]): Promise<ToolRegistry> {
+    const reg = new ToolRegistry();
+    for (const p of modulePaths) {
+      const mod = (await import(pathToFileURL(path.resolve(p)).href)) as { default?: unknown };
+      if (!Array.isArray(mod.default)) throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
+      for (const [i, d] of mod.default.entries()) {
+        const parsed = ToolDefinitionSchema.safeParse(d);
+        if (!parsed.success) throw new Error(`tool module ${p}, tool #${i}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+        reg.add(d as ToolDefinition);
+      }
+    }
+    return reg;
+  }
+
+  add(def: ToolDefinition): void {
+    const zodSchema = isZod(def.parameters) ? def.parameters : null;
+    const jsonSchema = zodSchema ? (z.toJSONSchema(zodSchema as unknown as z.ZodType) as Record<string, unknown>) : (def.parameters as Record<string, unknown>);
+    let validator: ValidateFunction | null = null;
+    if (!zodSchema) {
+      try {
+        validator = this.ajv.compile(jsonSchema);
+      } catch (e) {
+        throw new Error(`tool ${def.name}: parameters is not a valid JSON Schema: ${(e as Error).message}`);
+      }
+    }
+    const entry: CatalogEntry = {
+      name: def.name,
+      description: def.description ?? '',
+      parameters: jsonSchema,
+      sideEffect: def.sideEffect,
+      pool: def.pool ?? 'default',
+      timeoutMs: def.timeoutMs ?? 30_000,
+      retry: def.retry ?? 'safe',
+    };
+    this.tools.set(def.name, {
+      def,
+      entry,
+      validate(args) {
+        if (zodSchema) {
+          const r = zodSchema.safeParse(args);
+          if (r.success) return { ok: true, value: r.data as Record<string, unknown> };
+          return { ok: false, problems: (r.error?.issues ?? []).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
+        }
+        const copy = structuredClone(args);
+        if (validator!(copy)) return { ok: true, value: copy as Record<string, unknown> };
+        return { ok: false, problems: (validator!.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`) };
+      },
+    });
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): RegisteredTool[] {
+    return [...this.tools.values()];
+  }
+
+  pools(): string[] {
+    return [...new Set(this.all().map((t) => t.entry.pool))];
+  }
+}

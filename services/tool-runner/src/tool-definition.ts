@@ -1,0 +1,48 @@
+import type { ToolErrorCode } from '@agentloop/protocol';
+import { z } from 'zod';
+
+export interface ToolContext {
+  runId: string;
+  callId: string;
+  tenantId: string;
+  /** `runId:callId`: the same for every execution of one call; pass it to the systems the tool changes. */
+  idempotencyKey: string;
+  signal: AbortSignal;
+  logger: { info: (...a: unknown[]) => void; warn: (...a: unknown[]) => void; error: (...a: unknown[]) => void; debug: (...a: unknown[]) => void };
+}
+
+/** A zod schema as a tool's parameters (detected by its safeParse). */
+export type ZodLike = { safeParse: (v: unknown) => { success: boolean; data?: unknown; error?: { issues: Array<{ path: PropertyKey[]; message: string }> } } };
+
+/** SPEC §6: what a tool module's default export holds. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown> | ZodLike;
+  sideEffect: 'read' | 'reversible' | 'external' | 'critical';
+  pool?: string;
+  timeoutMs?: number;
+  retry?: 'safe' | 'never';
+  execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
+}
+
+/** Thrown by built-in tools to answer with a specific error code (any other throw is tool_error). */
+export class ToolFailure extends Error {
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const ToolDefinitionSchema = z.object({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names match [a-zA-Z0-9_-]{1,64}'),
+  description: z.string().optional(),
+  parameters: z.custom<ToolDefinition['parameters']>((v) => !!v && typeof v === 'object', 'parameters must be a JSON Schema object or a zod schema'),
+  sideEffect: z.enum(['read', 'reversible', 'external', 'critical']),
+  pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'pool names are lowercase letters, digits and -').optional(),
+  timeoutMs: z.number().int().positive().max(24 * 3_600_000).optional(),
+  retry: z.enum(['safe', 'never']).optional(),
+  execute: z.custom<ToolDefinition['execute']>((v) => typeof v === 'function', 'execute must be a function'),
+});

@@ -1,0 +1,104 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QUEUES, ToolJobSchema, argumentsForDisplay, toolErrorOutcome, type ToolOutcome } from '@agentloop/protocol';
+import { ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { executeToolCall } from './execute-tool-call.js';
+import type { ToolRegistry } from './registry.js';
+
+export interface ToolRunnerOptions {
+  redis: Redis;
+  /** A separate connection for pub/sub (cancellations). */
+  subscriber: Redis;
+  store: RunStore;
+  registry: ToolRegistry;
+  metrics: Metrics;
+  logger: Logger;
+  prefix: string;
+  pools: string[];
+  concurrency: number;
+  lockMs: number;
+  maxResultBytes?: number;
+}
+
+/**
+ * Executes tool calls from `tools-<pool>` queues. A call is executed at most once to completion: a redelivered
+ * job whose call already has a result reuses it; a call cut off mid-execution runs again with the same
+ * idempotency key (or is answered outcome_unknown when the tool says retry "never"). Failures are results,
+ * never failed jobs, so the iteration waiting on them can never hang.
+ */
+export class ToolRunner {
+  private readonly workers: Worker[] = [];
+  private readonly inFlight = new Map<string, Set<AbortController>>();
+
+  constructor(private readonly o: ToolRunnerOptions) {}
+
+  async start(): Promise<void> {
+    const catalog = new ToolCatalog(this.o.redis, this.o.prefix);
+    await catalog.publish(this.o.registry.all().map((t) => t.entry));
+    const cancelChannel = this.o.store.keys.cancelChannel;
+    this.o.subscriber.on('message', (channel: string, runId: string) => {
+      if (channel !== cancelChannel) return;
+      for (const ac of this.inFlight.get(runId) ?? []) ac.abort(new Error('run cancelled'));
+    });
+    await this.o.subscriber.subscribe(cancelChannel);
+    for (const pool of this.o.pools) {
+      const worker = new Worker(QUEUES.tools(pool), (job) => this.process(job, pool), {
+        connection: this.o.redis.duplicate(),
+        prefix: this.o.prefix,
+        concurrency: this.o.concurrency,
+        lockDuration: this.o.lockMs,
+        stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
+        maxStalledCount: 100,
+        autorun: true,
+      });
+      worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
+      this.workers.push(worker);
+    }
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+
+  private async process(job: Job, pool: string): Promise<{ callId: string }> {
+    const data = ToolJobSchema.parse(job.data);
+    const { runId, callId, name } = data;
+    const tool = this.o.registry.get(name);
+    const begin = await this.o.store.beginToolCall(runId, callId, tool?.entry.retry ?? 'safe');
+    if (begin.action !== 'run') return { callId };
+    const ac = new AbortController();
+    let set = this.inFlight.get(runId);
+    if (!set) this.inFlight.set(runId, (set = new Set()));
+    set.add(ac);
+    let outcome: ToolOutcome;
+    const t0 = performance.now();
+    try {
+      const logger = this.o.logger.child({ runId, callId, tool: name });
+      outcome = await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
+        maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
+        maxResultTokens: data.maxResultTokens,
+      });
+    } catch (e) {
+      outcome = toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e));
+    } finally {
+      set.delete(ac);
+      if (!set.size) this.inFlight.delete(runId);
+    }
+    const label = tool ? name : 'unknown';
+    this.o.metrics.toolDuration.observe({ tool: label, pool }, (performance.now() - t0) / 1000);
+    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, {
+      callId,
+      name,
+      arguments: argumentsForDisplay(data.arguments),
+      status: outcome.status,
+      ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }),
+      durationMs: outcome.durationMs,
+    });
+    if (recorded) {
+      this.o.metrics.toolCalls.inc({ tool: label, status: outcome.status });
+      if (outcome.status === 'skipped' || outcome.status === 'cancelled') this.o.metrics.toolsSkipped.inc({ reason: outcome.status === 'cancelled' ? 'cancelled' : 'budget_exceeded' });
+    }
+    return { callId };
+  }
+}
