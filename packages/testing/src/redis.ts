@@ -102,3 +102,10 @@ export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void>
     } while (cursor !== '0');
   }
 }
+
+/** The Redis URL the test run's global setup resolved. */
+export function testRedisUrl(): string {
+  const url = process.env.AGENTLOOP_TEST_REDIS_URL ?? process.env.REDIS_URL;
+  if (!url) throw new Error('no test Redis: run the tests through vitest (its global setup provides one) or set REDIS_URL');
+  return url;
+}

@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
+import { ProcessStack } from '../test-support/stack.js';
+
+const until = async (what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 20_000) => {
+  const t0 = Date.now();
+  while (!(await fn())) {
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('crash recovery (kill -9, fresh processes finish the run)', () => {
+  let s: ProcessStack | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('tool-runner killed mid-call: the cut-off call runs again with the same idempotency key, a finished call never does', async () => {
+    const script: Script = (req) => {
+      if (stepOf(req) === 0) return { toolCalls: [{ name: 'effect', args: { ms: 0, label: 'fast' } }, { name: 'effect', args: { ms: 4000, label: 'slow' } }] };
+      return { text: 'both effects done' };
+    };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'do it', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
+    await until('the slow effect to start', () => s!.effects().some((e) => e.label === 'slow' && e.phase === 'start'));
+    await s.kill('tool-runner', 'SIGKILL');
+    await s.spawn('tool-runner#2');
+    const snap = await s.a.waitTerminal(id, 40_000);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toBe('both effects done');
+    const effects = s.effects();
+    const byLabel = (label: string, phase: string) => effects.filter((e) => e.label === label && e.phase === phase);
+    expect(byLabel('fast', 'start')).toHaveLength(1); // finished before the crash: never executed again
+    expect(byLabel('slow', 'start')).toHaveLength(2); // cut off: executed again…
+    expect(byLabel('slow', 'end')).toHaveLength(1); // …and its effect completed once
+    expect(new Set(byLabel('slow', 'start').map((e) => e.key)).size).toBe(1); // with the same idempotency key
+    expect(byLabel('slow', 'start')[0]!.key).toMatch(new RegExp(`^${id}:`));
+    const full = await s.a.getRun(id, 'messages');
+    expect(checkTranscript(full.json.messages!)).toEqual([]);
+    expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+    expect(s.mock.requests).toHaveLength(2); // no model call repeated
+  });
+
+  it('a retry:"never" call cut off by a crash is answered outcome_unknown, not run again', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 4000 } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'once', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect_once'] });
+    await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
+    await s.kill('tool-runner', 'SIGKILL');
+    await s.spawn('tool-runner#2');
+    const snap = await s.a.waitTerminal(id, 40_000);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toContain('outcome_unknown');
+    expect(s.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
+  });
+
+  it('orchestrator killed mid-stream: another finishes the iteration, clients are told to discard the partial output', async () => {
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'k' } }] } : { text: `Answer: ${words}`, chunking: 'fine', delayMs: 40 });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'stream', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['lookup'] });
+    await until('deltas of the final iteration', async () => (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+    await s.kill('orchestrator', 'SIGKILL');
+    await s.spawn('orchestrator#2');
+    const snap = await s.a.waitTerminal(id, 40_000);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toBe(`Answer: ${words}`);
+    const events = (await s.a.events(id)).events;
+    expect(checkEvents(events)).toEqual([]);
+    const retry = events.find((e) => e.type === 'llm.retry');
+    expect(retry?.data).toMatchObject({ discardOutput: true, reason: 'worker_restarted' });
+    const afterRetry = events.slice(events.indexOf(retry!)).filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('');
+    expect(afterRetry).toBe(snap.output);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    expect(s.mock.requests).toHaveLength(3); // the cut-off call and its retry; the first iteration's response was reused
+  });
+
+  it('orchestrator killed while tools run: the recorded response is reused, the model is not called again for it', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 2500, label: 'x' } }] } : { text: 'done' });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
+    await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
+    await s.kill('orchestrator', 'SIGKILL');
+    await s.spawn('orchestrator#2');
+    const snap = await s.a.waitTerminal(id, 40_000);
+    expect(snap.status).toBe('completed');
+    expect(s.mock.requests).toHaveLength(2);
+    expect(s.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
+  });
+});
