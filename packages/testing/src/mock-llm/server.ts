@@ -135,6 +135,8 @@ export class MockLlmServer {
     for (const delta of openAIDeltas(spec, ids)) {
       if (spec.delayMs) await sleep(spec.delayMs);
       if (spec.cutAfterFrames !== undefined && sent >= spec.cutAfterFrames) {
+        await new Promise<void>((r) => res.write('', () => r())); // what was sent reaches the client first
+        await sleep(20);
         res.socket?.destroy();
         return;
       }

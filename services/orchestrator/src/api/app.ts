@@ -131,7 +131,7 @@ export function createApp(d: ApiDeps): express.Express {
     res.status(202).json({ id: st.id, status: r === 'ended' ? 'cancelled' : 'cancelling' });
   }));
 
-  app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {
+  app.post('/v1/runs/:id/decisions', body, wrap(async (req, _res) => {
     const st = await ownRun(req);
     const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
     if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));

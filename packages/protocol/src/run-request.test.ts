@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { RunRequestSchema } from './run-request.js';
+import { canonicalJson, jsonDepth, textJsonDepth } from './json.js';
+
+const minimal = { input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } };
+
+describe('RunRequest', () => {
+  it('fills every default of SPEC §2', () => {
+    const r = RunRequestSchema.parse(minimal);
+    expect(r).toMatchObject({
+      fallbacks: [], tools: [], clientTools: [], strategy: 'function_calling', mode: 'interactive', metadata: {},
+      limits: { maxIterations: 25, onMaxIterations: 'finalize', maxTotalTokens: null, maxCostUsd: null, maxWallMs: null, maxToolCalls: null, repeatLimit: 3 },
+      approval: { require: [], autoApprove: [], timeoutMs: 86_400_000, onTimeout: 'deny' },
+      context: { compressAt: 0.8, compression: 'summarize', toolResultMaxTokens: 20_000 },
+    });
+  });
+  it.each([
+    ['maxIterations 0', { limits: { maxIterations: 0 } }],
+    ['maxIterations 201', { limits: { maxIterations: 201 } }],
+    ['unknown provider', { model: { provider: 'x', name: 'y' } }],
+    ['openai-compatible without baseUrl', { model: { provider: 'openai-compatible', name: 'y' } }],
+    ['bad tool name', { tools: ['has space'] }],
+    ['strategy', { strategy: 'telepathy' }],
+    ['input ending with an assistant message', { input: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }] }],
+    ['orphan tool message', { input: [{ role: 'user', content: 'a' }, { role: 'tool', toolCallId: 'x', content: 'r' }] }],
+    ['unanswered call', { input: [{ role: 'user', content: 'a' }, { role: 'assistant', content: null, toolCalls: [{ id: 'c', name: 't', arguments: '{}' }] }, { role: 'user', content: 'b' }] }],
+  ])('refuses %s', (_what, over) => {
+    expect(RunRequestSchema.safeParse({ ...minimal, ...over }).success).toBe(false);
+  });
+  it('accepts a prior conversation that satisfies the invariant', () => {
+    const input = [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c', name: 't', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c', content: 'r' },
+    ];
+    expect(RunRequestSchema.safeParse({ ...minimal, input }).success).toBe(true);
+  });
+});
+
+describe('json helpers', () => {
+  it('measures depth with and without parsing', () => {
+    expect(jsonDepth({ a: [{ b: 1 }] })).toBe(3);
+    expect(textJsonDepth('{"a":[{"b":"[[[["}]}')).toBe(3);
+  });
+  it('canonicalizes key order', () => {
+    expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 2 }] } })).toBe('{"a":{"c":[3,{"e":2,"f":1}],"d":2},"b":1}');
+  });
+});

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { RunRequestSchema, newRunId, type EventEnvelope } from '@agentloop/protocol';
+import { checkEvents, cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
+import { RunStore } from './run-store.js';
+
+describe('RunStore Lua transitions (real Redis)', () => {
+  let redis: Redis;
+  let store: RunStore;
+  const prefix = testPrefix('store');
+  beforeAll(() => {
+    redis = new Redis(testRedisUrl());
+    store = new RunStore(redis, prefix);
+  });
+  afterAll(async () => {
+    await cleanupPrefix(redis, prefix);
+    redis.disconnect();
+  });
+  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
+  const create = async (over: Partial<Parameters<RunStore['create']>[0]> = {}) => {
+    const runId = newRunId();
+    await store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h', ...over });
+    return runId;
+  };
+  const toIteration1 = (runId: string) =>
+    store.startIteration(runId, { iteration: 1, expectPhase: 'queued', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
+  const usage = { prompt: 10, completion: 5, reasoning: 0, total: 15, costUsd: 0.001 };
+  const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
+
+  it('keeps one run per idempotency key under 30 racing creates', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, () => store.create({ runId: newRunId(), tenant: 'T', request, messages: [], bodyHash: 'same', idempotencyKey: 'k1' })));
+    expect(results.filter((r) => r.created)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.runId)).size).toBe(1);
+  });
+
+  it('starts an iteration exactly once when duplicate jobs race', async () => {
+    const runId = await create();
+    const results = await Promise.all(Array.from({ length: 20 }, () => toIteration1(runId)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const st = await store.load(runId);
+    expect(st).toMatchObject({ status: 'running', phase: 'model', iteration: 1 });
+  });
+
+  it('records a tool result once, appends the batch in call order, and keeps events gap-free', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const ok = await store.checkpoint(runId, {
+      iteration: 1, response: {}, message: { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }, { id: 'c2', name: 'b', arguments: '{}' }] },
+      usage, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
+      pendingFinal: '', repeat: { fingerprint: '', count: 0 },
+      events: ['c1', 'c2'].map((callId) => ({ type: 'tool.call' as const, data: { callId, name: 'x', arguments: {}, status: 'proposed' as const } })),
+    });
+    expect(ok).toBe(true);
+    expect(await store.checkpoint(runId, { iteration: 1, response: {}, message: { role: 'assistant', content: 'dup' }, usage, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
+    // c2 finishes first, c1 second; both get duplicate deliveries
+    for (const id of ['c2', 'c1']) {
+      const begins = await Promise.all([store.beginToolCall(runId, id, 'safe'), store.beginToolCall(runId, id, 'safe')]);
+      expect(begins.every((b) => b.action === 'run')).toBe(true);
+      const outcome = { status: 'completed' as const, content: `result ${id}` };
+      const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
+      expect(recs.filter(Boolean)).toHaveLength(1);
+      expect((await store.beginToolCall(runId, id, 'safe')).action).toBe('done');
+    }
+    expect(await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', callMode: 'tools', events: [] })).toBe(true);
+    const msgs = await store.messages(runId);
+    expect(msgs.slice(-2)).toEqual([
+      { role: 'tool', toolCallId: 'c1', content: 'result c1' },
+      { role: 'tool', toolCallId: 'c2', content: 'result c2' },
+    ]);
+    const st = await store.load(runId);
+    expect(st!.usage).toMatchObject({ promptTokens: 10, completionTokens: 5, totalTokens: 15, llmCalls: 1, toolCalls: 2 });
+    const events = await store.events(runId);
+    expect(checkEvents(events as EventEnvelope[], { expectTerminal: false })).toEqual([]);
+  });
+
+  it('answers open calls cancelled when a run ends, and refuses events after the terminal one', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    await store.checkpoint(runId, {
+      iteration: 1, response: {}, message: { role: 'assistant', content: null, toolCalls: [{ id: 'k1', name: 'a', arguments: '{"x":1}' }] },
+      usage, iterationUsage: {}, final: null, calls: [{ id: 'k1', meta: { ...meta('a'), display: '{"x":1}' }, outcome: null }],
+      pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
+    });
+    expect(await store.requestCancel(runId, 'stop')).toBe('requested');
+    expect((await store.beginToolCall(runId, 'k1', 'safe')).action).toBe('done'); // cancelled before it ran
+    expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toBe(true);
+    expect(await store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
+    expect(await store.requestCancel(runId, 'again')).toBe('terminal');
+    const msgs = await store.messages(runId);
+    expect(JSON.parse(msgs.at(-1)!.content!)).toMatchObject({ ok: false, error: { code: 'cancelled' } });
+    const events = await store.events(runId);
+    expect(checkEvents(events as EventEnvelope[])).toEqual([]);
+    expect(events.filter((e) => e.type === 'tool.call').map((e) => e.data.status)).toEqual(['proposed', 'cancelled']);
+    expect(events.find((e) => e.data.status === 'cancelled')!.data.arguments).toEqual({ x: 1 });
+  });
+
+  it('lists a tenant’s runs newest first, filtered by status', async () => {
+    const tenant = `L${Date.now()}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(await create({ tenant }));
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await toIteration1(ids[1]!);
+    const page = await store.listRuns(tenant, { limit: 2 });
+    expect(page.runs.map((r) => r.id)).toEqual([ids[4], ids[3]]);
+    expect(page.nextCursor).toBe(2);
+    const running = await store.listRuns(tenant, { limit: 10, status: 'running' });
+    expect(running.runs.map((r) => r.id)).toEqual([ids[1]]);
+  });
+});

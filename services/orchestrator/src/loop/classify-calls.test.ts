@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { RunRequestSchema } from '@agentloop/protocol';
+import type { CatalogEntry } from '@agentloop/runtime';
+import { classifyCalls, pauseReason } from './classify-calls.js';
+
+const entry = (name: string, sideEffect: CatalogEntry['sideEffect']): CatalogEntry => ({ name, description: '', parameters: {}, sideEffect, pool: 'default', timeoutMs: 1000, retry: 'safe' });
+const catalog = new Map([entry('read_it', 'read'), entry('mail', 'external'), entry('wipe', 'critical'), entry('edit', 'reversible')].map((e) => [e.name, e]));
+const request = (over: Record<string, unknown> = {}) =>
+  RunRequestSchema.parse({ input: 'x', model: { provider: 'openai', name: 'm' }, tools: ['read_it', 'mail', 'wipe', 'edit'], clientTools: [{ name: 'pick' }], ...over });
+const call = (name: string, args = '{}', id = `c_${name}_${Math.random()}`) => ({ id, name, arguments: args });
+const base = { repeat: { fingerprint: '', count: 0 }, toolCallsLeft: Infinity, budgetExhausted: false, catalog };
+
+describe('pause policy (SPEC §5)', () => {
+  it('pauses external and critical tools, client tools, and required ones; autoApprove never covers critical', () => {
+    const r = request({ approval: { require: ['edit'], autoApprove: ['mail', 'wipe'] } });
+    expect(pauseReason(catalog.get('read_it'), 'read_it', r)).toBeNull();
+    expect(pauseReason(catalog.get('edit'), 'edit', r)).toBe('awaiting_approval');
+    expect(pauseReason(catalog.get('mail'), 'mail', r)).toBeNull();
+    expect(pauseReason(catalog.get('wipe'), 'wipe', r)).toBe('awaiting_approval');
+    expect(pauseReason(undefined, 'pick', r)).toBe('requires_client_execution');
+    expect(pauseReason(catalog.get('mail'), 'mail', request())).toBe('awaiting_approval');
+  });
+});
+
+describe('classifyCalls', () => {
+  it('answers unknown tools and tools the run was not given', () => {
+    const r = classifyCalls({ ...base, request: request({ tools: ['read_it'] }), calls: [call('ghost'), call('edit'), call('read_it')] });
+    expect(r.calls.map((c) => c.outcome?.error?.code ?? 'run')).toEqual(['unknown_tool', 'unknown_tool', 'run']);
+  });
+  it('detects repeats across batches with normalized arguments', () => {
+    const first = classifyCalls({ ...base, request: request(), calls: [call('read_it', '{"a":1,"b":2}'), call('read_it', '{"b":2, "a":1}')] });
+    expect(first.repeat.count).toBe(2);
+    const second = classifyCalls({ ...base, repeat: first.repeat, request: request(), calls: [call('read_it', '{"a":1,"b":2}')] });
+    expect(second.calls[0]!.outcome?.error?.code).toBe('loop_detected');
+    expect(second.pendingFinal).toBe('loop_detected');
+    const other = classifyCalls({ ...base, repeat: first.repeat, request: request(), calls: [call('read_it', '{"a":2}')] });
+    expect(other.calls[0]!.outcome).toBeNull();
+  });
+  it('skips calls past maxToolCalls and everything once a budget is exhausted', () => {
+    const r = classifyCalls({ ...base, toolCallsLeft: 1, request: request(), calls: [call('read_it', '{"n":1}'), call('read_it', '{"n":2}')] });
+    expect(r.calls.map((c) => c.outcome?.status ?? 'run')).toEqual(['run', 'skipped']);
+    expect(r.pendingFinal).toBe('budget_exceeded');
+    const b = classifyCalls({ ...base, budgetExhausted: true, request: request(), calls: [call('read_it')] });
+    expect(b.calls[0]!.outcome?.status).toBe('skipped');
+  });
+  it('denies pausing calls in headless mode unless auto-approved (never critical or client tools)', () => {
+    const r = classifyCalls({ ...base, request: request({ mode: 'headless', approval: { autoApprove: ['mail', 'wipe'] } }), calls: [call('mail'), call('wipe'), call('pick'), call('read_it')] });
+    expect(r.calls.map((c) => c.outcome?.status ?? 'run')).toEqual(['run', 'denied', 'denied', 'run']);
+    expect(r.calls[1]!.outcome!.error!.message).toMatch(/^Tool denied \(headless\): /);
+    expect(r.calls[1]!.skipReason).toBe('headless');
+  });
+  it('marks calls that need a person in interactive mode', () => {
+    const r = classifyCalls({ ...base, request: request(), calls: [call('read_it'), call('mail'), call('pick')] });
+    expect(r.calls.map((c) => c.pause ?? null)).toEqual([null, 'awaiting_approval', 'requires_client_execution']);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { RunRequestSchema } from '@agentloop/protocol';
+import type { RunState } from '@agentloop/runtime';
+import { decideAdvance } from './decide-advance.js';
+
+const state = (over: Partial<RunState> = {}, limits: Record<string, unknown> = {}): RunState =>
+  ({
+    id: 'r', tenant: 't', status: 'running', phase: 'tools', iteration: 1, createdAt: 1000, cancel: '', pendingFinal: '', callMode: 'tools',
+    request: RunRequestSchema.parse({ input: 'x', model: { provider: 'openai', name: 'm' }, limits }),
+    ...over,
+  }) as RunState;
+
+describe('decideAdvance (pure)', () => {
+  it('starts the first iteration from queued, and the next one after a batch', () => {
+    expect(decideAdvance(state({ status: 'queued', phase: 'queued', iteration: 0 }), 1, 2000)).toEqual({ kind: 'start', expectPhase: 'queued', callMode: 'tools' });
+    expect(decideAdvance(state(), 2, 2000)).toEqual({ kind: 'start', expectPhase: 'tools', callMode: 'tools' });
+  });
+  it('ignores duplicate and stale jobs', () => {
+    expect(decideAdvance(state({ iteration: 3 }), 2, 2000).kind).toBe('noop');
+    expect(decideAdvance(state({ status: 'completed', phase: 'done' }), 2, 2000).kind).toBe('noop');
+  });
+  it('resumes an interrupted model call and re-dispatches an interrupted batch', () => {
+    expect(decideAdvance(state({ phase: 'model', iteration: 2, callMode: 'max_iterations' }), 2, 2000)).toEqual({ kind: 'resume_call', callMode: 'max_iterations' });
+    expect(decideAdvance(state({ phase: 'tools', iteration: 2 }), 2, 2000)).toEqual({ kind: 'redispatch' });
+  });
+  it('finalizes or fails past maxIterations', () => {
+    expect(decideAdvance(state({ iteration: 3 }, { maxIterations: 3 }), 4, 2000)).toMatchObject({ kind: 'start', callMode: 'max_iterations' });
+    expect(decideAdvance(state({ iteration: 3 }, { maxIterations: 3, onMaxIterations: 'fail' }), 4, 2000)).toEqual({ kind: 'fail_max_iterations' });
+  });
+  it('finalizes on a pending reason and on the wall clock', () => {
+    expect(decideAdvance(state({ pendingFinal: 'loop_detected' }), 2, 2000)).toMatchObject({ callMode: 'loop_detected' });
+    expect(decideAdvance(state({}, { maxWallMs: 500 }), 2, 2000)).toMatchObject({ callMode: 'budget_exceeded' });
+  });
+  it('cancels first', () => {
+    expect(decideAdvance(state({ cancel: 'by user', phase: 'model', iteration: 2 }), 2, 2000)).toEqual({ kind: 'cancel' });
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { executeToolCall } from './execute-tool-call.js';
+import { ToolRegistry } from './registry.js';
+
+const ctx = { runId: 'r', callId: 'c', tenantId: 't', idempotencyKey: 'r:c', logger: console };
+const opts = { maxResultBytes: 1000, maxResultTokens: 50 };
+const reg = new ToolRegistry();
+reg.add({ name: 'zed', sideEffect: 'read', parameters: z.object({ n: z.number().int() }), execute: (a) => ({ twice: (a.n as number) * 2 }) });
+reg.add({ name: 'huge', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'q'.repeat(5000) });
+reg.add({ name: 'long', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'w'.repeat(900) });
+reg.add({ name: 'ignores_abort', sideEffect: 'read', timeoutMs: 100, parameters: { type: 'object' }, execute: () => new Promise((r) => setTimeout(() => r('late'), 2000)) });
+const run = (name: string, args: string, signal = new AbortController().signal) => executeToolCall(reg.get(name), name, args, ctx, signal, opts);
+const codeOf = async (p: ReturnType<typeof run>) => (await p).error?.code;
+
+describe('executeToolCall: every failure is a structured result', () => {
+  it('runs a tool and returns its JSON', async () => {
+    const r = await run('calculator', '{"expression":"6*7"}');
+    expect(r).toMatchObject({ status: 'completed', content: '{"value":42}', result: { value: 42 } });
+  });
+  it('validates against a zod schema too', async () => {
+    expect((await run('zed', '{"n":4}')).content).toBe('{"twice":8}');
+    expect(await codeOf(run('zed', '{"n":"4"}'))).toBe('invalid_arguments');
+  });
+  it.each([
+    ['nope', '{}', 'unknown_tool'],
+    ['calculator', '{oops', 'invalid_arguments'],
+    ['calculator', '[1]', 'invalid_arguments'],
+    ['calculator', '"text"', 'invalid_arguments'],
+    ['calculator', '{"expression":1}', 'invalid_arguments'],
+    ['calculator', `{"expression":${'['.repeat(70)}${']'.repeat(70)}}`, 'invalid_arguments'],
+    ['calculator', '{"expression":"1/0"}', 'tool_error'],
+    ['huge', '{}', 'result_too_large'],
+  ])('%s %s → %s', async (name, args, code) => {
+    const r = await run(name, args);
+    expect(r.error?.code).toBe(code);
+    expect(JSON.parse(r.content)).toEqual({ ok: false, error: { code, message: expect.any(String), retryable: expect.any(Boolean) } });
+  });
+  it('times out a tool that ignores its signal', async () => {
+    expect(await codeOf(run('ignores_abort', '{}'))).toBe('timeout');
+  });
+  it('answers cancelled when the caller aborts', async () => {
+    const ac = new AbortController();
+    const p = run('sleep', '{"ms":10000}', ac.signal);
+    setTimeout(() => ac.abort(), 20);
+    expect(await codeOf(p)).toBe('cancelled');
+  });
+  it('caps the text the model sees at head + marker + tail, keeping the full result', async () => {
+    const r = await run('long', '{}');
+    expect(r.content.length).toBeLessThan(300);
+    expect(r.content).toMatch(/^w+\n\[… \d+ characters \(about \d+ tokens\) cut from this tool result …\]\nw+$/);
+    expect(r.result).toHaveLength(900);
+  });
+});
+
+describe('ToolRegistry.withModules', () => {
+  it('refuses a module whose definitions are invalid, saying which', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'tools-'));
+    writeFileSync(join(dir, 'bad.mjs'), 'export default [{ name: "bad name", sideEffect: "read", parameters: {}, execute() {} }];');
+    await expect(ToolRegistry.withModules([join(dir, 'bad.mjs')])).rejects.toThrow(/bad\.mjs, tool #0: name/);
+    writeFileSync(join(dir, 'good.mjs'), 'export default [{ name: "ok_tool", sideEffect: "external", pool: "sandbox", parameters: { type: "object" }, execute() { return 1; } }];');
+    const reg = await ToolRegistry.withModules([join(dir, 'good.mjs')]);
+    expect(reg.get('ok_tool')!.entry).toMatchObject({ pool: 'sandbox', sideEffect: 'external', retry: 'safe' });
+    expect(reg.pools().sort()).toEqual(['default', 'sandbox']);
+  });
+});
