@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ProviderRegistry } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { IterationWorker, RequestsWorker, RunIntake, createApp } from '@agentloop/orchestrator';
+import { IterationWorker, RequestsWorker, RunIntake, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, loadConfig, type Config } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -15,6 +15,8 @@ export interface ServeOptions {
   /** Tool pools this process executes (tool-runner role); default: every pool of its registry. */
   pools?: string[];
   env?: Record<string, string | undefined>;
+  /** Benchmarks: per-iteration timings of this process's orchestrator. */
+  onIterationTimed?: IterationWorkerOptions['onIterationTimed'];
 }
 
 export interface RunningProcess {
@@ -58,6 +60,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const worker = new IterationWorker({
       redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs,
+      onIterationTimed: opts.onIterationTimed,
     });
     await worker.start();
     const intake = new RequestsWorker(redis, config.prefix, new RunIntake(store, queues, catalog, metrics), logger);

@@ -17,7 +17,6 @@ export class RunKeys {
   readonly messages: string;
   readonly events: string;
   readonly calls: string;
-  readonly responses: string;
   readonly eventsChannel: string;
 
   constructor(
@@ -29,7 +28,6 @@ export class RunKeys {
     this.messages = `${base}:msgs`;
     this.events = `${base}:events`;
     this.calls = `${base}:calls`;
-    this.responses = `${base}:resp`;
     this.eventsChannel = `${base}:ev`;
   }
 }

@@ -1,17 +1,23 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
-  Run scripts take the same five keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] calls hash   KEYS[5] responses hash
+  Run scripts take the same four keys:
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] calls hash
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
-  Every event is appended here, under the same atomic step as the state change it reports. ]]
+  A script reads what it needs, queues state updates with set() and events with emit(), and ends with commit():
+  one HSET of the state (the event sequence included), one RPUSH of the events, one PUBLISH. Every event is
+  appended under the same atomic step as the state change it reports. ]]
 local rcall = redis.call
-local stateKey, msgsKey, eventsKey, callsKey, respKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local stateKey, msgsKey, eventsKey, callsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local lastSeq = nil
+local updates, events = {}, {}
+
+local function set(field, value)
+  updates[#updates + 1] = field
+  updates[#updates + 1] = value
+end
 
 local function emit(etype, dataJson)
-  lastSeq = rcall('HINCRBY', stateKey, 'seq', 1)
-  rcall('RPUSH', eventsKey, '{"seq":' .. lastSeq .. ',"runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. nowIso .. '","data":' .. dataJson .. '}')
+  events[#events + 1] = { etype, dataJson }
 end
 
 -- events: a JSON array of [type, dataJson] pairs built by the caller
@@ -20,16 +26,27 @@ local function emitAll(eventsJson)
   for _, e in ipairs(cjson.decode(eventsJson)) do emit(e[1], e[2]) end
 end
 
-local function publish()
-  if lastSeq then rcall('PUBLISH', channel, lastSeq) end
+local function commit(seq)
+  seq = tonumber(seq) or 0
+  local n = #events
+  if n > 0 then
+    local items = {}
+    for i, e in ipairs(events) do
+      items[i] = '{"seq":' .. (seq + i) .. ',"runId":"' .. runId .. '","type":"' .. e[1] .. '","at":"' .. nowIso .. '","data":' .. e[2] .. '}'
+    end
+    rcall('RPUSH', eventsKey, unpack(items))
+    set('seq', seq + n)
+  end
+  if #updates > 0 then rcall('HSET', stateKey, unpack(updates)) end
+  if n > 0 then rcall('PUBLISH', channel, seq + n) end
 end
 
 local function isTerminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
 
-local function toolCallEvent(callId, meta, status, extra)
-  return '{"callId":' .. cjson.encode(callId) .. ',"name":' .. cjson.encode(meta.name) .. ',"arguments":' .. meta.display ..
+local function toolCallEvent(callId, name, display, status, extra)
+  return '{"callId":' .. cjson.encode(callId) .. ',"name":' .. cjson.encode(name) .. ',"arguments":' .. display ..
     ',"status":"' .. status .. '"' .. (extra or '') .. '}'
 end
 
@@ -39,29 +56,31 @@ local function closeCall(callId, status, code, message, retryable)
   local err = { code = code, message = message, retryable = retryable }
   local content = cjson.encode({ ok = false, error = err })
   rcall('HSET', callsKey, callId .. ':out', cjson.encode({ status = status, content = content, error = err }), callId .. ':st', 'done')
-  emit('tool.call', toolCallEvent(callId, meta, status, ',"error":' .. cjson.encode(err)))
+  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
   return content
 end
 
--- Append the current batch's tool messages in call order. Calls without an outcome are answered first:
+-- The current batch's tool messages in call order (JSON strings). Calls without an outcome are answered first:
 -- `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed (fill = 'error').
-local function absorbBatch(fill)
-  local batchJson = rcall('HGET', stateKey, 'batch')
-  if not batchJson or batchJson == '' then return nil end
+local function batchMessages(batchJson, fill)
+  if not batchJson or batchJson == '' then return {} end
   local ids = cjson.decode(batchJson)
-  local contents = {}
+  if #ids == 0 then return {} end
+  local fields = {}
+  for i, id in ipairs(ids) do fields[i] = id .. ':out' end
+  local outs = rcall('HMGET', callsKey, unpack(fields))
+  local msgs = {}
   for i, id in ipairs(ids) do
-    local out = rcall('HGET', callsKey, id .. ':out')
-    if out then
-      contents[i] = cjson.decode(out).content
+    local content
+    if outs[i] then
+      content = cjson.decode(outs[i]).content
     elseif fill == 'cancelled' then
-      contents[i] = closeCall(id, 'cancelled', 'cancelled', 'The run was cancelled before this call finished.', false)
+      content = closeCall(id, 'cancelled', 'cancelled', 'The run was cancelled before this call finished.', false)
     else
-      contents[i] = closeCall(id, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
+      content = closeCall(id, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
     end
+    msgs[i] = cjson.encode({ role = 'tool', toolCallId = id, content = content })
   end
-  for i, id in ipairs(ids) do
-    rcall('RPUSH', msgsKey, cjson.encode({ role = 'tool', toolCallId = id, content = contents[i] }))
-  end
-  rcall('HSET', stateKey, 'batch', '')
+  set('batch', '')
+  return msgs
 end

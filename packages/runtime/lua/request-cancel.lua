@@ -2,14 +2,17 @@
   a run with no step in flight (paused) is ended here.
   ARGV[5] reason  ARGV[6] events JSON for the direct end (run.cancelled)
   Returns 'terminal' (already finished: 409), 'ended' (ended here) or 'requested'. ]]
-local st = rcall('HMGET', stateKey, 'status', 'cancel')
+local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq')
 if isTerminal(st[1]) then return 'terminal' end
-if st[2] == '' then rcall('HSET', stateKey, 'cancel', ARGV[5], 'updatedAt', nowMs) end
+if st[2] == '' then set('cancel', ARGV[5]) end
+set('updatedAt', nowMs)
 if st[1] == 'paused' then
-  absorbBatch('cancelled')
-  rcall('HSET', stateKey, 'status', 'cancelled', 'phase', 'done', 'stopReason', 'cancelled', 'pending', '', 'updatedAt', nowMs)
+  local msgs = batchMessages(st[3], 'cancelled')
+  if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
+  set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
   emitAll(ARGV[6])
-  publish()
+  commit(st[4])
   return 'ended'
 end
+commit(st[4])
 return 'requested'

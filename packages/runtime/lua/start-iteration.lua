@@ -2,13 +2,15 @@
   Appends the previous batch's tool messages in call order, then an optional instruction message.
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
   ARGV[9] events JSON
-  Returns 1, or 0 when the run is not where the caller expected. ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel')
+  Returns {transcript length (-1 when nothing was appended), appended message JSON...}, or 0 when the run is not where the caller expected. ]]
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq')
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 then return 0 end
-absorbBatch('error')
-if ARGV[8] ~= '' then rcall('RPUSH', msgsKey, ARGV[8]) end
-rcall('HSET', stateKey, 'iteration', k, 'phase', 'model', 'status', 'running', 'callMode', ARGV[7], 'updatedAt', nowMs)
+local msgs = batchMessages(st[5], 'error')
+if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
+local len = -1 -- unknown: nothing appended
+if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
+set('iteration', k); set('phase', 'model'); set('status', 'running'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
 emitAll(ARGV[9])
-publish()
-return 1
+commit(st[6])
+return { len, unpack(msgs) }

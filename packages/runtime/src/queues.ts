@@ -5,7 +5,7 @@ import { QUEUES } from '@agentloop/protocol';
 export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 200 },
-  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnComplete: { age: 3600 },
   removeOnFail: { age: 7 * 86_400 },
 };
 

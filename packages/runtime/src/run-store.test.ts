@@ -24,7 +24,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
   };
   const toIteration1 = (runId: string) =>
     store.startIteration(runId, { iteration: 1, expectPhase: 'queued', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
-  const usage = { prompt: 10, completion: 5, reasoning: 0, total: 15, costUsd: 0.001 };
+  const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
   const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
 
   it('keeps one run per idempotency key under 30 racing creates', async () => {
@@ -36,7 +36,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
   it('starts an iteration exactly once when duplicate jobs race', async () => {
     const runId = await create();
     const results = await Promise.all(Array.from({ length: 20 }, () => toIteration1(runId)));
-    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
     const st = await store.load(runId);
     expect(st).toMatchObject({ status: 'running', phase: 'model', iteration: 1 });
   });
@@ -45,23 +45,24 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     await toIteration1(runId);
     const ok = await store.checkpoint(runId, {
-      iteration: 1, response: {}, message: { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }, { id: 'c2', name: 'b', arguments: '{}' }] },
-      usage, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
+      iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }, { id: 'c2', name: 'b', arguments: '{}' }] },
+      totals, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 },
       events: ['c1', 'c2'].map((callId) => ({ type: 'tool.call' as const, data: { callId, name: 'x', arguments: {}, status: 'proposed' as const } })),
     });
     expect(ok).toBe(true);
-    expect(await store.checkpoint(runId, { iteration: 1, response: {}, message: { role: 'assistant', content: 'dup' }, usage, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
+    expect(await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'dup' }, totals, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
     // c2 finishes first, c1 second; both get duplicate deliveries
     for (const id of ['c2', 'c1']) {
-      const begins = await Promise.all([store.beginToolCall(runId, id, 'safe'), store.beginToolCall(runId, id, 'safe')]);
-      expect(begins.every((b) => b.action === 'run')).toBe(true);
+      expect((await store.toolCallState(runId, id)).call).toBe('queued');
       const outcome = { status: 'completed' as const, content: `result ${id}` };
       const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
-      expect((await store.beginToolCall(runId, id, 'safe')).action).toBe('done');
+      expect((await store.toolCallState(runId, id)).call).toBe('done');
     }
-    expect(await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', callMode: 'tools', events: [] })).toBe(true);
+    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', callMode: 'tools', events: [] });
+    expect(started!.appended.map((m) => m.toolCallId)).toEqual(['c1', 'c2']);
+    expect(started!.length).toBe(4);
     const msgs = await store.messages(runId);
     expect(msgs.slice(-2)).toEqual([
       { role: 'tool', toolCallId: 'c1', content: 'result c1' },
@@ -77,12 +78,14 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     await toIteration1(runId);
     await store.checkpoint(runId, {
-      iteration: 1, response: {}, message: { role: 'assistant', content: null, toolCalls: [{ id: 'k1', name: 'a', arguments: '{"x":1}' }] },
-      usage, iterationUsage: {}, final: null, calls: [{ id: 'k1', meta: { ...meta('a'), display: '{"x":1}' }, outcome: null }],
+      iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'k1', name: 'a', arguments: '{"x":1}' }] },
+      totals, iterationUsage: {}, final: null, calls: [{ id: 'k1', meta: { ...meta('a'), display: '{"x":1}' }, outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
     expect(await store.requestCancel(runId, 'stop')).toBe('requested');
-    expect((await store.beginToolCall(runId, 'k1', 'safe')).action).toBe('done'); // cancelled before it ran
+    expect((await store.toolCallState(runId, 'k1')).cancel).toBe('stop');
+    expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
+    expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
     expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toBe(true);
     expect(await store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
     expect(await store.requestCancel(runId, 'again')).toBe('terminal');

@@ -27,9 +27,9 @@ export type CreateRunResult = { created: true; runId: string } | { created: fals
 
 export interface CheckpointInput {
   iteration: number;
-  response: unknown;
   message: Message;
-  usage: { prompt: number; completion: number; reasoning: number; total: number; costUsd: number };
+  /** The run's usage totals after this call (absolute: the checkpoint is the only writer while the model is called). */
+  totals: Omit<Usage, 'toolCalls'>;
   /** This call's usage as iteration.completed reports it. */
   iterationUsage: Partial<Usage>;
   final: { stopReason: StopReason; output: string } | null;
@@ -68,7 +68,7 @@ export class RunStore {
 
   private runKeys(runId: string): string[] {
     const k = this.keys.run(runId);
-    return [k.state, k.messages, k.events, k.calls, k.responses];
+    return [k.state, k.messages, k.events, k.calls];
   }
 
   private head(runId: string): string[] {
@@ -130,39 +130,41 @@ export class RunStore {
     return this.redis.lrange(this.keys.run(runId).events, after, -1);
   }
 
-  async startIteration(runId: string, p: { iteration: number; expectPhase: string; callMode: string; extraMessage?: Message; events: NewEvent[] }): Promise<boolean> {
+  /**
+   * Starts an iteration (compare-and-set). Returns the transcript length and the messages it appended (the previous
+   * batch's results and any instruction), so a caller that caches the transcript need not read it again; null when
+   * the run was not where the caller expected.
+   */
+  async startIteration(runId: string, p: { iteration: number; expectPhase: string; callMode: string; extraMessage?: Message; events: NewEvent[] }): Promise<{ length: number | null; appended: Message[] } | null> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
       ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events),
     ]);
-    return r === 1;
+    if (!Array.isArray(r)) return null;
+    const [length, ...appended] = r as [number, ...string[]];
+    return { length: Number(length) < 0 ? null : Number(length), appended: appended.map((m) => JSON.parse(m) as Message) };
   }
 
-  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], markDeltas = false): Promise<boolean> {
+  /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
+  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false): Promise<boolean> {
     if (!events.length) return true;
     const r = await this.scripts.run('append-events', this.runKeys(runId), [
-      ...this.head(runId), iteration === null ? '' : iteration, eventsArg(events), markDeltas ? '1' : '0',
+      ...this.head(runId), iteration === null ? '' : iteration, eventsArg(events), firstDeltas ? '1' : '0',
     ]);
     return r === 1;
   }
 
   async checkpoint(runId: string, c: CheckpointInput): Promise<boolean> {
     const calls = c.calls.map((x) => [x.id, JSON.stringify(x.meta), x.outcome ? JSON.stringify(x.outcome) : '']);
+    const t = c.totals;
+    const updates: Array<string | number> = [
+      'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens,
+      'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', JSON.stringify(c.iterationUsage),
+    ];
+    if (c.final) updates.push('status', 'completed', 'phase', 'done', 'stopReason', c.final.stopReason, 'output', c.final.output);
+    else
+      updates.push('phase', 'tools', 'batch', JSON.stringify(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
     const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
-      ...this.head(runId),
-      c.iteration,
-      JSON.stringify(c.response),
-      JSON.stringify(c.message),
-      c.usage.prompt, c.usage.completion, c.usage.reasoning, c.usage.total, c.usage.costUsd.toFixed(10),
-      c.final ? 'final' : 'tools',
-      c.final?.stopReason ?? '',
-      c.final?.output ?? '',
-      JSON.stringify(calls),
-      JSON.stringify(c.calls.map((x) => x.id)),
-      c.pendingFinal,
-      c.repeat.fingerprint,
-      c.repeat.count,
-      eventsArg(c.events),
-      JSON.stringify(c.iterationUsage),
+      ...this.head(runId), c.iteration, JSON.stringify(c.message), JSON.stringify(updates), JSON.stringify(calls), eventsArg(c.events),
     ]);
     return r === 1;
   }
@@ -179,9 +181,25 @@ export class RunStore {
     return raw.map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
   }
 
-  async beginToolCall(runId: string, callId: string, retry: 'safe' | 'never'): Promise<{ action: 'run' | 'done' | 'missing'; attempt: number }> {
-    const r = (await this.scripts.run('begin-tool-call', this.runKeys(runId), [...this.head(runId), callId, retry])) as [string, number];
-    return { action: r[0] as 'run' | 'done' | 'missing', attempt: Number(r[1]) };
+  /** What a tool-runner needs to know before executing a call: two reads, no script, no write. */
+  async toolCallState(runId: string, callId: string): Promise<{ call: 'queued' | 'running' | 'done' | null; status: string; cancel: string; deadlineMs: number | null }> {
+    const k = this.keys.run(runId);
+    const res = await this.redis.pipeline().hget(k.calls, `${callId}:st`).hmget(k.state, 'status', 'cancel', 'createdAt', 'maxWallMs').exec();
+    const call = (res?.[0]?.[1] ?? null) as 'queued' | 'running' | 'done' | null;
+    const [status, cancel, createdAt, maxWallMs] = (res?.[1]?.[1] ?? []) as Array<string | null>;
+    const wall = Number(maxWallMs ?? 0);
+    return { call, status: status ?? '', cancel: cancel ?? '', deadlineMs: wall > 0 ? Number(createdAt) + wall : null };
+  }
+
+  /** Answers a call that must not run ('cancelled', 'outcome_unknown', 'skipped'); false when it was already answered. */
+  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped'): Promise<boolean> {
+    return (await this.scripts.run('close-tool-call', this.runKeys(runId), [...this.head(runId), callId, kind])) === 1;
+  }
+
+  /** Records that a retry:"never" call starts: 'first' (run it), 'again' (it started before: outcome unknown), 'answered'. */
+  async markToolRunning(runId: string, callId: string, eventData: NewEvent['data']): Promise<'first' | 'again' | 'answered'> {
+    const r = await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, JSON.stringify(eventData)]);
+    return r === 1 ? 'first' : r === 0 ? 'again' : 'answered';
   }
 
   async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: NewEvent['data']): Promise<boolean> {
@@ -193,7 +211,7 @@ export class RunStore {
 
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<boolean> {
     const r = await this.scripts.run('finish-run', this.runKeys(runId), [
-      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? JSON.stringify(p.error) : '', eventsArg(p.events), '1',
+      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? JSON.stringify(p.error) : '', eventsArg(p.events),
     ]);
     return r === 1;
   }

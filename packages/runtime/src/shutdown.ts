@@ -23,11 +23,14 @@ export class Shutdown {
       timer.unref();
       for (const c of [...this.closers].reverse()) {
         try {
+          const t0 = Date.now();
           await c.close();
+          this.logger.debug({ what: c.name, ms: Date.now() - t0 }, 'closed');
         } catch (e) {
           this.logger.warn({ err: e, what: c.name }, 'error while closing');
         }
       }
+      clearTimeout(timer);
     })();
     return this.started;
   }

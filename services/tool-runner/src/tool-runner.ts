@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUES, ToolJobSchema, argumentsForDisplay, toolErrorOutcome, type ToolOutcome } from '@agentloop/protocol';
+import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
 import { ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
@@ -61,12 +61,38 @@ export class ToolRunner {
     await Promise.all(this.workers.map((w) => w.close()));
   }
 
+  /**
+   * Whether this delivery executes the call. A safe call is checked with two reads and nothing written; a call
+   * that must not be retried records its start first, so a crash mid-execution is answered outcome_unknown.
+   */
+  private async mayExecute(data: ToolJob, retry: 'safe' | 'never'): Promise<boolean> {
+    const { runId, callId } = data;
+    const s = await this.o.store.toolCallState(runId, callId);
+    if (s.call === null || s.call === 'done') return false; // stale job, or already answered: reuse the result
+    if (isTerminalStatus(s.status) || s.cancel) {
+      if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
+      return false;
+    }
+    if (s.deadlineMs !== null && Date.now() > s.deadlineMs) {
+      if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
+      return false;
+    }
+    if (retry === 'safe') return true;
+    const started = s.call === 'running' ? 'again' : await this.o.store.markToolRunning(runId, callId, { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' });
+    if (started === 'again' && (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown'))) this.count(data.name, 'error');
+    return started === 'first';
+  }
+
+  private count(tool: string, status: string, skipReason?: string): void {
+    this.o.metrics.toolCalls.inc({ tool: this.o.registry.get(tool) ? tool : 'unknown', status });
+    if (skipReason) this.o.metrics.toolsSkipped.inc({ reason: skipReason });
+  }
+
   private async process(job: Job, pool: string): Promise<{ callId: string }> {
     const data = ToolJobSchema.parse(job.data);
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
-    const begin = await this.o.store.beginToolCall(runId, callId, tool?.entry.retry ?? 'safe');
-    if (begin.action !== 'run') return { callId };
+    if (!(await this.mayExecute(data, tool?.entry.retry ?? 'safe'))) return { callId };
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -95,10 +121,7 @@ export class ToolRunner {
       ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }),
       durationMs: outcome.durationMs,
     });
-    if (recorded) {
-      this.o.metrics.toolCalls.inc({ tool: label, status: outcome.status });
-      if (outcome.status === 'skipped' || outcome.status === 'cancelled') this.o.metrics.toolsSkipped.inc({ reason: outcome.status === 'cancelled' ? 'cancelled' : 'budget_exceeded' });
-    }
+    if (recorded) this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
     return { callId };
   }
 }

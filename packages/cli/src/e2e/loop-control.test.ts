@@ -79,7 +79,7 @@ describe('loop control (SPEC §3)', () => {
     const results = messages.filter((m) => m.role === 'tool').map((m) => m.content!);
     expect(results).toHaveLength(3);
     expect(JSON.parse(results[2]!)).toMatchObject({ ok: false, error: { code: 'loop_detected' } });
-    expect(events.filter((e) => e.type === 'tool.call' && e.data.status === 'running')).toHaveLength(2);
+    expect(events.filter((e) => e.type === 'tool.call' && e.data.status === 'completed')).toHaveLength(2); // the third was never executed
   });
 
   it('answers every kind of bad call as a structured tool result the model recovers from', async () => {

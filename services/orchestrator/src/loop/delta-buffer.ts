@@ -2,18 +2,19 @@ import type { NewEvent } from '@agentloop/protocol';
 
 /**
  * Coalesces streamed text and reasoning deltas into few events: flushed every `intervalMs` or when `maxChars`
- * accumulate, in order, one write at a time.
+ * accumulate, in order, one write at a time. What is still buffered when the response completes is handed to the
+ * checkpoint (`drain`), so a fast response costs no separate write at all.
  */
 export class DeltaBuffer {
   private pending: NewEvent[] = [];
   private chars = 0;
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
-  sent = false;
+  private written = false;
 
   constructor(
     private readonly iteration: number,
-    private readonly write: (events: NewEvent[]) => Promise<unknown>,
+    private readonly write: (events: NewEvent[], first: boolean) => Promise<unknown>,
     private readonly intervalMs = 40,
     private readonly maxChars = 4000,
   ) {}
@@ -35,25 +36,34 @@ export class DeltaBuffer {
     else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.intervalMs);
   }
 
-  /** Writes what is buffered; resolves when everything added so far is written. */
-  flush(): Promise<void> {
+  private take(): NewEvent[] {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const batch = this.pending;
     this.pending = [];
     this.chars = 0;
+    return batch;
+  }
+
+  /** Writes what is buffered; resolves when everything added so far is written. */
+  flush(): Promise<void> {
+    const batch = this.take();
     if (batch.length) {
-      this.sent = true;
-      this.chain = this.chain.then(() => this.write(batch)).then(() => undefined);
+      const first = !this.written;
+      this.written = true;
+      this.chain = this.chain.then(() => this.write(batch, first)).then(() => undefined);
     }
     return this.chain;
   }
 
-  /** Drops what is buffered and not yet written (the call is being restarted). */
+  /** Waits for writes in flight and returns what is still buffered, for the caller to write with its own step. */
+  async drain(): Promise<NewEvent[]> {
+    await this.chain;
+    return this.take();
+  }
+
+  /** Drops what is buffered and not yet written (the call is being restarted or failed). */
   discard(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.pending = [];
-    this.chars = 0;
+    this.take();
   }
 }

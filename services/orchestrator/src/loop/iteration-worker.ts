@@ -24,6 +24,8 @@ export interface IterationWorkerOptions {
   lockMs: number;
   llmAttempts: number;
   llmRetryBaseMs: number;
+  /** Called after every iteration job with its timings (benchmarks). */
+  onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
 }
 
 /**
@@ -100,30 +102,33 @@ export class IterationWorker {
         else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: st.iterUsage } });
         events.push({ type: 'iteration.started', data: { iteration: k } });
         const finalize = action.callMode !== 'tools';
-        const ok = await this.o.store.startIteration(runId, {
+        const started = await this.o.store.startIteration(runId, {
           iteration: k,
           expectPhase: action.expectPhase,
           callMode: action.callMode,
           extraMessage: finalize ? { role: 'user', content: finalizeInstruction(action.callMode) } : undefined,
           events,
         });
-        if (!ok) return;
+        if (!started) return;
         if (k === 1) this.o.metrics.runsStarted.inc();
-        external = await this.callModel(st, k, action.callMode, false);
+        if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
+        external = await this.callModel(st, k, action.callMode, false, started.length ?? undefined);
         break;
       }
       case 'resume_call':
         external = await this.callModel(st, k, action.callMode, true);
         break;
     }
-    this.o.metrics.iterationOverhead.observe(Math.max(0, (performance.now() - t0) / 1000 - external));
+    const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
+    this.o.metrics.iterationOverhead.observe(overheadSeconds);
+    this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
   }
 
   /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
-  private async callModel(st: RunState, k: number, callMode: string, resumed: boolean): Promise<number> {
+  private async callModel(st: RunState, k: number, callMode: string, resumed: boolean, knownLength?: number): Promise<number> {
     const runId = st.id;
     const request = st.request;
-    const messages = await this.transcripts.get(runId);
+    const messages = await this.transcripts.get(runId, knownLength);
     const problems = transcriptProblems(messages);
     if (problems.length) {
       await this.failRun(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
@@ -132,7 +137,7 @@ export class IterationWorker {
     const tools = callMode === 'tools' ? await this.toolSpecs(request) : null;
     if (resumed && st.deltaIter === k)
       await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
-    const deltas = new DeltaBuffer(k, (events) => this.o.store.appendEvents(runId, k, events, true));
+    const deltas = new DeltaBuffer(k, (events, first) => this.o.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
     const ac = new AbortController();
     this.inFlight.set(runId, ac);
     const t0 = performance.now();
@@ -156,7 +161,6 @@ export class IterationWorker {
         },
         { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs },
       );
-      await deltas.flush();
     } catch (e) {
       deltas.discard();
       await deltas.flush();
@@ -173,11 +177,12 @@ export class IterationWorker {
       this.inFlight.delete(runId);
     }
     const modelSeconds = (performance.now() - t0) / 1000;
-    await this.afterResponse(st, k, callMode, response);
+    await this.afterResponse(st, k, callMode, response, await deltas.drain(), messages.length);
     return modelSeconds;
   }
 
-  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse): Promise<void> {
+  /** Checkpoints the response (with the deltas still buffered) and dispatches its tool calls. */
+  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number): Promise<void> {
     const runId = st.id;
     const request = st.request;
     const u = res.usage;
@@ -186,29 +191,28 @@ export class IterationWorker {
     this.o.metrics.loopIterations.inc({ provider: res.provider, model: request.model.name });
     for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
       if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: request.model.name, kind }, n);
-    const usage = { prompt: u.promptTokens, completion: u.completionTokens, reasoning: u.reasoningTokens, total, costUsd: cost };
     const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
     const message: Message = { ...res.message };
+    const totals = {
+      promptTokens: st.usage.promptTokens + u.promptTokens,
+      completionTokens: st.usage.completionTokens + u.completionTokens,
+      reasoningTokens: st.usage.reasoningTokens + u.reasoningTokens,
+      totalTokens: st.usage.totalTokens + total,
+      costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
+      llmCalls: st.usage.llmCalls + 1,
+    };
     const finalCall = callMode !== 'tools' || !message.toolCalls?.length;
     if (finalCall) {
       delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
       const output = message.content ?? '';
       const stopReason = callMode === 'tools' ? 'final_answer' : (callMode as 'max_iterations');
-      const totals = {
-        ...st.usage,
-        promptTokens: st.usage.promptTokens + u.promptTokens,
-        completionTokens: st.usage.completionTokens + u.completionTokens,
-        reasoningTokens: st.usage.reasoningTokens + u.reasoningTokens,
-        totalTokens: st.usage.totalTokens + total,
-        costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
-        llmCalls: st.usage.llmCalls + 1,
-      };
       const ok = await this.o.store.checkpoint(runId, {
-        iteration: k, response: res, message, usage, iterationUsage, final: { stopReason, output }, calls: [], pendingFinal: '',
+        iteration: k, message, totals, iterationUsage, final: { stopReason, output }, calls: [], pendingFinal: '',
         repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
         events: [
+          ...tailDeltas,
           { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
-          { type: 'run.completed', data: { output, stopReason, iterations: k, usage: totals } },
+          { type: 'run.completed', data: { output, stopReason, iterations: k, usage: { ...totals, toolCalls: st.usage.toolCalls } } },
         ],
       });
       if (ok) {
@@ -234,13 +238,15 @@ export class IterationWorker {
     for (const c of classified.calls) if (c.pause && !c.outcome) c.outcome = pauseUnavailable(c);
     for (const c of classified.calls) c.meta.iteration = k;
     const ok = await this.o.store.checkpoint(runId, {
-      iteration: k, response: res, message, usage, iterationUsage, final: null,
+      iteration: k, message, totals, iterationUsage, final: null,
       calls: classified.calls.map((c) => ({ id: c.call.id, meta: c.meta, outcome: c.outcome })),
       pendingFinal: classified.pendingFinal,
       repeat: classified.repeat,
-      events: classificationEvents(classified.calls),
+      events: [...tailDeltas, ...classificationEvents(classified.calls)],
     });
     if (!ok) return;
+    this.transcripts.appended(runId, transcriptLength + 1, [message]);
+
     for (const c of classified.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });

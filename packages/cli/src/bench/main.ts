@@ -1,0 +1,124 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { RedisServer, startMockLlm, stepOf, type MockLlmServer } from '@agentloop/testing';
+import { serve } from '../serve.js';
+import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
+import { commandCount, ms, percentile } from './stats.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
+const CONCURRENCY = { orchestrator: 50, tools: 20 };
+
+const TOOLS_MODULE = path.join(os.tmpdir(), `agentloop-bench-tools-${process.pid}.mjs`);
+fs.writeFileSync(TOOLS_MODULE, `export default [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } }];\n`);
+
+function priorConversation(n: number) {
+  const msgs: Array<Record<string, unknown>> = [];
+  for (let i = 0; msgs.length < n - 1; i++) {
+    msgs.push({ role: 'user', content: `earlier question ${i}: ${'lorem ipsum '.repeat(8)}` });
+    msgs.push({ role: 'assistant', content: `earlier answer ${i}: ${'dolor sit amet '.repeat(8)}` });
+  }
+  msgs.push({ role: 'user', content: 'Now run the tool a few times and answer.' });
+  return msgs.slice(-n);
+}
+
+async function agentloopWorkload(redisUrl: string, admin: Redis, mock: MockLlmServer, label: string, input: unknown) {
+  const overhead: number[] = [];
+  const model: number[] = [];
+  const starts = new Map<string, number[]>();
+  const prefix = `bench-${label}`;
+  const proc = await serve({
+    roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
+    env: {
+      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
+      AGENTLOOP_TOOL_MODULES: TOOLS_MODULE, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
+      AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(CONCURRENCY.orchestrator), AGENTLOOP_TOOL_CONCURRENCY: String(CONCURRENCY.tools),
+    },
+    onIterationTimed: (t) => {
+      overhead.push(t.overheadSeconds);
+      model.push(t.modelSeconds);
+      (starts.get(t.runId) ?? starts.set(t.runId, []).get(t.runId)!).push(t.startedAt);
+    },
+  });
+  const body = JSON.stringify({ input, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['noop'], limits: { maxIterations: ITERATIONS + 1 } });
+  await admin.config('RESETSTAT');
+  const t0 = performance.now();
+  const ids = await Promise.all(
+    Array.from({ length: RUNS }, async () => {
+      const r = await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return ((await r.json()) as { id: string }).id;
+    }),
+  );
+  for (;;) {
+    const done = overhead.length >= RUNS * ITERATIONS;
+    if (done) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const commands = await commandCount(admin);
+  const statuses = await Promise.all(ids.slice(0, 20).map(async (id) => ((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status));
+  await proc.stop();
+  const perIteration: number[] = [];
+  for (const s of starts.values()) for (let i = 1; i < s.length; i++) perIteration.push((s[i]! - s[i - 1]!) / 1000);
+  return { seconds, overhead, model, perIteration, commands, statuses };
+}
+
+async function main() {
+  console.log(`agentloop bench: ${RUNS} concurrent runs × ${ITERATIONS} iterations (one no-op tool call each but the last), zero-latency mock model, node ${process.version}`);
+  const server = await RedisServer.start();
+  const admin = new Redis(server.url);
+  const bull = new Redis(server.url, { maxRetriesPerRequest: null });
+  const mock = await startMockLlm({ script: (req) => (stepOf(req) < ITERATIONS - 1 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }) });
+  try {
+    const rt = await rawRoundTrip(bull, 'bench-rt', 300);
+    await admin.config('RESETSTAT');
+    const raw = await rawFlowLoop(bull, 'bench-raw', RUNS, ITERATIONS, CONCURRENCY);
+    const rawCommands = await commandCount(admin);
+    const rawPerIter = rawCommands / (RUNS * ITERATIONS);
+
+    const small = await agentloopWorkload(server.url, admin, mock, 'msgs10', priorConversation(10));
+    const large = await agentloopWorkload(server.url, admin, mock, 'msgs200', priorConversation(200));
+    const iters = RUNS * ITERATIONS;
+    const row = (name: string, w: typeof small) => {
+      const perIt = w.commands / iters;
+      return [
+        `${name}:`,
+        `  iterations/s                 ${(iters / w.seconds).toFixed(0)}  (${iters} iterations in ${w.seconds.toFixed(2)} s; sample statuses: ${[...new Set(w.statuses)].join(',')})`,
+        `  overhead per iteration       p50 ${ms(percentile(w.overhead, 50))}  p99 ${ms(percentile(w.overhead, 99))}  (in the iteration job, outside the model call)`,
+        `  model call (mock, HTTP+SDK)  p50 ${ms(percentile(w.model, 50))}`,
+        `  iteration wall time          p50 ${ms(percentile(w.perIteration, 50))}  p99 ${ms(percentile(w.perIteration, 99))}  (job start to next job start, model and tool included)`,
+        `  Redis commands / iteration   ${perIt.toFixed(1)}  (${(perIt / rawPerIter).toFixed(2)}× the raw BullMQ loop; run creation and the event log included)`,
+      ].join('\n');
+    };
+    const rtP50 = percentile(rt, 50);
+    console.log(`\nraw BullMQ job round trip (add → completed, one at a time):  p50 ${ms(rtP50)}  p99 ${ms(percentile(rt, 99))}`);
+    console.log(`raw BullMQ flow loop (iteration job + one child per hop):   ${(iters / raw.seconds).toFixed(0)} iterations/s, wall p50 ${ms(percentile(raw.perIteration, 50))}, ${rawPerIter.toFixed(1)} Redis commands / iteration\n`);
+    console.log(row('agentloop, 10-message transcript', small));
+    console.log(row('agentloop, 200-message transcript', large));
+    const overheadRatio = percentile(small.overhead, 50) / rtP50;
+    const cmdRatio = small.commands / iters / rawPerIter;
+    const growth = percentile(large.overhead, 50) / percentile(small.overhead, 50);
+    const cmdGrowth = large.commands / small.commands;
+    console.log(`\ntargets:`);
+    console.log(`  overhead p50 / raw round trip p50      ${overheadRatio.toFixed(2)}×  (target ≤ 3×)  ${overheadRatio <= 3 ? 'met' : 'MISSED'}`);
+    console.log(`  Redis commands / iteration vs raw      ${cmdRatio.toFixed(2)}×  (target ≤ 1.3×)  ${cmdRatio <= 1.3 ? 'met' : 'MISSED'}`);
+    console.log(`  200-message vs 10-message overhead     ${growth.toFixed(2)}×  (target ≤ 1.2×)  ${growth <= 1.2 ? 'met' : 'MISSED'}`);
+    console.log(`  200-message vs 10-message commands     ${cmdGrowth.toFixed(2)}×`);
+  } finally {
+    await mock.close();
+    admin.disconnect();
+    bull.disconnect();
+    await server.stop();
+    fs.rmSync(TOOLS_MODULE, { force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
