@@ -20,6 +20,8 @@ export const ToolOutcomeSchema = z.object({
   result: z.unknown().optional(),
   error: z.object({ code: ToolErrorCodeSchema, message: z.string(), retryable: z.boolean() }).optional(),
   durationMs: z.number().optional(),
+  /** Set when a tool-runner invoked the tool (counted in usage.toolCalls). */
+  executed: z.boolean().optional(),
 });
 export type ToolOutcome = z.infer<typeof ToolOutcomeSchema>;
 

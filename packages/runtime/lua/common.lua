@@ -60,20 +60,23 @@ local function closeCall(callId, status, code, message, retryable)
   return content
 end
 
--- The current batch's tool messages in call order (JSON strings). Calls without an outcome are answered first:
--- `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed (fill = 'error').
+-- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
+-- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
+-- answered first: `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed.
 local function batchMessages(batchJson, fill)
-  if not batchJson or batchJson == '' then return {} end
+  if not batchJson or batchJson == '' then return {}, 0 end
   local ids = cjson.decode(batchJson)
-  if #ids == 0 then return {} end
+  if #ids == 0 then return {}, 0 end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = id .. ':out' end
   local outs = rcall('HMGET', callsKey, unpack(fields))
-  local msgs = {}
+  local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
     local content
     if outs[i] then
-      content = cjson.decode(outs[i]).content
+      local out = cjson.decode(outs[i])
+      content = out.content
+      if out.executed then executed = executed + 1 end
     elseif fill == 'cancelled' then
       content = closeCall(id, 'cancelled', 'cancelled', 'The run was cancelled before this call finished.', false)
     else
@@ -82,5 +85,5 @@ local function batchMessages(batchJson, fill)
     msgs[i] = cjson.encode({ role = 'tool', toolCallId = id, content = content })
   end
   set('batch', '')
-  return msgs
+  return msgs, executed
 end

@@ -6,7 +6,8 @@
 local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq')
 if isTerminal(st[1]) then return 0 end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return 0 end
-local msgs = batchMessages(st[3], 'cancelled')
+local msgs, executed = batchMessages(st[3], 'cancelled')
+  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
 if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
 set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
 emitAll(ARGV[9])

@@ -5,8 +5,7 @@ local callId = ARGV[5]
 local stt = rcall('HGET', callsKey, callId .. ':st')
 if stt ~= 'queued' and stt ~= 'running' then return 0 end
 rcall('HSET', callsKey, callId .. ':out', ARGV[6], callId .. ':st', 'done')
-local st = rcall('HMGET', stateKey, 'seq', 'toolCalls')
-set('toolCalls', (tonumber(st[2]) or 0) + 1)
-emit('tool.call', ARGV[7])
-commit(st[1])
+local seq = rcall('HINCRBY', stateKey, 'seq', 1)
+rcall('RPUSH', eventsKey, '{"seq":' .. seq .. ',"runId":"' .. runId .. '","type":"tool.call","at":"' .. nowIso .. '","data":' .. ARGV[7] .. '}')
+rcall('PUBLISH', channel, seq)
 return 1

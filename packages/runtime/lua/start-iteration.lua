@@ -1,16 +1,19 @@
 --[[ Start iteration k: compare-and-set from (iteration k-1, phase ARGV[6]) to (iteration k, phase model).
   Appends the previous batch's tool messages in call order, then an optional instruction message.
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
-  ARGV[9] events JSON
-  Returns {transcript length (-1 when nothing was appended), appended message JSON...}, or 0 when the run is not where the caller expected. ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq')
+  ARGV[9] events JSON  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
+  Returns {transcript length (-1 when nothing was appended), usage.toolCalls, appended message JSON...}, or 0 when
+  the run is not where the caller expected (the caller reloads the state and decides again). ]]
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls')
 local k = tonumber(ARGV[5])
-if isTerminal(st[1]) or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 then return 0 end
-local msgs = batchMessages(st[5], 'error')
+if isTerminal(st[1]) or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return 0 end
+local msgs, executed = batchMessages(st[5], 'error')
+local toolCalls = (tonumber(st[8]) or 0) + executed
+set('toolCalls', toolCalls)
 if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
 local len = -1 -- unknown: nothing appended
 if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
 set('iteration', k); set('phase', 'model'); set('status', 'running'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
 emitAll(ARGV[9])
 commit(st[6])
-return { len, unpack(msgs) }
+return { len, toolCalls, unpack(msgs) }

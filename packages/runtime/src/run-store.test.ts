@@ -23,7 +23,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     return runId;
   };
   const toIteration1 = (runId: string) =>
-    store.startIteration(runId, { iteration: 1, expectPhase: 'queued', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
+    store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
   const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
   const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
 
@@ -55,12 +55,12 @@ describe('RunStore Lua transitions (real Redis)', () => {
     // c2 finishes first, c1 second; both get duplicate deliveries
     for (const id of ['c2', 'c1']) {
       expect((await store.toolCallState(runId, id)).call).toBe('queued');
-      const outcome = { status: 'completed' as const, content: `result ${id}` };
+      const outcome = { status: 'completed' as const, content: `result ${id}`, executed: true };
       const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
       expect((await store.toolCallState(runId, id)).call).toBe('done');
     }
-    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', callMode: 'tools', events: [] });
+    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
     expect(started!.appended.map((m) => m.toolCallId)).toEqual(['c1', 'c2']);
     expect(started!.length).toBe(4);
     const msgs = await store.messages(runId);

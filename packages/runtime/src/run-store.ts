@@ -135,13 +135,16 @@ export class RunStore {
    * batch's results and any instruction), so a caller that caches the transcript need not read it again; null when
    * the run was not where the caller expected.
    */
-  async startIteration(runId: string, p: { iteration: number; expectPhase: string; callMode: string; extraMessage?: Message; events: NewEvent[] }): Promise<{ length: number | null; appended: Message[] } | null> {
+  async startIteration(
+    runId: string,
+    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[] },
+  ): Promise<{ length: number | null; toolCalls: number; appended: Message[] } | null> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
-      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events),
+      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal,
     ]);
     if (!Array.isArray(r)) return null;
-    const [length, ...appended] = r as [number, ...string[]];
-    return { length: Number(length) < 0 ? null : Number(length), appended: appended.map((m) => JSON.parse(m) as Message) };
+    const [length, toolCalls, ...appended] = r as [number, number, ...string[]];
+    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), appended: appended.map((m) => JSON.parse(m) as Message) };
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */

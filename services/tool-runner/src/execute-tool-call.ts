@@ -38,13 +38,13 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
       return toolErrorOutcome('tool_error', 'the tool returned a value that is not JSON-serializable', { durationMs: elapsed() });
     }
     if (Buffer.byteLength(serialized) > opts.maxResultBytes)
-      return toolErrorOutcome('result_too_large', `the result is ${Buffer.byteLength(serialized)} bytes, over the limit of ${opts.maxResultBytes}`, { durationMs: elapsed() });
-    return { status: 'completed', content: capText(serialized, opts.maxResultTokens), result, durationMs: elapsed() };
+      return executed(toolErrorOutcome('result_too_large', `the result is ${Buffer.byteLength(serialized)} bytes, over the limit of ${opts.maxResultBytes}`, { durationMs: elapsed() }));
+    return { status: 'completed', content: capText(serialized, opts.maxResultTokens), result, durationMs: elapsed(), executed: true };
   } catch (e) {
-    if (signal.aborted) return toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() });
-    if (timeout.aborted) return toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() });
-    if (e instanceof ToolFailure) return toolErrorOutcome(e.code, e.message, { durationMs: elapsed() });
-    return toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e), { durationMs: elapsed() });
+    if (signal.aborted) return executed(toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() }));
+    if (timeout.aborted) return executed(toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() }));
+    if (e instanceof ToolFailure) return executed(toolErrorOutcome(e.code, e.message, { durationMs: elapsed() }));
+    return executed(toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e), { durationMs: elapsed() }));
   }
 }
 
@@ -67,4 +67,5 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+const executed = (o: ToolOutcome): ToolOutcome => ({ ...o, executed: true });
 const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);

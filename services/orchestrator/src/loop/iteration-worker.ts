@@ -7,7 +7,8 @@ import { LlmError, callModelChain, costUsd, type ModelResponse, type ProviderReg
 import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
 import { contextWindowOf } from './context-window.js';
-import { decideAdvance, finalizeInstruction } from './decide-advance.js';
+import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
+import { StateCache } from './state-cache.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
 
@@ -37,6 +38,7 @@ export interface IterationWorkerOptions {
 export class IterationWorker {
   private worker: Worker | null = null;
   private readonly transcripts: TranscriptCache;
+  private readonly states = new StateCache();
   private readonly catalog: ToolCatalog;
   private readonly inFlight = new Map<string, AbortController>();
 
@@ -73,28 +75,44 @@ export class IterationWorker {
   private async process(job: Job): Promise<void> {
     const { runId, iteration: k } = AdvanceJobSchema.parse(job.data);
     const t0 = performance.now();
-    const st = await this.o.store.load(runId);
-    if (!st) return;
-    const action = decideAdvance(st, k, Date.now());
+    // The state this process left after checkpointing iteration k-1 saves a read; the start script's
+    // compare-and-set proves it is still current, and a stale guess costs one reload and a second decision.
+    const cached = this.states.take(runId, k - 1);
     let external = 0; // seconds spent in the model call (excluded from the overhead metric)
+    for (const source of cached ? (['cache', 'redis'] as const) : (['redis'] as const)) {
+      const st = source === 'cache' ? cached! : await this.o.store.load(runId);
+      if (!st) return;
+      const outcome = await this.act(st, k, decideAdvance(st, k, Date.now()));
+      if (outcome === 'stale' && source === 'cache') continue;
+      external = typeof outcome === 'number' ? outcome : 0;
+      break;
+    }
+    const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
+    this.o.metrics.iterationOverhead.observe(overheadSeconds);
+    this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
+  }
+
+  /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
+  private async act(st: RunState, k: number, action: AdvanceAction): Promise<number | 'stale' | 'done'> {
+    const runId = st.id;
     switch (action.kind) {
       case 'noop':
-        return;
+        return 'done';
       case 'cancel':
         await this.endCancelled(st);
-        return;
+        return 'done';
       case 'fail_max_iterations': {
         const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
         if (await this.o.store.finish(runId, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] }))
           this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'max_iterations' });
-        return;
+        return 'done';
       }
       case 'redispatch': {
         const metas = await this.o.store.callMeta(runId, st.batch);
         const outcomes = await this.o.store.outcomes(runId, st.batch);
-        const toRun = st.batch.filter((_, i) => !outcomes[i] && metas[i]).map((id, i) => ({ id, meta: metas[i]! }));
-        await this.dispatch(st, k, toRun.map((c) => ({ callId: c.id, name: c.meta.name, arguments: c.meta.arguments, pool: c.meta.pool })));
-        return;
+        const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
+        await this.dispatch(st, k, toRun);
+        return 'done';
       }
       case 'start': {
         const events: NewEvent[] = [];
@@ -105,23 +123,20 @@ export class IterationWorker {
         const started = await this.o.store.startIteration(runId, {
           iteration: k,
           expectPhase: action.expectPhase,
+          expectPendingFinal: st.pendingFinal,
           callMode: action.callMode,
           extraMessage: finalize ? { role: 'user', content: finalizeInstruction(action.callMode) } : undefined,
           events,
         });
-        if (!started) return;
+        if (!started) return 'stale';
         if (k === 1) this.o.metrics.runsStarted.inc();
         if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
-        external = await this.callModel(st, k, action.callMode, false, started.length ?? undefined);
-        break;
+        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
+        return this.callModel(current, k, action.callMode, false, started.length ?? undefined);
       }
       case 'resume_call':
-        external = await this.callModel(st, k, action.callMode, true);
-        break;
+        return this.callModel(st, k, action.callMode, true);
     }
-    const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
-    this.o.metrics.iterationOverhead.observe(overheadSeconds);
-    this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
   }
 
   /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
@@ -217,7 +232,7 @@ export class IterationWorker {
       });
       if (ok) {
         this.o.metrics.runsFinished.inc({ status: 'completed', stop_reason: stopReason });
-        this.transcripts.forget(runId);
+        this.forget(runId);
       }
       return;
     }
@@ -246,6 +261,10 @@ export class IterationWorker {
     });
     if (!ok) return;
     this.transcripts.appended(runId, transcriptLength + 1, [message]);
+    this.states.put({
+      ...st, phase: 'tools', iteration: k, iterUsage: iterationUsage, pendingFinal: classified.pendingFinal, batch: classified.calls.map((c) => c.call.id),
+      repeatFingerprint: classified.repeat.fingerprint, repeatCount: classified.repeat.count, usage: { ...totals, toolCalls: st.usage.toolCalls },
+    });
 
     for (const c of classified.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
@@ -296,7 +315,7 @@ export class IterationWorker {
     });
     if (ok) {
       this.o.metrics.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
-      this.transcripts.forget(st.id);
+      this.forget(st.id);
     }
   }
 
@@ -305,8 +324,13 @@ export class IterationWorker {
     const ok = await this.o.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] });
     if (ok) {
       this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
-      this.transcripts.forget(runId);
+      this.forget(runId);
     }
+  }
+
+  private forget(runId: string): void {
+    this.transcripts.forget(runId);
+    this.states.forget(runId);
   }
 }
 
