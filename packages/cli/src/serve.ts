@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ProviderRegistry } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { IterationWorker, RequestsWorker, RunIntake, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, loadConfig, type Config } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -44,6 +44,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const queues = new QueueSet(redis, config.prefix);
   shutdown.add('queues', () => queues.close());
   const catalog = new ToolCatalog(redis, config.prefix);
+  const decisions = new DecisionService(store, queues, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
   const started: string[] = [];
 
@@ -60,13 +61,15 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const worker = new IterationWorker({
       redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs,
-      onIterationTimed: opts.onIterationTimed,
+      onIterationTimed: opts.onIterationTimed, decisions,
     });
     await worker.start();
     const intake = new RequestsWorker(redis, config.prefix, new RunIntake(store, queues, catalog, metrics), logger);
     await intake.start();
+    const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger);
+    await decisionsWorker.start();
     shutdown.add('orchestrator', async () => {
-      await Promise.all([worker.close(), intake.close()]);
+      await Promise.all([worker.close(), intake.close(), decisionsWorker.close()]);
     });
     started.push('orchestrator');
   }
@@ -86,7 +89,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('api')) {
     const hub = new EventHub(subscriber);
     const app = createApp({
-      store, hub, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
+      store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
       intake: new RunIntake(store, queues, catalog, metrics),
       ready: async () => (await redis.ping()) === 'PONG',
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),

@@ -4,7 +4,11 @@ import { DecisionSchema } from './decisions.js';
 /** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
 export const AdvanceJobSchema = z.object({ runId: z.string(), iteration: z.number().int().positive() });
 export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
-export const advanceJobId = (runId: string, iteration: number) => `${runId}-${iteration}`;
+export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
+
+/** `expire` job (delayed by approval.timeoutMs) on the orchestrator queue: iteration `iteration` paused too long. */
+export const ExpireJobSchema = z.object({ runId: z.string(), iteration: z.number().int().positive() });
+export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
 /** One tool call, on queue `tools-<pool>` (jobId `<runId>-<callId>`). */
 export const ToolJobSchema = z.object({

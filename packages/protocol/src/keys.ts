@@ -44,8 +44,13 @@ export class DeploymentKeys {
   get cancelChannel(): string {
     return `${this.prefix}:cancel`;
   }
+  /** Runs parked for a decision, scored by expiry (the parked gauge is its size). */
   get parkedRuns(): string {
     return `${this.prefix}:parked`;
+  }
+  /** Runs whose decisions are complete and whose resume is being published (a reconciler re-publishes stragglers). */
+  get resumingRuns(): string {
+    return `${this.prefix}:resuming`;
   }
   run(runId: string): RunKeys {
     return new RunKeys(this.prefix, runId);

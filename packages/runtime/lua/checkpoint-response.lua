@@ -2,11 +2,14 @@
   retried job finds the run in phase 'tools' and never calls the model again for this iteration).
   ARGV[5] k  ARGV[6] assistant message JSON  ARGV[7] state updates JSON (usage totals, status/phase, batch, …)
   ARGV[8] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
-  ARGV[9] events JSON
+  ARGV[9] events JSON  ARGV[10] parked-until score ('' = the run does not pause)
+  KEYS[5] the deployment's parked-runs zset (a pausing run is added with its expiry as score)
   Returns 1, or 0 when iteration k is no longer calling the model. ]]
 local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq')
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return 0 end
-rcall('RPUSH', msgsKey, ARGV[6])
+local len = rcall('RPUSH', msgsKey, ARGV[6])
+set('batchMsg', len - 1)
+if ARGV[10] ~= '' then rcall('ZADD', KEYS[5], ARGV[10], runId) end
 local u = cjson.decode(ARGV[7])
 for i = 1, #u, 2 do set(u[i], u[i + 1]) end
 set('updatedAt', nowMs)

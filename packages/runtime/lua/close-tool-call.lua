@@ -1,5 +1,5 @@
 --[[ Answer a call that must not run: 'cancelled' (the run is ending), 'outcome_unknown' (cut off mid-execution and
-  not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes).
+  not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes), 'job_failed' (its job failed for good).
   ARGV[5] callId  ARGV[6] kind
   Returns 1, or 0 when the call was already answered. ]]
 local callId = ARGV[5]
@@ -8,6 +8,8 @@ if not stt or stt == 'done' then return 0 end
 local seq = rcall('HGET', stateKey, 'seq')
 if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
+elseif ARGV[6] == 'job_failed' then
+  closeCall(callId, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
 elseif ARGV[6] == 'outcome_unknown' then
   closeCall(callId, 'error', 'outcome_unknown', 'The worker executing this call stopped mid-execution and the tool must not be retried: its outcome is unknown.', false)
 else

@@ -87,3 +87,16 @@ local function batchMessages(batchJson, fill)
   set('batch', '')
   return msgs, executed
 end
+
+-- Whether a call of the batch is still queued or executing (a mixed batch resumes only when all are answered).
+local function batchInFlight(batchJson)
+  if not batchJson or batchJson == '' then return false end
+  local ids = cjson.decode(batchJson)
+  if #ids == 0 then return false end
+  local fields = {}
+  for i, id in ipairs(ids) do fields[i] = id .. ':st' end
+  for _, v in ipairs(rcall('HMGET', callsKey, unpack(fields))) do
+    if v == 'queued' or v == 'running' then return true end
+  end
+  return false
+end

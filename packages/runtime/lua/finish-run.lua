@@ -2,6 +2,7 @@
   ARGV[5] expected iteration ('' = any)  ARGV[6] status  ARGV[7] stop reason or ''  ARGV[8] error JSON or ''
   ARGV[9] events JSON (the terminal event last)
   Answers every open call of the batch (so the transcript stays paired), then appends the events.
+  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
   Returns 1, or 0 when the run already ended or moved past the expected iteration. ]]
 local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq')
 if isTerminal(st[1]) then return 0 end
@@ -9,6 +10,7 @@ if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return 0 end
 local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
 if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
+rcall('ZREM', KEYS[5], runId)
 set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
 emitAll(ARGV[9])
 commit(st[4])

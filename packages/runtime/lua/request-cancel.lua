@@ -1,6 +1,7 @@
 --[[ Mark a run for cancellation. The process holding its current step ends it (aborting streams and tools);
   a run with no step in flight (paused) is ended here.
   ARGV[5] reason  ARGV[6] events JSON for the direct end (run.cancelled)
+  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
   Returns 'terminal' (already finished: 409), 'ended' (ended here) or 'requested'. ]]
 local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq')
 if isTerminal(st[1]) then return 'terminal' end
@@ -10,6 +11,7 @@ if st[1] == 'paused' then
   local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
+  rcall('ZREM', KEYS[5], runId)
   set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
   emitAll(ARGV[6])
   commit(st[4])

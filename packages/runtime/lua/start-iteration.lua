@@ -2,12 +2,21 @@
   Appends the previous batch's tool messages in call order, then an optional instruction message.
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
   ARGV[9] events JSON  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
-  Returns {transcript length (-1 when nothing was appended), usage.toolCalls, appended message JSON...}, or 0 when
-  the run is not where the caller expected (the caller reloads the state and decides again). ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls')
+  KEYS[5] the deployment's resuming-runs zset (left when a resumed run starts)
+  Returns {transcript length (-1 when nothing was appended), usage.toolCalls, resumed (1/0), appended message JSON...},
+  0 when the run is not where the caller expected (the caller reloads the state and decides again), or -1 when a
+  call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming')
 local k = tonumber(ARGV[5])
-if isTerminal(st[1]) or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return 0 end
+if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return 0 end
+if st[9] == '1' and batchInFlight(st[5]) then return -1 end -- only a resumed batch has calls outside this job's flow
 local msgs, executed = batchMessages(st[5], 'error')
+local resumed = 0
+if st[9] == '1' then
+  resumed = 1
+  set('resuming', '')
+  rcall('ZREM', KEYS[5], runId)
+end
 local toolCalls = (tonumber(st[8]) or 0) + executed
 set('toolCalls', toolCalls)
 if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
@@ -16,4 +25,4 @@ if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
 set('iteration', k); set('phase', 'model'); set('status', 'running'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
 emitAll(ARGV[9])
 commit(st[6])
-return { len, toolCalls, unpack(msgs) }
+return { len, toolCalls, resumed, unpack(msgs) }

@@ -38,6 +38,10 @@ export interface RunState {
   pending: PendingCall[];
   /** Usage of the last model call (reported by iteration.completed). */
   iterUsage: Partial<Usage>;
+  /** When a parked run's decisions expire (ms epoch; 0 when not paused). */
+  pausedUntil: number;
+  /** Decisions completed; the resumed iteration has not started yet. */
+  resuming: boolean;
 }
 
 const num = (v: string | undefined) => (v ? Number(v) : 0);
@@ -82,6 +86,8 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     deltaIter: num(h.deltaIter),
     pending: json(h.pending, []),
     iterUsage: json(h.iterUsage, {}),
+    pausedUntil: num(h.pausedUntil),
+    resuming: h.resuming === '1',
   };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   DeploymentKeys, SCHEMA_VERSION, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunRequest, type StopReason,
-  type ToolOutcome, type Usage,
+  type PendingCall, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { Scripts } from './scripts.js';
 import { parseRunState, type RunState } from './run-state.js';
@@ -37,7 +37,21 @@ export interface CheckpointInput {
   pendingFinal: string;
   repeat: { fingerprint: string; count: number };
   events: NewEvent[];
+  /** Calls that wait for a person: the run parks (status paused) until every one is decided. */
+  pause?: { pending: PendingCall[]; expiresAt: number };
 }
+
+/** One decision, ready for the script: the outcome it records (deny, submit_result), the call's new meta (edited
+ * arguments) and its tool.call event. */
+export interface PreparedDecision {
+  callId: string;
+  action: 'approve' | 'deny' | 'submit_result';
+  outcome: ToolOutcome | null;
+  meta: CallMeta | null;
+  event: NewEvent['data'];
+}
+
+export type DecisionOutcome = { kind: 'resumed'; approved: string[] } | { kind: 'waiting'; remaining: string[] } | { kind: 'not_paused' } | { kind: 'conflict'; callId: string };
 
 /** What the calls hash keeps about a call (written once, with the model response). */
 export interface CallMeta {
@@ -48,6 +62,8 @@ export interface CallMeta {
   display: string;
   pool: string;
   iteration: number;
+  /** Cap of the result text the model sees (kept for calls dispatched later, after a decision). */
+  maxResultTokens?: number;
 }
 
 /**
@@ -68,7 +84,7 @@ export class RunStore {
 
   private runKeys(runId: string): string[] {
     const k = this.keys.run(runId);
-    return [k.state, k.messages, k.events, k.calls];
+    return [k.state, k.messages, k.events, k.calls, this.keys.parkedRuns, this.keys.resumingRuns];
   }
 
   private head(runId: string): string[] {
@@ -138,13 +154,13 @@ export class RunStore {
   async startIteration(
     runId: string,
     p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[] },
-  ): Promise<{ length: number | null; toolCalls: number; appended: Message[] } | null> {
+  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; appended: Message[] } | 'stale' | 'waiting'> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
       ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal,
     ]);
-    if (!Array.isArray(r)) return null;
-    const [length, toolCalls, ...appended] = r as [number, number, ...string[]];
-    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), appended: appended.map((m) => JSON.parse(m) as Message) };
+    if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
+    const [length, toolCalls, resumed, ...appended] = r as [number, number, number, ...string[]];
+    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed === 1, appended: appended.map((m) => JSON.parse(m) as Message) };
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
@@ -165,9 +181,10 @@ export class RunStore {
     ];
     if (c.final) updates.push('status', 'completed', 'phase', 'done', 'stopReason', c.final.stopReason, 'output', c.final.output);
     else
-      updates.push('phase', 'tools', 'batch', JSON.stringify(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
+      updates.push('phase', c.pause ? 'paused' : 'tools', 'batch', JSON.stringify(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
+    if (c.pause) updates.push('status', 'paused', 'pending', JSON.stringify(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
     const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
-      ...this.head(runId), c.iteration, JSON.stringify(c.message), JSON.stringify(updates), JSON.stringify(calls), eventsArg(c.events),
+      ...this.head(runId), c.iteration, JSON.stringify(c.message), JSON.stringify(updates), JSON.stringify(calls), eventsArg(c.events), c.pause ? c.pause.expiresAt : '',
     ]);
     return r === 1;
   }
@@ -195,7 +212,25 @@ export class RunStore {
   }
 
   /** Answers a call that must not run ('cancelled', 'outcome_unknown', 'skipped'); false when it was already answered. */
-  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped'): Promise<boolean> {
+  /** Records decisions on a paused run (all or none) and flips it to resuming when the last pending call is decided. */
+  async applyDecisions(runId: string, iteration: number, decisions: PreparedDecision[], edits: Record<string, string>): Promise<DecisionOutcome> {
+    const rows = decisions.map((d) => [d.callId, d.action, d.outcome ? JSON.stringify(d.outcome) : '', d.meta ? JSON.stringify(d.meta) : '', JSON.stringify(d.event)]);
+    const r = (await this.scripts.run('apply-decisions', this.runKeys(runId), [
+      ...this.head(runId), iteration, JSON.stringify(rows), Object.keys(edits).length ? JSON.stringify(edits) : '',
+    ])) as string[];
+    const [kind, ...rest] = r;
+    if (kind === 'resumed') return { kind, approved: rest };
+    if (kind === 'waiting') return { kind, remaining: rest };
+    if (kind === 'conflict') return { kind, callId: rest[0]! };
+    return { kind: 'not_paused' };
+  }
+
+  /** Runs whose resume was flipped before `beforeMs` and has not started yet (for the reconciler). */
+  async resumingSince(beforeMs: number, limit = 100): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.resumingRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
+  }
+
+  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed'): Promise<boolean> {
     return (await this.scripts.run('close-tool-call', this.runKeys(runId), [...this.head(runId), callId, kind])) === 1;
   }
 

@@ -82,9 +82,19 @@ export default [
     },
   },
   {
+    name: 'wipe_disk',
+    description: 'Irreversible (critical side effect: always needs approval).',
+    parameters: { type: 'object', properties: { disk: { type: 'string' } }, required: ['disk'] },
+    sideEffect: 'critical',
+    async execute(args, ctx) {
+      effect({ tool: 'wipe_disk', key: ctx.idempotencyKey, disk: args.disk });
+      return { wiped: args.disk };
+    },
+  },
+  {
     name: 'send_email',
     description: 'Sends an email (external side effect).',
-    parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+    parameters: { type: 'object', properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' }, body: { type: 'string' } }, required: ['to'], additionalProperties: false },
     sideEffect: 'external',
     async execute(args, ctx) {
       effect({ tool: 'send_email', key: ctx.idempotencyKey, to: args.to });

@@ -9,3 +9,6 @@ export * from './loop/context-window.js';
 export * from './api/app.js';
 export * from './api/errors.js';
 export * from './api/openapi.js';
+export * from './decisions/decision-service.js';
+export * from './decisions/decisions-worker.js';
+export * from './loop/state-cache.js';

@@ -1,7 +1,7 @@
-import { Worker, type Job } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { QUEUES, ToolJobSchema, advanceJobId, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
+import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 
@@ -52,6 +52,9 @@ export class ToolRunner {
         autorun: true,
       });
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
+      worker.on('failed', (job, err) => {
+        if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.onJobFailed(job, err);
+      });
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
@@ -59,6 +62,27 @@ export class ToolRunner {
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    await this.nudges?.close();
+  }
+
+  private nudges: Queue | null = null;
+
+  /**
+   * A tool job that failed for good (not a tool error: those are results) is answered tool_error, and the run is
+   * nudged with an advance job in case its iteration's other jobs have already all finished.
+   */
+  private async onJobFailed(job: Job, err: Error): Promise<void> {
+    const parsed = ToolJobSchema.safeParse(job.data);
+    if (!parsed.success) return;
+    const { runId, callId, iteration } = parsed.data;
+    this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
+    try {
+      if (!(await this.o.store.closeToolCall(runId, callId, 'job_failed'))) return;
+      this.nudges ??= new Queue(QUEUES.orchestrator, { connection: this.o.redis, prefix: this.o.prefix });
+      await this.nudges.add('advance', { runId, iteration: iteration + 1 }, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, iteration + 1, `nudge-${callId}`) });
+    } catch (e) {
+      this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
+    }
   }
 
   /**

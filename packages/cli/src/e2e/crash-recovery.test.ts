@@ -89,4 +89,20 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(s.mock.requests).toHaveLength(2);
     expect(s.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
   });
+
+  it('a parked run survives kill -9 of every process: fresh processes take the decision and finish it', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'q' } }, { name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'mailed' });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'mail', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['lookup', 'send_email'] });
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    for (const name of [...s.procs.keys()]) await s.kill(name, 'SIGKILL');
+    for (const name of ['api#2', 'orchestrator#2', 'tool-runner#2']) await s.spawn(name);
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    expect(r.json).toEqual({ status: 'resumed', remaining: [] });
+    const snap = await s.a.waitTerminal(id, 40_000);
+    expect(snap).toMatchObject({ status: 'completed', output: 'mailed' });
+    expect(s.effects().filter((e) => e.tool === 'send_email')).toHaveLength(1);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+  });
 });

@@ -10,6 +10,8 @@ import { ApiClient } from './api-client.js';
 
 export interface StackOptions {
   script?: Script;
+  /** A Redis other than the test run's (e.g. one whose command counters the test reads). */
+  redisUrl?: string;
   env?: Record<string, string>;
   contextWindows?: Record<string, number>;
 }
@@ -37,9 +39,12 @@ function stackEnv(prefix: string, redisUrl: string, mock: MockLlmServer, effectL
 
 abstract class BaseStack {
   readonly prefix = `t-${randomBytes(4).toString('hex')}`;
-  readonly redisUrl = testRedisUrl();
   readonly effectLog = path.join(os.tmpdir(), `agentloop-effects-${this.prefix}.jsonl`);
-  readonly redis = new Redis(this.redisUrl);
+  readonly redis: Redis;
+
+  constructor(readonly redisUrl = testRedisUrl()) {
+    this.redis = new Redis(redisUrl);
+  }
   mock!: MockLlmServer;
   a!: ApiClient;
   b!: ApiClient;
@@ -73,8 +78,9 @@ export class InProcessStack extends BaseStack {
   proc!: RunningProcess;
 
   static async start(opts: StackOptions = {}): Promise<InProcessStack> {
-    const s = new InProcessStack();
+    const s = new InProcessStack(opts.redisUrl);
     await s.startMock(opts);
+    process.env.AGENTLOOP_TEST_EFFECT_LOG = s.effectLog; // tool modules read the process environment
     s.proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) } });
     s.clients(s.proc.apiUrl!);
     return s;
@@ -99,7 +105,7 @@ export class ProcessStack extends BaseStack {
   private env!: Record<string, string>;
 
   static async start(roles: string[], opts: StackOptions = {}): Promise<ProcessStack> {
-    const s = new ProcessStack();
+    const s = new ProcessStack(opts.redisUrl);
     await s.startMock(opts);
     s.env = stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, { AGENTLOOP_LOCK_MS: '3000', ...opts.env });
     for (const r of roles) await s.spawn(r);

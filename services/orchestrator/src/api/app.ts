@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, textJsonDepth } from '@agentloop/protocol';
 import { toSnapshot, type EventHub, type Logger, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
+import type { DecisionService } from '../decisions/decision-service.js';
 import { zodIssues } from '../intake.js';
 import { ApiError, sendError } from './errors.js';
 import { openApiDocument } from './openapi.js';
@@ -9,6 +10,7 @@ import { streamEvents } from './sse.js';
 
 export interface ApiDeps {
   store: RunStore;
+  decisions: DecisionService;
   intake: RunIntake;
   hub: EventHub;
   catalog: ToolCatalog;
@@ -131,12 +133,21 @@ export function createApp(d: ApiDeps): express.Express {
     res.status(202).json({ id: st.id, status: r === 'ended' ? 'cancelled' : 'cancelling' });
   }));
 
-  app.post('/v1/runs/:id/decisions', body, wrap(async (req, _res) => {
+  app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {
     const st = await ownRun(req);
     const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
     if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
-    if (st.status !== 'paused') throw new ApiError('conflict', `run ${st.id} is not paused (${st.status})`);
-    throw new ApiError('conflict', 'no call of this run is pending a decision');
+    const r = await d.decisions.apply(req.tenant!, st.id, parsed.data.decisions);
+    switch (r.kind) {
+      case 'not_found':
+        throw new ApiError('not_found', `run ${st.id} not found`);
+      case 'conflict':
+        throw new ApiError('conflict', r.message);
+      case 'invalid':
+        throw new ApiError('invalid_request', r.message, r.details);
+      case 'applied':
+        res.status(202).json({ status: r.status, remaining: r.remaining });
+    }
   }));
 
   app.get('/v1/tools', wrap(async (_req, res) => {

@@ -13,7 +13,8 @@ export function decideAdvance(st: RunState, k: number, nowMs: number): AdvanceAc
   if (st.status === 'completed' || st.status === 'failed' || st.status === 'cancelled') return { kind: 'noop', why: 'run ended' };
   if (st.cancel) return { kind: 'cancel' };
   if (st.iteration === k && st.phase === 'model') return { kind: 'resume_call', callMode: st.callMode || 'tools' };
-  if (st.iteration === k && st.phase === 'tools') return { kind: 'redispatch' };
+  // the job of iteration k died after its checkpoint: publish its calls again (fixed job ids make it idempotent)
+  if (st.iteration === k && (st.phase === 'paused' || (st.phase === 'tools' && !st.resuming))) return { kind: 'redispatch' };
   const startable = st.iteration === k - 1 && ((k === 1 && st.phase === 'queued') || (k > 1 && st.phase === 'tools'));
   if (!startable) return { kind: 'noop', why: `run is at iteration ${st.iteration} phase ${st.phase}, job is for ${k}` };
   const limits = st.request.limits;

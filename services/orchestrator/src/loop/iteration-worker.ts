@@ -1,14 +1,15 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, QUEUES, advanceJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
+  AdvanceJobSchema, ExpireJobSchema, QUEUES, advanceJobId, argumentsForDisplay, expireJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
 import { LlmError, callModelChain, costUsd, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
-import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
+import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { contextWindowOf } from './context-window.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
+import type { DecisionService } from '../decisions/decision-service.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
 
@@ -25,6 +26,7 @@ export interface IterationWorkerOptions {
   lockMs: number;
   llmAttempts: number;
   llmRetryBaseMs: number;
+  decisions: DecisionService;
   /** Called after every iteration job with its timings (benchmarks). */
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
 }
@@ -73,6 +75,11 @@ export class IterationWorker {
   }
 
   private async process(job: Job): Promise<void> {
+    if (job.name === 'expire') {
+      const { runId, iteration } = ExpireJobSchema.parse(job.data);
+      await this.o.decisions.expire(runId, iteration);
+      return;
+    }
     const { runId, iteration: k } = AdvanceJobSchema.parse(job.data);
     const t0 = performance.now();
     // The state this process left after checkpointing iteration k-1 saves a read; the start script's
@@ -110,8 +117,9 @@ export class IterationWorker {
       case 'redispatch': {
         const metas = await this.o.store.callMeta(runId, st.batch);
         const outcomes = await this.o.store.outcomes(runId, st.batch);
-        const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
-        await this.dispatch(st, k, toRun);
+        const waiting = new Set(st.pending.map((p) => p.callId));
+        const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] && !waiting.has(id) ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
+        await this.dispatch(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
         return 'done';
       }
       case 'start': {
@@ -128,9 +136,11 @@ export class IterationWorker {
           extraMessage: finalize ? { role: 'user', content: finalizeInstruction(action.callMode) } : undefined,
           events,
         });
-        if (!started) return 'stale';
+        if (started === 'stale') return 'stale';
+        if (started === 'waiting') return 'done'; // a call of a resumed batch still runs: its completion starts the iteration
         if (k === 1) this.o.metrics.runsStarted.inc();
-        if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
+        if (started.resumed) this.transcripts.forget(runId); // decisions may have edited the transcript's arguments
+        else if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.callModel(current, k, action.callMode, false, started.length ?? undefined);
       }
@@ -249,19 +259,33 @@ export class IterationWorker {
       toolCallsLeft: limits.maxToolCalls === null ? Infinity : limits.maxToolCalls - st.usage.toolCalls,
       budgetExhausted,
     });
-    // Approvals are not implemented yet: a call that would pause is denied with a clear reason (headless-style).
-    for (const c of classified.calls) if (c.pause && !c.outcome) c.outcome = pauseUnavailable(c);
-    for (const c of classified.calls) c.meta.iteration = k;
+    const maxResultTokens = this.maxResultTokens(request);
+    for (const c of classified.calls) {
+      c.meta.iteration = k;
+      c.meta.maxResultTokens = maxResultTokens;
+    }
+    const paused = classified.calls.filter((c) => c.pause && !c.outcome);
+    const pause = paused.length
+      ? {
+          pending: paused.map((c) => ({ callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments), pauseType: c.pause! })),
+          expiresAt: Date.now() + request.approval.timeoutMs,
+        }
+      : undefined;
+    const events = [...tailDeltas, ...classificationEvents(classified.calls)];
+    if (pause) events.push({ type: 'run.paused', data: { pending: pause.pending, expiresAt: new Date(pause.expiresAt).toISOString() } });
     const ok = await this.o.store.checkpoint(runId, {
       iteration: k, message, totals, iterationUsage, final: null,
       calls: classified.calls.map((c) => ({ id: c.call.id, meta: c.meta, outcome: c.outcome })),
       pendingFinal: classified.pendingFinal,
       repeat: classified.repeat,
-      events: [...tailDeltas, ...classificationEvents(classified.calls)],
+      events,
+      pause,
     });
     if (!ok) return;
+    if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
     this.transcripts.appended(runId, transcriptLength + 1, [message]);
-    this.states.put({
+    if (!pause)
+      this.states.put({
       ...st, phase: 'tools', iteration: k, iterUsage: iterationUsage, pendingFinal: classified.pendingFinal, batch: classified.calls.map((c) => c.call.id),
       repeatFingerprint: classified.repeat.fingerprint, repeatCount: classified.repeat.count, usage: { ...totals, toolCalls: st.usage.toolCalls },
     });
@@ -270,19 +294,26 @@ export class IterationWorker {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    const toRun = classified.calls.filter((c) => !c.outcome).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
-    await this.dispatch(st, k, toRun);
+    const toRun = classified.calls.filter((c) => !c.outcome && !c.pause).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
+    await this.dispatch(st, k, toRun, pause ? pause.expiresAt : null);
   }
 
-  /** Publishes the next iteration's job with the calls to run as its children (one flow), or alone. */
-  private async dispatch(st: RunState, k: number, calls: Array<{ callId: string; name: string; arguments: string; pool: string }>): Promise<void> {
+  /**
+   * Publishes the next iteration's job with the calls to run as its children (one flow), or alone. A parked run
+   * gets its expiry job instead of a lone next job (its continuation is published by the last decision), and the
+   * calls that need no decision still run at once, under the next iteration's job.
+   */
+  private async dispatch(st: RunState, k: number, calls: Array<{ callId: string; name: string; arguments: string; pool: string }>, pausedUntil: number | null = null): Promise<void> {
     const next = { runId: st.id, iteration: k + 1 };
     const parentOpts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(st.id, k + 1) };
-    if (!calls.length) {
+    if (pausedUntil !== null) {
+      await this.o.queues.orchestrator.add('expire', { runId: st.id, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(st.id, k), delay: Math.max(0, pausedUntil - Date.now()) });
+      if (!calls.length) return;
+    } else if (!calls.length) {
       await this.o.queues.orchestrator.add('advance', next, parentOpts);
       return;
     }
-    const maxResultTokens = Math.max(100, Math.min(st.request.context.toolResultMaxTokens, Math.floor(contextWindowOf(st.request.model) / 4)));
+    const maxResultTokens = this.maxResultTokens(st.request);
     await this.o.queues.flows.add({
       name: 'advance',
       queueName: QUEUES.orchestrator,
@@ -295,6 +326,11 @@ export class IterationWorker {
         opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(st.id, c.callId), ignoreDependencyOnFailure: true },
       })),
     });
+  }
+
+  /** min(context.toolResultMaxTokens, a quarter of the context window) */
+  private maxResultTokens(request: RunRequest): number {
+    return Math.max(100, Math.min(request.context.toolResultMaxTokens, Math.floor(contextWindowOf(request.model) / 4)));
   }
 
   private async toolSpecs(request: RunRequest): Promise<ToolSpec[]> {
@@ -332,13 +368,4 @@ export class IterationWorker {
     this.transcripts.forget(runId);
     this.states.forget(runId);
   }
-}
-
-function pauseUnavailable(c: ClassifiedCall) {
-  const what = c.pause === 'requires_client_execution' ? 'must be executed by the client' : 'requires approval';
-  return {
-    status: 'denied' as const,
-    content: JSON.stringify({ ok: false, error: { code: 'denied', message: `Tool denied: ${c.call.name} ${what}, and this deployment does not park runs for decisions yet.`, retryable: false } }),
-    error: { code: 'denied' as const, message: `Tool denied: ${c.call.name} ${what}, and this deployment does not park runs for decisions yet.`, retryable: false },
-  };
 }

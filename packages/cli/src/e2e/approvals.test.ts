@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkEvents, checkTranscript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { InProcessStack } from '../test-support/stack.js';
+
+const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
+  mixed: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'lookup', args: { key: 'auto' } }, { name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }, { name: 'pick_file', args: { hint: 'report' } }] }
+      : { text: `results: ${stepResults(req, 0).join(' | ')}` },
+  email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+  wipe: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+};
+const scenarioOf = (req: MockRequest) => /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 'email';
+const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
+  input: `[${scenario}] please`,
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+  tools: ['lookup', 'send_email', 'wipe_disk'],
+  clientTools: [{ name: 'pick_file', description: 'Let the user pick a file', parameters: { type: 'object', properties: { hint: { type: 'string' } } } }],
+  ...extra,
+});
+
+describe('human in the loop: parking and decisions (SPEC §5)', () => {
+  let s: InProcessStack;
+  beforeAll(async () => {
+    s = await InProcessStack.start({ script: (req) => scenarios[scenarioOf(req)]!(req) });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+  const decide = (id: string, decisions: unknown[]) => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions });
+  const finished = async (id: string) => {
+    const snap = await s.a.waitTerminal(id);
+    const messages = (await s.a.getRun(id, 'messages')).json.messages!;
+    const events = (await s.a.events(id)).events;
+    expect(checkTranscript(messages)).toEqual([]);
+    expect(checkEvents(events)).toEqual([]);
+    return { snap, messages, events };
+  };
+
+  it('runs the auto call at once, parks for the rest, and resumes with edited arguments after two requests', async () => {
+    const id = await s.a.startRun(body('mixed'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect(paused.pending.map((p) => [p.name, p.pauseType])).toEqual([
+      ['send_email', 'awaiting_approval'],
+      ['pick_file', 'requires_client_execution'],
+    ]);
+    expect(paused.pending[0]!.arguments).toEqual({ to: 'model@example.com', body: 'hi' });
+    const [email, pick] = paused.pending;
+    // the auto call runs while the run is parked
+    await s.a.waitFor(id, () => true);
+    const evs = async () => (await s.a.events(id, { timeoutMs: 400 })).events;
+    for (let i = 0; i < 100 && !(await evs()).some((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed'); i++) await new Promise((r) => setTimeout(r, 20));
+    const listed = await s.a.request('GET', '/v1/runs?status=paused');
+    expect(listed.json.data.map((r: { id: string }) => r.id)).toContain(id);
+    // an invalid edit is a 400 and changes nothing
+    const bad = await decide(id, [{ callId: email!.callId, action: 'approve', arguments: { to: 'not-an-address' } }]);
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.details).toBeDefined();
+    const first = await decide(id, [{ callId: email!.callId, action: 'approve', arguments: { to: 'ops@example.com', body: 'edited' } }]);
+    expect(first.status).toBe(202);
+    expect(first.json).toEqual({ status: 'waiting', remaining: [pick!.callId] });
+    expect((await decide(id, [{ callId: email!.callId, action: 'approve' }])).status).toBe(409); // already decided
+    expect((await decide(id, [{ callId: pick!.callId, action: 'approve' }])).status).toBe(400); // client tools take a result
+    const second = await decide(id, [{ callId: pick!.callId, action: 'submit_result', result: { path: '/tmp/report.pdf' } }]);
+    expect(second.json).toEqual({ status: 'resumed', remaining: [] });
+    const { snap, messages, events } = await finished(id);
+    expect(snap.status).toBe('completed');
+    const seqOf = (pred: (e: (typeof events)[number]) => boolean) => events.find(pred)!.seq;
+    expect(seqOf((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed')).toBeLessThan(seqOf((e) => e.type === 'tool.call' && e.data.status === 'approved'));
+    const approved = events.find((e) => e.type === 'tool.call' && e.data.status === 'approved')!;
+    expect(approved.data).toMatchObject({ arguments: { to: 'ops@example.com', body: 'edited' }, originalArguments: { to: 'model@example.com', body: 'hi' } });
+    expect(s.effects().filter((e) => e.tool === 'send_email').map((e) => e.to)).toEqual(['ops@example.com']);
+    const assistant = messages.find((m) => m.toolCalls?.length === 3)!;
+    expect(JSON.parse(assistant.toolCalls![1]!.arguments)).toEqual({ to: 'ops@example.com', body: 'edited' });
+    const results = messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.toolCallId)).toEqual(assistant.toolCalls!.map((c) => c.id));
+    expect(snap.output).toBe(`results: ${results.map((m) => m.content).join(' | ')}`);
+    expect(JSON.parse(results[2]!.content!)).toEqual({ path: '/tmp/report.pdf' });
+    const resumed = events.filter((e) => e.type === 'run.resumed');
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]!.data.decisions).toEqual([
+      { callId: email!.callId, action: 'approve' },
+      { callId: pick!.callId, action: 'submit_result' },
+    ]);
+  });
+
+  it('resumes once and executes once under 30 concurrent identical approvals', async () => {
+    const id = await s.a.startRun(body('email'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const callId = paused.pending[0]!.callId;
+    const results = await Promise.all(Array.from({ length: 30 }, () => decide(id, [{ callId, action: 'approve' }])));
+    expect(results.filter((r) => r.status === 202)).toHaveLength(1);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(29);
+    const { events } = await finished(id);
+    expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
+    expect(s.effects().filter((e) => e.tool === 'send_email' && String(e.key).startsWith(`${id}:`))).toHaveLength(1);
+  });
+
+  it('gives the model the denial with its reason', async () => {
+    const id = await s.a.startRun(body('email'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'not today' }]);
+    const { snap } = await finished(id);
+    expect(JSON.parse(snap.output!.replace('after: ', '')).error.message).toBe('Tool execution denied by user. Reason: not today');
+  });
+
+  it('still pauses a critical tool listed in autoApprove', async () => {
+    const id = await s.a.startRun(body('wipe', { approval: { autoApprove: ['wipe_disk', 'send_email'] } }));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect(paused.pending[0]).toMatchObject({ name: 'wipe_disk', pauseType: 'awaiting_approval' });
+    await s.a.cancel(id);
+  });
+
+  it('expires with onTimeout deny: undecided calls are denied and the run resumes', async () => {
+    const id = await s.a.startRun(body('email', { approval: { timeoutMs: 1000, onTimeout: 'deny' } }));
+    await s.a.waitFor(id, (r) => r.status === 'paused');
+    const { snap, events } = await finished(id);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toContain('denied');
+    expect(events.find((e) => e.type === 'run.resumed')!.data.decisions).toEqual([{ callId: expect.any(String), action: 'deny' }]);
+    const paused = events.find((e) => e.type === 'run.paused')!;
+    expect(Date.parse(String(paused.data.expiresAt))).toBeGreaterThan(Date.parse(paused.at));
+    expect((await decide(id, [{ callId: 'x', action: 'approve' }])).status).toBe(409);
+  });
+
+  it('expires with onTimeout fail: the run fails approval_expired', async () => {
+    const id = await s.a.startRun(body('email', { approval: { timeoutMs: 1000, onTimeout: 'fail' } }));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const { snap } = await finished(id);
+    expect(snap).toMatchObject({ status: 'failed', error: { code: 'approval_expired' } });
+    expect((await decide(id, [{ callId: paused.pending[0]!.callId, action: 'approve' }])).status).toBe(409);
+  });
+
+  it('cancels while paused: every pending call gets a cancelled result', async () => {
+    const id = await s.a.startRun(body('email'));
+    await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect((await s.a.cancel(id)).status).toBe(202);
+    const { snap, messages } = await finished(id);
+    expect(snap.status).toBe('cancelled');
+    expect(JSON.parse(messages.at(-1)!.content!).error.code).toBe('cancelled');
+  });
+
+  it('accepts decisions from the decisions queue through the same path', async () => {
+    const id = await s.a.startRun(body('email'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const { Queue } = await import('bullmq');
+    const q = new Queue('decisions', { connection: s.redis, prefix: s.prefix });
+    await q.add('decide', { tenantId: 'tenant-a', runId: id, decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    const { snap } = await finished(id);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toContain('sent');
+    await q.close();
+  });
+
+  it('exposes the parked gauge and the pause counter', async () => {
+    const id = await s.a.startRun(body('email'));
+    await s.a.waitFor(id, (r) => r.status === 'paused');
+    const metrics = (await s.anon.request('GET', '/metrics')).text;
+    expect(metrics).toMatch(/agentloop_runs_parked [1-9]/);
+    expect(metrics).toMatch(/agentloop_runs_paused_total\{pause_type="awaiting_approval"\} [1-9]/);
+    await s.a.cancel(id);
+    await s.a.waitTerminal(id);
+  });
+});

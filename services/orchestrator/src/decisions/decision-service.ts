@@ -1,0 +1,148 @@
+import {
+  QUEUES, advanceJobId, argumentsForDisplay, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent, type PendingCall,
+  type ToolJob, type ToolOutcome,
+} from '@agentloop/protocol';
+import { DEFAULT_JOB_OPTIONS, type CallMeta, type Metrics, type PreparedDecision, type QueueSet, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
+import { ArgumentValidator } from './validate-arguments.js';
+
+export type DecisionResult =
+  | { kind: 'applied'; status: 'resumed' | 'waiting'; remaining: string[] }
+  | { kind: 'not_found' }
+  | { kind: 'conflict'; message: string }
+  | { kind: 'invalid'; message: string; details: unknown };
+
+/** The denial text the model sees (SPEC §5). */
+export const denialMessage = (reason?: string) => `Tool execution denied by user.${reason ? ` Reason: ${reason}` : ''}`;
+
+/**
+ * Applies decisions to parked runs — one code path for the HTTP API, the `decisions` queue and expiry — and
+ * publishes the continuation of a run whose last pending call was decided.
+ */
+export class DecisionService {
+  private readonly validator = new ArgumentValidator();
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly queues: QueueSet,
+    private readonly catalog: ToolCatalog,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async apply(tenant: string | null, runId: string, decisions: Decision[]): Promise<DecisionResult> {
+    const st = await this.store.load(runId);
+    if (!st || (tenant !== null && st.tenant !== tenant)) return { kind: 'not_found' };
+    if (st.status !== 'paused') return { kind: 'conflict', message: `run ${runId} is not paused (${st.status})` };
+    const pending = new Map(st.pending.map((p) => [p.callId, p]));
+    const prepared: PreparedDecision[] = [];
+    const edits: Record<string, string> = {};
+    const metas = await this.store.callMeta(runId, decisions.map((d) => d.callId));
+    for (const [i, d] of decisions.entries()) {
+      const p = pending.get(d.callId);
+      const meta = metas[i];
+      if (!p || !meta) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
+      const r = await this.prepare(st, d, p, meta);
+      if ('invalid' in r) return { kind: 'invalid', message: r.invalid, details: r.details };
+      prepared.push(r.decision);
+      if (r.edited !== undefined) edits[d.callId] = r.edited;
+    }
+    const out = await this.store.applyDecisions(runId, st.iteration, prepared, edits);
+    switch (out.kind) {
+      case 'not_paused':
+        return { kind: 'conflict', message: `run ${runId} is not paused` };
+      case 'conflict':
+        return { kind: 'conflict', message: `call ${out.callId} is not pending or was already decided` };
+      case 'waiting':
+        return { kind: 'applied', status: 'waiting', remaining: out.remaining };
+      case 'resumed':
+        await this.publishResume(runId);
+        return { kind: 'applied', status: 'resumed', remaining: [] };
+    }
+  }
+
+  private async prepare(st: RunState, d: Decision, p: PendingCall, meta: CallMeta): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
+    const base = { callId: d.callId, name: meta.name, arguments: argumentsForDisplay(meta.arguments) };
+    const client = p.pauseType === 'requires_client_execution';
+    switch (d.action) {
+      case 'approve': {
+        if (client) return { invalid: `call ${d.callId} is a client tool: answer it with submit_result` };
+        if (!d.arguments) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, event: { ...base, status: 'approved' } } };
+        const entry = await this.catalog.get(meta.name);
+        const problems = entry ? this.validator.validate(entry.parameters, d.arguments) : [];
+        if (problems.length) return { invalid: `edited arguments do not match the schema of ${meta.name}`, details: problems.map((message) => ({ path: ['decisions', d.callId, 'arguments'], message })) };
+        const text = JSON.stringify(d.arguments);
+        return {
+          decision: {
+            callId: d.callId, action: 'approve', outcome: null,
+            meta: { ...meta, arguments: text, display: text },
+            event: { ...base, arguments: d.arguments, originalArguments: base.arguments, status: 'approved' },
+          },
+          edited: text,
+        };
+      }
+      case 'deny': {
+        const outcome = toolErrorOutcome('denied', denialMessage(d.reason));
+        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, event: { ...base, status: 'denied', error: outcome.error } } };
+      }
+      case 'submit_result': {
+        if (!client) return { invalid: `call ${d.callId} awaits approval: approve or deny it` };
+        const outcome: ToolOutcome = d.isError
+          ? toolErrorOutcome('tool_error', typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null))
+          : { status: 'completed', content: resultContent(d.result), result: d.result };
+        const event = outcome.status === 'completed' ? { ...base, status: 'completed' as const, result: d.result } : { ...base, status: 'error' as const, error: outcome.error };
+        void st;
+        return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, event } };
+      }
+    }
+  }
+
+  /**
+   * Publishes the continuation of a run whose decisions are complete: the next iteration's job with the approved
+   * calls as its children. Idempotent (fixed job ids): the reconciler calls it again for runs whose resume did
+   * not start.
+   */
+  async publishResume(runId: string): Promise<void> {
+    const st = await this.store.load(runId);
+    if (!st || st.status !== 'running' || st.phase !== 'tools') return;
+    const outcomes = await this.store.outcomes(runId, st.batch);
+    const metas = await this.store.callMeta(runId, st.batch);
+    const approved = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] ? [{ id, meta: metas[i]! }] : []));
+    const k = st.iteration;
+    const parent = { name: 'advance', data: { runId, iteration: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
+    await this.queues.get(QUEUES.orchestrator).remove(expireJobId(runId, k)).catch(() => 0);
+    if (!approved.length) {
+      await this.queues.orchestrator.add(parent.name, parent.data, parent.opts);
+      return;
+    }
+    await this.queues.flows.add({
+      ...parent,
+      queueName: QUEUES.orchestrator,
+      children: approved.map(({ id, meta }) => ({
+        name: 'tool',
+        queueName: QUEUES.tools(meta.pool),
+        data: { runId, tenantId: st.tenant, callId: id, name: meta.name, arguments: meta.arguments, iteration: k, maxResultTokens: meta.maxResultTokens ?? 20_000 } satisfies ToolJob,
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, id), ignoreDependencyOnFailure: true },
+      })),
+    });
+  }
+
+  /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */
+  async expire(runId: string, iteration: number): Promise<void> {
+    const st = await this.store.load(runId);
+    if (!st || st.status !== 'paused' || st.iteration !== iteration) return;
+    if (st.request.approval.onTimeout === 'fail') {
+      const error = { code: 'approval_expired', message: `no decision within approval.timeoutMs (${st.request.approval.timeoutMs} ms)` };
+      const events: NewEvent[] = [{ type: 'run.failed', data: { error } }];
+      if (await this.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events })) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      return;
+    }
+    const undecided = await this.undecided(st);
+    if (!undecided.length) return;
+    await this.apply(null, runId, undecided.map((callId) => ({ callId, action: 'deny', reason: 'no decision before the approval timeout' })));
+  }
+
+  private async undecided(st: RunState): Promise<string[]> {
+    const ids = st.pending.map((p) => p.callId);
+    const decided = await this.store.redis.hmget(this.store.keys.run(st.id).calls, ...ids.map((id) => `${id}:dec`));
+    return ids.filter((_, i) => !decided[i]);
+  }
+}

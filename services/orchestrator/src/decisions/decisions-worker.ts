@@ -1,0 +1,55 @@
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DecisionJobSchema, QUEUES } from '@agentloop/protocol';
+import type { Logger, RunStore } from '@agentloop/runtime';
+import type { DecisionResult, DecisionService } from './decision-service.js';
+
+/**
+ * Decisions published by backends on the `decisions` queue (SPEC §5): the same code path as the HTTP API. The job's
+ * return value is the outcome (`applied` / `conflict` / `invalid` / `not_found`), never a retry loop.
+ */
+export class DecisionsWorker {
+  private worker: Worker | null = null;
+  private reconciler: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly decisions: DecisionService,
+    private readonly store: RunStore,
+    private readonly logger: Logger,
+    private readonly reconcileEveryMs = 10_000,
+  ) {}
+
+  async start(): Promise<void> {
+    this.worker = new Worker(QUEUES.decisions, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20 });
+    this.worker.on('error', (err) => this.logger.error({ err }, 'decisions worker error'));
+    await this.worker.waitUntilReady();
+    this.reconciler = setInterval(() => void this.reconcile(), this.reconcileEveryMs);
+    this.reconciler.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.reconciler) clearInterval(this.reconciler);
+    await this.worker?.close();
+  }
+
+  private async process(job: Job): Promise<DecisionResult> {
+    const parsed = DecisionJobSchema.safeParse(job.data);
+    if (!parsed.success) return { kind: 'invalid', message: 'not a valid decision job', details: parsed.error.issues };
+    return this.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);
+  }
+
+  /**
+   * A process that flipped a run to resuming and died before publishing its continuation leaves it in the
+   * resuming set: publish it again (idempotent). Only runs whose decisions are complete are looked at — parked
+   * runs are never polled.
+   */
+  async reconcile(): Promise<void> {
+    try {
+      for (const runId of await this.store.resumingSince(Date.now() - this.reconcileEveryMs)) await this.decisions.publishResume(runId);
+    } catch (err) {
+      this.logger.warn({ err }, 'resume reconciliation failed');
+    }
+  }
+}
