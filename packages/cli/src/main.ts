@@ -1,11 +1,15 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { runCommand } from './run-command.js';
+import { approveCommand, denyCommand, pendingCommand } from './decision-commands.js';
 import { ROLES, serve, type Role } from './serve.js';
 
 const USAGE = `usage:
   agentloop serve [--role api|orchestrator|tool-runner|compressor ...] [--pools default,sandbox]
-  agentloop run "<prompt>" [--tools a,b] [--model provider/name] [--system text] [--follow] [--url http://127.0.0.1:8080] [--key KEY]`;
+  agentloop run "<prompt>" [--tools a,b] [--model provider/name] [--system text] [--follow] [--url http://127.0.0.1:8080] [--key KEY]
+  agentloop pending [--json]
+  agentloop approve <run> <call> [--args JSON]
+  agentloop deny <run> <call> [--reason text]`;
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -32,6 +36,12 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'run':
       return runCommand(rest);
+    case 'pending':
+      return pendingCommand(rest);
+    case 'approve':
+      return approveCommand(rest);
+    case 'deny':
+      return denyCommand(rest);
     default:
       console.error(USAGE);
       return cmd === undefined || cmd === 'help' || cmd === '--help' ? 0 : 2;

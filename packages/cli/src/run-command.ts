@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { EventRenderer } from './render-events.js';
 import { followEvents } from './sse-client.js';
+import { promptDecisions } from './inline-decisions.js';
+import type { PendingCall } from '@agentloop/protocol';
 
 /** `agentloop run "<prompt>" --tools a,b --follow`: create a run over HTTP and render its events live. */
 export async function runCommand(args: string[]): Promise<number> {
@@ -43,10 +45,11 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   const renderer = new EventRenderer();
   let status = 'completed';
-  await followEvents(`${values.url}/v1/runs/${created.id}/events`, headers, (e) => {
+  await followEvents(`${values.url}/v1/runs/${created.id}/events`, headers, async (e) => {
     renderer.render(e);
     if (e.type === 'run.failed') status = 'failed';
     if (e.type === 'run.cancelled') status = 'cancelled';
+    if (e.type === 'run.paused') await promptDecisions(values.url!, values.key, created.id!, (e.data as { pending: PendingCall[] }).pending);
   });
   return status === 'completed' ? 0 : 1;
 }

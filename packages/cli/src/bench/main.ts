@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { RedisServer } from '@agentloop/testing';
 import { serve } from '../serve.js';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
+import { resumeLatency } from './resume-latency.js';
 import { commandCount, ms, percentile } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -14,7 +15,14 @@ const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
 const CONCURRENCY = { orchestrator: 50, tools: 20 };
 
 const TOOLS_MODULE = path.join(os.tmpdir(), `agentloop-bench-tools-${process.pid}.mjs`);
-fs.writeFileSync(TOOLS_MODULE, `export default [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } }];\n`);
+fs.writeFileSync(
+  TOOLS_MODULE,
+  `export default [
+  { name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } },
+  { name: 'notify', description: 'an external effect (needs approval)', parameters: { type: 'object' }, sideEffect: 'external', async execute() { return { ok: true }; } },
+];\n`,
+);
+const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
 
 function priorConversation(n: number) {
   const msgs: Array<Record<string, unknown>> = [];
@@ -128,7 +136,13 @@ async function main() {
     const cmdRatio = small.commands / iters / rawPerIter;
     const growth = percentile(large.overhead, 50) / percentile(small.overhead, 50);
     const cmdGrowth = large.commands / small.commands;
+    const resume = await resumeLatency(server.url, admin, TOOLS_MODULE, PARKED, 40);
+    for (const r of resume) console.log(`resume latency with ${r.parked} parked runs (decision request → first model request of the resumed iteration): p50 ${ms(r.p50)}  p99 ${ms(r.p99)}`);
+    const resumeRatio = resume[0]!.p50 / rtP50;
+    const resumeGrowth = resume[resume.length - 1]!.p50 / resume[0]!.p50;
     console.log(`\ntargets:`);
+    console.log(`  resume p50 / raw round trip p50        ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}`);
+    console.log(`  resume p50, ${PARKED[PARKED.length - 1]} vs ${PARKED[0]} parked runs  ${resumeGrowth.toFixed(2)}×  (target: no growth)`);
     console.log(`  overhead p50 (one run at a time) / raw round trip p50  ${overheadRatio.toFixed(2)}×  (target ≤ 3×)  ${overheadRatio <= 3 ? 'met' : 'MISSED'}`);
     console.log(`  Redis commands / iteration vs raw      ${cmdRatio.toFixed(2)}×  (target ≤ 1.3×)  ${cmdRatio <= 1.3 ? 'met' : 'MISSED'}`);
     console.log(`  200-message vs 10-message overhead     ${growth.toFixed(2)}×  (target ≤ 1.2×)  ${growth <= 1.2 ? 'met' : 'MISSED'}`);

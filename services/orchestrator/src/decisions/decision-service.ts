@@ -54,7 +54,7 @@ export class DecisionService {
       case 'waiting':
         return { kind: 'applied', status: 'waiting', remaining: out.remaining };
       case 'resumed':
-        await this.publishResume(runId);
+        await this.publishResume(runId, { iteration: st.iteration, tenant: st.tenant, approved: out.approved });
         return { kind: 'applied', status: 'resumed', remaining: [] };
     }
   }
@@ -97,32 +97,35 @@ export class DecisionService {
 
   /**
    * Publishes the continuation of a run whose decisions are complete: the next iteration's job with the approved
-   * calls as its children. Idempotent (fixed job ids): the reconciler calls it again for runs whose resume did
-   * not start.
+   * calls as its children. Idempotent (fixed job ids): the reconciler calls it again, without `known`, for runs
+   * whose resume did not start.
    */
-  async publishResume(runId: string): Promise<void> {
-    const st = await this.store.load(runId);
-    if (!st || st.status !== 'running' || st.phase !== 'tools') return;
-    const outcomes = await this.store.outcomes(runId, st.batch);
-    const metas = await this.store.callMeta(runId, st.batch);
-    const approved = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] ? [{ id, meta: metas[i]! }] : []));
-    const k = st.iteration;
-    const parent = { name: 'advance', data: { runId, iteration: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
-    await this.queues.get(QUEUES.orchestrator).remove(expireJobId(runId, k)).catch(() => 0);
-    if (!approved.length) {
-      await this.queues.orchestrator.add(parent.name, parent.data, parent.opts);
-      return;
+  async publishResume(runId: string, known?: { iteration: number; tenant: string; approved: string[] }): Promise<void> {
+    let resume = known;
+    if (!resume) {
+      const st = await this.store.load(runId);
+      if (!st || st.status !== 'running' || st.phase !== 'tools' || !st.resuming) return;
+      const decided = st.batch.length ? await this.store.redis.hmget(this.store.keys.run(runId).calls, ...st.batch.map((id) => `${id}:dec`)) : [];
+      const approved = st.batch.filter((_, i) => decided[i] === 'approve');
+      resume = { iteration: st.iteration, tenant: st.tenant, approved };
     }
-    await this.queues.flows.add({
-      ...parent,
-      queueName: QUEUES.orchestrator,
-      children: approved.map(({ id, meta }) => ({
-        name: 'tool',
-        queueName: QUEUES.tools(meta.pool),
-        data: { runId, tenantId: st.tenant, callId: id, name: meta.name, arguments: meta.arguments, iteration: k, maxResultTokens: meta.maxResultTokens ?? 20_000 } satisfies ToolJob,
-        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, id), ignoreDependencyOnFailure: true },
-      })),
-    });
+    const { iteration: k, tenant, approved } = resume;
+    const parent = { name: 'advance', data: { runId, iteration: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
+    if (!approved.length) await this.queues.orchestrator.add(parent.name, parent.data, parent.opts);
+    else {
+      const metas = await this.store.callMeta(runId, approved);
+      await this.queues.flows.add({
+        ...parent,
+        queueName: QUEUES.orchestrator,
+        children: approved.map((id, i) => ({
+          name: 'tool',
+          queueName: QUEUES.tools(metas[i]!.pool),
+          data: { runId, tenantId: tenant, callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, iteration: k, maxResultTokens: metas[i]!.maxResultTokens ?? 20_000 } satisfies ToolJob,
+          opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, id), ignoreDependencyOnFailure: true },
+        })),
+      });
+    }
+    void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0); // its run is no longer parked: tidy, not needed
   }
 
   /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */
