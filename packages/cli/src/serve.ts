@@ -4,7 +4,7 @@ import { ProviderRegistry } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, loadConfig, type Config } from '@agentloop/runtime';
+import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -46,6 +46,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const catalog = new ToolCatalog(redis, config.prefix);
   const decisions = new DecisionService(store, queues, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
+  // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
+  const drainables: Drainable[] = [];
+  shutdown.add('workers', () => drainAll(drainables, config.drainMs));
   const started: string[] = [];
 
   if (has('tool-runner')) {
@@ -53,7 +56,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const pools = opts.pools?.length ? opts.pools : registry.pools();
     const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
     await runner.start();
-    shutdown.add('tool-runner', () => runner.close());
+    drainables.push(runner);
     started.push('tool-runner');
   }
   if (has('orchestrator')) {
@@ -68,15 +71,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     await intake.start();
     const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger);
     await decisionsWorker.start();
-    shutdown.add('orchestrator', async () => {
-      await Promise.all([worker.close(), intake.close(), decisionsWorker.close()]);
-    });
+    drainables.push(worker, intake, decisionsWorker);
     started.push('orchestrator');
   }
   if (has('compressor')) {
     const compressor = new CompressorWorker(redis, config.prefix, logger);
     await compressor.start();
-    shutdown.add('compressor', () => compressor.close());
+    drainables.push(compressor);
     started.push('compressor');
   }
 

@@ -9,3 +9,4 @@ export * from './metrics.js';
 export * from './queues.js';
 export * from './tool-catalog.js';
 export * from './shutdown.js';
+export * from './drain.js';

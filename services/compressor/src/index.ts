@@ -27,6 +27,8 @@ export class CompressorWorker {
     await this.worker.waitUntilReady();
   }
 
+  handBack(): void {} // short jobs: nothing worth aborting
+
   async close(): Promise<void> {
     await this.worker?.close();
   }

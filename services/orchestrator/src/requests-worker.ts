@@ -21,6 +21,8 @@ export class RequestsWorker {
     await this.worker.waitUntilReady();
   }
 
+  handBack(): void {} // short jobs: nothing worth aborting
+
   async close(): Promise<void> {
     await this.worker?.close();
   }

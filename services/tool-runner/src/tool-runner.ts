@@ -1,7 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, advanceJobId, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 
@@ -65,6 +65,14 @@ export class ToolRunner {
     await this.nudges?.close();
   }
 
+  /** Drain deadline passed: abort the tools still running; their jobs are retried elsewhere (same idempotency key). */
+  handBack(): void {
+    this.handingBack = true;
+    for (const set of this.inFlight.values()) for (const ac of set) ac.abort(new HandedBackError());
+  }
+
+  private handingBack = false;
+
   private nudges: Queue | null = null;
 
   /**
@@ -107,6 +115,11 @@ export class ToolRunner {
     return started === 'first';
   }
 
+  private async runCancelled(runId: string): Promise<boolean> {
+    const st = await this.o.store.load(runId);
+    return !st || !!st.cancel || isTerminalStatus(st.status);
+  }
+
   private count(tool: string, status: string, skipReason?: string): void {
     this.o.metrics.toolCalls.inc({ tool: this.o.registry.get(tool) ? tool : 'unknown', status });
     if (skipReason) this.o.metrics.toolsSkipped.inc({ reason: skipReason });
@@ -135,6 +148,7 @@ export class ToolRunner {
       set.delete(ac);
       if (!set.size) this.inFlight.delete(runId);
     }
+    if (this.handingBack && ac.signal.aborted && !(await this.runCancelled(runId))) throw new HandedBackError();
     const label = tool ? name : 'unknown';
     this.o.metrics.toolDuration.observe({ tool: label, pool }, (performance.now() - t0) / 1000);
     const recorded = await this.o.store.recordToolResult(runId, callId, outcome, {

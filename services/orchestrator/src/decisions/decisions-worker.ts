@@ -29,6 +29,8 @@ export class DecisionsWorker {
     this.reconciler.unref();
   }
 
+  handBack(): void {} // short jobs: nothing worth aborting
+
   async close(): Promise<void> {
     if (this.reconciler) clearInterval(this.reconciler);
     await this.worker?.close();

@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, ExpireJobSchema, QUEUES, advanceJobId, argumentsForDisplay, expireJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
 import { LlmError, callModelChain, costUsd, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
-import { DEFAULT_JOB_OPTIONS, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
+import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { contextWindowOf } from './context-window.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
@@ -43,6 +43,7 @@ export class IterationWorker {
   private readonly states = new StateCache();
   private readonly catalog: ToolCatalog;
   private readonly inFlight = new Map<string, AbortController>();
+  private handingBack = false;
 
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
@@ -72,6 +73,12 @@ export class IterationWorker {
 
   async close(): Promise<void> {
     await this.worker?.close();
+  }
+
+  /** Drain deadline passed: abort the model streams in flight; their jobs are retried elsewhere from the same state. */
+  handBack(): void {
+    this.handingBack = true;
+    for (const ac of this.inFlight.values()) ac.abort(new HandedBackError());
   }
 
   private async process(job: Job): Promise<void> {
@@ -193,7 +200,7 @@ export class IterationWorker {
       if (err?.kind === 'aborted' || ac.signal.aborted) {
         const fresh = await this.o.store.load(runId);
         if (fresh?.cancel) await this.endCancelled(fresh);
-        else throw e; // shutting down: the job is retried elsewhere from the same state
+        else throw this.handingBack ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
         return (performance.now() - t0) / 1000;
       }
       await this.failRun(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
