@@ -75,7 +75,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     started.push('orchestrator');
   }
   if (has('compressor')) {
-    const compressor = new CompressorWorker(redis, config.prefix, logger);
+    const compressor = new CompressorWorker({
+      redis, prefix: config.prefix, store, providers: new ProviderRegistry(opts.env ?? process.env), metrics, logger, lockMs: config.lockMs,
+      compressionModel: (opts.env ?? process.env).AGENTLOOP_COMPRESSION_MODEL || undefined,
+    });
     await compressor.start();
     drainables.push(compressor);
     started.push('compressor');

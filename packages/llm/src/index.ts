@@ -6,3 +6,6 @@ export * from './providers/openai/map-error.js';
 export * from './providers/registry.js';
 export * from './model-chain.js';
 export * from './pricing.js';
+export * from './context/context-windows.js';
+export * from './context/token-counter.js';
+export * from './context/compression-plan.js';

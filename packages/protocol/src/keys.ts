@@ -18,6 +18,7 @@ export class RunKeys {
   readonly events: string;
   readonly calls: string;
   readonly eventsChannel: string;
+  readonly compressions: string;
 
   constructor(
     readonly prefix: string,
@@ -29,6 +30,7 @@ export class RunKeys {
     this.events = `${base}:events`;
     this.calls = `${base}:calls`;
     this.eventsChannel = `${base}:ev`;
+    this.compressions = `${base}:compressions`;
   }
 }
 

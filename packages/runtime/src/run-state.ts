@@ -42,6 +42,10 @@ export interface RunState {
   pausedUntil: number;
   /** Decisions completed; the resumed iteration has not started yet. */
   resuming: boolean;
+  /** The transcript the model sees is viewPrefix + history[viewFrom..] (compression rewrites these, bumping tv). */
+  viewPrefix: Message[];
+  viewFrom: number;
+  tv: number;
 }
 
 const num = (v: string | undefined) => (v ? Number(v) : 0);
@@ -88,6 +92,9 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     iterUsage: json(h.iterUsage, {}),
     pausedUntil: num(h.pausedUntil),
     resuming: h.resuming === '1',
+    viewPrefix: json(h.viewPrefix, []),
+    viewFrom: num(h.viewFrom),
+    tv: num(h.tv),
   };
 }
 

@@ -136,6 +136,25 @@ export class RunStore {
     return raw.map((m) => JSON.parse(m) as Message);
   }
 
+  /** The transcript as the model sees it next: the compression prefix, then the history from viewFrom. */
+  async view(st: Pick<RunState, 'id' | 'viewPrefix' | 'viewFrom'>): Promise<Message[]> {
+    return [...st.viewPrefix, ...(await this.messages(st.id, st.viewFrom))];
+  }
+
+  /** Installs a compressed view (compare-and-set on iteration and transcript version); the new version, or null. */
+  async applyCompression(runId: string, p: { iteration: number; tv: number; prefix: Message[]; from: number; record: Record<string, unknown>; events: NewEvent[] }): Promise<number | null> {
+    const k = this.keys.run(runId);
+    const r = await this.scripts.run('apply-compression', [...this.runKeys(runId), k.compressions], [
+      ...this.head(runId), p.iteration, p.tv, JSON.stringify(p.prefix), p.from, JSON.stringify(p.record), eventsArg(p.events),
+    ]);
+    return Number(r) > 0 ? Number(r) : null;
+  }
+
+  /** The last three compression records, newest first. */
+  async compressions(runId: string): Promise<Array<Record<string, unknown>>> {
+    return (await this.redis.lrange(this.keys.run(runId).compressions, 0, -1)).map((r) => JSON.parse(r));
+  }
+
   /** Events with seq > after (seq n is list index n-1). */
   async events(runId: string, after = 0): Promise<EventEnvelope[]> {
     const raw = await this.redis.lrange(this.keys.run(runId).events, after, -1);

@@ -1,35 +1,115 @@
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUES } from '@agentloop/protocol';
-import type { Logger } from '@agentloop/runtime';
+import { z } from 'zod';
+import {
+  LlmError, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
+  type ProviderRegistry,
+} from '@agentloop/llm';
+import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
+import type { Logger, Metrics, RunStore } from '@agentloop/runtime';
+
+export const CompressJobSchema = z.object({ runId: z.string(), iteration: z.number().int(), tv: z.number().int() });
+
+export type CompressResult = { outcome: 'ok'; tokensBefore: number; tokensAfter: number } | { outcome: 'skipped' | 'failed' | 'no_shrink'; reason: string };
+
+/** Share of the context window the kept recent turns may use after a summary. */
+export const KEEP_SHARE = 0.3;
+
+export interface CompressorOptions {
+  redis: Redis;
+  prefix: string;
+  store: RunStore;
+  providers: ProviderRegistry;
+  metrics: Metrics;
+  logger: Logger;
+  /** AGENTLOOP_COMPRESSION_MODEL ("provider/name"): summarize with this model instead of the run's. */
+  compressionModel?: string;
+  lockMs: number;
+}
 
 /**
- * The compressor role. Context compression (summarize / prune) is its own issue; until it lands this worker
- * consumes the `compressor` queue and fails jobs with a clear message, so nothing waits on it silently.
+ * The compressor role: summarizes the older part of a run's transcript with a model, keeping the system prompt, the
+ * last user message and the most recent turns (cut at a turn boundary, so no call is separated from its result and
+ * kept turns keep their reasoning and provider data), and installs the new view with a compare-and-set on the
+ * transcript version. Failures are results (the orchestrator then prunes), never retries of a failing model.
  */
 export class CompressorWorker {
   private worker: Worker | null = null;
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly o: CompressorOptions) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker(
-      QUEUES.compressor,
-      async (): Promise<void> => {
-        throw new Error('context compression is not available in this build');
-      },
-      { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 4 },
-    );
-    this.worker.on('error', (err) => this.logger.error({ err }, 'compressor worker error'));
+    this.worker = new Worker(QUEUES.compressor, (job) => this.process(job), {
+      connection: this.o.redis.duplicate(),
+      prefix: this.o.prefix,
+      concurrency: 4,
+      lockDuration: this.o.lockMs,
+      stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
+      maxStalledCount: 100,
+    });
+    this.worker.on('error', (err) => this.o.logger.error({ err }, 'compressor worker error'));
     await this.worker.waitUntilReady();
   }
 
-  handBack(): void {} // short jobs: nothing worth aborting
+  handBack(): void {} // a summary is cheap to redo: an interrupted job is simply retried
 
   async close(): Promise<void> {
     await this.worker?.close();
+  }
+
+  private async process(job: Job): Promise<CompressResult> {
+    const { runId, iteration, tv } = CompressJobSchema.parse(job.data);
+    const result = await this.compress(runId, iteration, tv);
+    this.o.metrics.compressions.inc({ strategy: 'summarize', outcome: result.outcome });
+    if (result.outcome !== 'ok') this.o.logger.info({ runId, iteration, ...result }, 'summarization did not apply');
+    return result;
+  }
+
+  async compress(runId: string, iteration: number, tv: number): Promise<CompressResult> {
+    const st = await this.o.store.load(runId);
+    if (!st || st.iteration !== iteration || st.phase !== 'model' || st.tv !== tv) return { outcome: 'skipped', reason: 'the run moved on' };
+    const view = await this.o.store.view(st);
+    const counter = counterFor(st.model);
+    const tokens = view.map((m) => messageTokens(counter, m));
+    const before = tokens.reduce((a, b) => a + b, 0);
+    const firstTurn = view.findIndex((m) => m.role !== 'system');
+    const cut = chooseCut(view, tokens, KEEP_SHARE * contextWindowOf(st.model), firstTurn + 1);
+    const older = view.slice(0, cut).filter((m) => m.role !== 'system');
+    if (!older.length) return { outcome: 'no_shrink', reason: 'nothing older than the kept turns' };
+    let summary: string;
+    try {
+      const res = await callModelChain(this.o.providers, this.models(st.model, st.request.fallbacks), {
+        messages: [
+          { role: 'system', content: SUMMARIZE_SYSTEM },
+          { role: 'user', content: renderForSummary(older) },
+        ],
+        tools: null,
+      });
+      summary = res.message.content ?? '';
+    } catch (e) {
+      return { outcome: 'failed', reason: e instanceof LlmError ? `${e.kind}: ${e.message}` : String(e) };
+    }
+    if (!summary.trim()) return { outcome: 'failed', reason: 'the summary was empty' };
+    // Express the new view as prefix + history[from..]: the kept part is either in the old prefix or in history.
+    const oldPrefixLen = st.viewPrefix.length;
+    const prefix: Message[] = summaryPrefix(view, cut, summary);
+    let from = st.viewFrom;
+    if (cut >= oldPrefixLen) from = st.viewFrom + (cut - oldPrefixLen);
+    else prefix.push(...st.viewPrefix.slice(cut));
+    const after = [...prefix, ...view.slice(Math.max(cut, oldPrefixLen))].reduce((n, m) => n + messageTokens(counter, m), 0);
+    if (after >= before) return { outcome: 'no_shrink', reason: `the summary did not shrink the context (${before} → ${after} tokens)` };
+    const applied = await this.o.store.applyCompression(runId, {
+      iteration, tv, prefix, from,
+      record: { at: new Date().toISOString(), strategy: 'summarize', tokensBefore: before, tokensAfter: after, from, summarized: older.length },
+      events: [{ type: 'context.compressed', data: { strategy: 'summarize', tokensBefore: before, tokensAfter: after } }],
+    });
+    if (!applied) return { outcome: 'skipped', reason: 'the transcript changed meanwhile' };
+    return { outcome: 'ok', tokensBefore: before, tokensAfter: after };
+  }
+
+  private models(runModel: ModelSpec, fallbacks: ModelSpec[]): ModelSpec[] {
+    if (!this.o.compressionModel) return [runModel, ...fallbacks];
+    const [provider, ...name] = this.o.compressionModel.split('/');
+    const spec = ModelSpecSchema.safeParse({ provider, name: name.join('/') });
+    return spec.success ? [spec.data, runModel, ...fallbacks] : [runModel, ...fallbacks];
   }
 }

@@ -5,7 +5,6 @@ export * from './loop/decide-advance.js';
 export * from './loop/classify-calls.js';
 export * from './loop/delta-buffer.js';
 export * from './loop/transcript-cache.js';
-export * from './loop/context-window.js';
 export * from './api/app.js';
 export * from './api/errors.js';
 export * from './api/openapi.js';

@@ -109,11 +109,8 @@ export function createApp(d: ApiDeps): express.Express {
     const st = await ownRun(req);
     const include = String(req.query.include ?? '').split(',');
     const extra: Parameters<typeof toSnapshot>[1] = {};
-    if (include.includes('messages') || include.includes('history')) {
-      const messages = await d.store.messages(st.id);
-      if (include.includes('messages')) extra.messages = messages;
-      if (include.includes('history')) extra.history = messages;
-    }
+    if (include.includes('messages')) extra.messages = await d.store.view(st);
+    if (include.includes('history')) extra.history = await d.store.messages(st.id);
     res.json(toSnapshot(st, extra));
   }));
 

@@ -3,12 +3,13 @@ import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, QUEUES, advanceJobId, argumentsForDisplay, expireJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
-import { LlmError, callModelChain, costUsd, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { LlmError, callModelChain, contextWindowOf, costUsd, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
-import { contextWindowOf } from './context-window.js';
+
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
+import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
@@ -41,6 +42,7 @@ export class IterationWorker {
   private worker: Worker | null = null;
   private readonly transcripts: TranscriptCache;
   private readonly states = new StateCache();
+  private readonly context: ContextGate;
   private readonly catalog: ToolCatalog;
   private readonly inFlight = new Map<string, AbortController>();
   private handingBack = false;
@@ -48,6 +50,7 @@ export class IterationWorker {
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = new ToolCatalog(o.redis, o.prefix);
+    this.context = new ContextGate(o.store, o.queues, this.transcripts, o.metrics);
   }
 
   async start(): Promise<void> {
@@ -56,7 +59,7 @@ export class IterationWorker {
       if (ch === channel) this.inFlight.get(runId)?.abort(new Error('run cancelled'));
     });
     await this.o.subscriber.subscribe(channel);
-    this.worker = new Worker(QUEUES.orchestrator, (job) => this.process(job), {
+    this.worker = new Worker(QUEUES.orchestrator, (job, token) => this.process(job, token), {
       connection: this.o.redis.duplicate(),
       prefix: this.o.prefix,
       concurrency: this.o.concurrency,
@@ -81,7 +84,7 @@ export class IterationWorker {
     for (const ac of this.inFlight.values()) ac.abort(new HandedBackError());
   }
 
-  private async process(job: Job): Promise<void> {
+  private async process(job: Job, token?: string): Promise<void> {
     if (job.name === 'expire') {
       const { runId, iteration } = ExpireJobSchema.parse(job.data);
       await this.o.decisions.expire(runId, iteration);
@@ -96,7 +99,7 @@ export class IterationWorker {
     for (const source of cached ? (['cache', 'redis'] as const) : (['redis'] as const)) {
       const st = source === 'cache' ? cached! : await this.o.store.load(runId);
       if (!st) return;
-      const outcome = await this.act(st, k, decideAdvance(st, k, Date.now()));
+      const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now()));
       if (outcome === 'stale' && source === 'cache') continue;
       external = typeof outcome === 'number' ? outcome : 0;
       break;
@@ -107,7 +110,7 @@ export class IterationWorker {
   }
 
   /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
-  private async act(st: RunState, k: number, action: AdvanceAction): Promise<number | 'stale' | 'done'> {
+  private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction): Promise<number | 'stale' | 'done'> {
     const runId = st.id;
     switch (action.kind) {
       case 'noop':
@@ -149,36 +152,61 @@ export class IterationWorker {
         if (started.resumed) this.transcripts.forget(runId); // decisions may have edited the transcript's arguments
         else if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
-        return this.callModel(current, k, action.callMode, false, started.length ?? undefined);
+        return this.callModel(job, token, current, k, action.callMode, false, started.length ?? undefined);
       }
       case 'resume_call':
-        return this.callModel(st, k, action.callMode, true);
+        return this.callModel(job, token, st, k, action.callMode, true);
     }
   }
 
   /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
-  private async callModel(st: RunState, k: number, callMode: string, resumed: boolean, knownLength?: number): Promise<number> {
+  private async callModel(job: Job, token: string | undefined, st: RunState, k: number, mode: string, resumed: boolean, knownLength?: number): Promise<number> {
     const runId = st.id;
     const request = st.request;
-    const messages = await this.transcripts.get(runId, knownLength);
-    const problems = transcriptProblems(messages);
+    const first = await this.transcripts.view(st, knownLength);
+    const problems = transcriptProblems(first.messages);
     if (problems.length) {
       await this.failRun(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
       return 0;
     }
-    const tools = callMode === 'tools' ? await this.toolSpecs(request) : null;
+    let fitted: Fitted = { view: first, tools: mode === 'tools' ? await this.toolSpecs(request) : null, callMode: mode };
+    fitted = await this.context.fit(job, token, st, k, fitted);
     if (resumed && st.deltaIter === k)
       await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
+    const t0 = performance.now();
+    for (let contextRetries = 0; ; contextRetries++) {
+      const outcome = await this.streamModel(st, k, resumed, fitted);
+      if (outcome.kind === 'ok') {
+        const modelSeconds = (performance.now() - t0) / 1000;
+        this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
+        await this.afterResponse(st, k, fitted.callMode, outcome.response, outcome.tailDeltas, fitted.view.historyLength);
+        return modelSeconds;
+      }
+      if (outcome.kind === 'context_length' && contextRetries < 3 && fitted.callMode !== 'context_limit') {
+        // The provider counted more than we did: take the next step of the ladder and try once more.
+        fitted = await this.context.fit(job, token, st, k, fitted, true);
+        continue;
+      }
+      if (outcome.kind === 'context_length') {
+        await this.completeWithoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
+        return (performance.now() - t0) / 1000;
+      }
+      return (performance.now() - t0) / 1000;
+    }
+  }
+
+  /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
+  private async streamModel(st: RunState, k: number, resumed: boolean, fitted: Fitted): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' }> {
+    const runId = st.id;
+    const request = st.request;
     const deltas = new DeltaBuffer(k, (events, first) => this.o.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
     const ac = new AbortController();
     this.inFlight.set(runId, ac);
-    const t0 = performance.now();
-    let response: ModelResponse;
     try {
-      response = await callModelChain(
+      const response = await callModelChain(
         this.o.providers,
         [request.model, ...request.fallbacks],
-        { messages, tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
+        { messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
         {
           onRetry: async (r) => {
             if (r.discardOutput) deltas.discard();
@@ -193,6 +221,7 @@ export class IterationWorker {
         },
         { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs },
       );
+      return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {
       deltas.discard();
       await deltas.flush();
@@ -201,16 +230,33 @@ export class IterationWorker {
         const fresh = await this.o.store.load(runId);
         if (fresh?.cancel) await this.endCancelled(fresh);
         else throw this.handingBack ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
-        return (performance.now() - t0) / 1000;
+        return { kind: 'ended' };
       }
+      if (err?.kind === 'context_length') return { kind: 'context_length' };
       await this.failRun(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
-      return (performance.now() - t0) / 1000;
+      return { kind: 'ended' };
     } finally {
       this.inFlight.delete(runId);
     }
-    const modelSeconds = (performance.now() - t0) / 1000;
-    await this.afterResponse(st, k, callMode, response, await deltas.drain(), messages.length);
-    return modelSeconds;
+  }
+
+  /** The run cannot be answered by the model at all (context): complete it with an explanation, never fail it. */
+  private async completeWithoutAnswer(st: RunState, k: number, output: string): Promise<void> {
+    const message: Message = { role: 'assistant', content: output };
+    const totals = { ...st.usage, llmCalls: st.usage.llmCalls };
+    const ok = await this.o.store.checkpoint(st.id, {
+      iteration: k, message, totals, iterationUsage: {}, final: { stopReason: 'context_limit', output }, calls: [], pendingFinal: '',
+      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
+      events: [
+        { type: 'message.delta', data: { iteration: k, text: output } },
+        { type: 'iteration.completed', data: { iteration: k, usage: {} } },
+        { type: 'run.completed', data: { output, stopReason: 'context_limit', iterations: k, usage: st.usage } },
+      ],
+    });
+    if (ok) {
+      this.o.metrics.runsFinished.inc({ status: 'completed', stop_reason: 'context_limit' });
+      this.forget(st.id);
+    }
   }
 
   /** Checkpoints the response (with the deltas still buffered) and dispatches its tool calls. */

@@ -1,41 +1,93 @@
-import type { Message } from '@agentloop/protocol';
-import type { RunStore } from '@agentloop/runtime';
+import { counterFor, messageTokens, type TokenCounter } from '@agentloop/llm';
+import type { Message, ModelSpec } from '@agentloop/protocol';
+import type { RunState, RunStore } from '@agentloop/runtime';
+
+interface Entry {
+  history: Message[];
+  /** cum[i] = tokens of history[0..i-1], so any suffix costs one subtraction. */
+  cum: number[];
+  counter: TokenCounter;
+  /** Provider-reported prompt tokens ÷ our count of the same request, smoothed (corrects the estimate). */
+  calibration: number;
+}
+
+export interface ContextView {
+  messages: Message[];
+  /** Tokens of the messages, by the model family's counter (exact BPE or the estimate). */
+  tokens: number;
+  counter: TokenCounter;
+  /** Length of the full history (what the next append extends). */
+  historyLength: number;
+  /** Multiply counts by this to predict what the provider will count. */
+  calibration: number;
+}
 
 /**
- * The transcripts of recently advanced runs, kept in memory. The transcript is append-only, so the cache is
- * extended with what this process appended (the start-iteration script returns the messages it added, the
- * checkpoint adds the assistant message) and read from Redis only from the first index it lacks — an iteration's
- * cost does not grow with the conversation.
+ * The transcripts of recently advanced runs, kept in memory with a running token count per message. The history
+ * is append-only, so the cache is extended with what this process appended (the start script returns the messages
+ * it added, the checkpoint adds the assistant message) and read from Redis only from the first index it lacks; the
+ * view the model sees (compression prefix + history from an index) and its token count cost O(new messages) per
+ * iteration, whatever the length of the conversation.
  */
 export class TranscriptCache {
-  private readonly entries = new Map<string, Message[]>();
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly store: RunStore,
     private readonly maxRuns = 2000,
   ) {}
 
-  /** The transcript; `knownLength` (from a script that just wrote it) lets a consistent cache skip Redis entirely. */
-  async get(runId: string, knownLength?: number): Promise<Message[]> {
-    let msgs = this.entries.get(runId);
-    if (msgs) this.entries.delete(runId); // re-inserted below: Map order = recency
-    else msgs = [];
-    if (knownLength === undefined || msgs.length !== knownLength) {
-      if (knownLength !== undefined && msgs.length > knownLength) msgs = [];
-      const fresh = await this.store.messages(runId, msgs.length);
-      if (fresh.length) msgs = msgs.concat(fresh);
-    }
-    this.entries.set(runId, msgs);
+  private entry(runId: string, model: ModelSpec): Entry {
+    let e = this.entries.get(runId);
+    if (e) this.entries.delete(runId); // re-inserted below: Map order = recency
+    else e = { history: [], cum: [0], counter: counterFor(model), calibration: 1 };
+    this.entries.set(runId, e);
     if (this.entries.size > this.maxRuns) this.entries.delete(this.entries.keys().next().value!);
-    return msgs;
+    return e;
   }
 
-  /** Messages this process appended at the end of the list (now `length` long); an inconsistent entry is dropped. */
+  private push(e: Entry, msgs: readonly Message[]): void {
+    for (const m of msgs) {
+      e.history.push(m);
+      e.cum.push(e.cum[e.cum.length - 1]! + messageTokens(e.counter, m));
+    }
+  }
+
+  /** The view the model sees next; `knownLength` (from a script that just wrote the list) lets a consistent cache skip Redis. */
+  async view(st: Pick<RunState, 'id' | 'model' | 'viewPrefix' | 'viewFrom'>, knownLength?: number): Promise<ContextView> {
+    const e = this.entry(st.id, st.model);
+    if (knownLength === undefined || e.history.length !== knownLength) {
+      if (knownLength !== undefined && e.history.length > knownLength) {
+        e.history = [];
+        e.cum = [0];
+      }
+      this.push(e, await this.store.messages(st.id, e.history.length));
+    }
+    const from = Math.min(st.viewFrom, e.history.length);
+    const prefixTokens = st.viewPrefix.reduce((n, m) => n + messageTokens(e.counter, m), 0);
+    return {
+      messages: st.viewPrefix.length || from ? [...st.viewPrefix, ...e.history.slice(from)] : e.history,
+      tokens: prefixTokens + e.cum[e.history.length]! - e.cum[from]!,
+      counter: e.counter,
+      historyLength: e.history.length,
+      calibration: e.calibration,
+    };
+  }
+
+  /** Messages this process appended at the end of the history (now `length` long); an inconsistent entry is dropped. */
   appended(runId: string, length: number, messages: readonly Message[]): void {
-    const cached = this.entries.get(runId);
-    if (!cached) return;
-    if (cached.length + messages.length === length) cached.push(...messages);
+    const e = this.entries.get(runId);
+    if (!e) return;
+    if (e.history.length + messages.length === length) this.push(e, messages);
     else this.entries.delete(runId);
+  }
+
+  /** The provider counted `reported` prompt tokens for a request we counted as `counted`. */
+  calibrate(runId: string, counted: number, reported: number): void {
+    const e = this.entries.get(runId);
+    if (!e || counted <= 0 || reported <= 0) return;
+    const ratio = Math.min(4, Math.max(0.5, reported / counted));
+    e.calibration = e.calibration === 1 ? ratio : 0.5 * e.calibration + 0.5 * ratio;
   }
 
   forget(runId: string): void {

@@ -1,0 +1,76 @@
+import { createRequire } from 'node:module';
+import type { Message, ModelSpec } from '@agentloop/protocol';
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type { ToolSpec } from '../types.js';
+
+/** Counts tokens of text the way a model family does: exact BPE for OpenAI families, a calibrated estimate otherwise. */
+export interface TokenCounter {
+  readonly exact: boolean;
+  count(text: string): number;
+}
+
+const require = createRequire(import.meta.url);
+const encoders = new Map<string, Tiktoken>();
+
+/** The BPE encoder of a rank file shipped in js-tiktoken (loaded once, lazily: no download at run time). */
+function encoder(name: 'o200k_base' | 'cl100k_base'): Tiktoken {
+  let e = encoders.get(name);
+  if (!e) {
+    const { Tiktoken } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    e = new Tiktoken(require(`js-tiktoken/ranks/${name}`));
+    encoders.set(name, e);
+  }
+  return e;
+}
+
+/** Which BPE an OpenAI model uses; null for models whose tokenizer is not public (estimate instead). */
+export function encodingOf(model: ModelSpec): 'o200k_base' | 'cl100k_base' | null {
+  if (model.provider !== 'openai' && model.provider !== 'openai-compatible') return null;
+  const n = model.name;
+  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|chatgpt-4o)/.test(n)) return 'o200k_base';
+  if (/^(gpt-4|gpt-3\.5)/.test(n)) return 'cl100k_base';
+  return null;
+}
+
+/** Characters per token of the estimate (before calibration by the provider's reported usage). */
+export const ESTIMATE_CHARS_PER_TOKEN = 4;
+
+/**
+ * BPE merging is quadratic in the length of one pre-tokenized piece, and a tool result can hold a piece of many
+ * kilobytes (base64, minified JSON, "xxxx…"). Runs of 128+ non-space characters are counted in 128-character
+ * slices: exact for ordinary text, within a token per slice for such runs, and linear in the text's length.
+ */
+function bpeCount(e: Tiktoken, text: string): number {
+  if (!text) return 0;
+  if (text.length < 256 || !/\S{256}/.test(text)) return e.encode(text, 'all').length;
+  let n = 0;
+  for (const piece of text.split(/(\S{128})/)) if (piece) n += e.encode(piece, 'all').length;
+  return n;
+}
+
+export function counterFor(model: ModelSpec): TokenCounter {
+  const enc = encodingOf(model);
+  if (enc) {
+    const e = encoder(enc);
+    return { exact: true, count: (text) => bpeCount(e, text) };
+  }
+  return { exact: false, count: (text) => Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN) };
+}
+
+/** Fixed cost of a message's framing, and of an image part (images are not sent yet; kept for when they are). */
+export const MESSAGE_OVERHEAD = 4;
+export const IMAGE_TOKENS = 765;
+
+/** Tokens of one message as the model sees it: framing, content, reasoning sent back, each call's name and arguments. */
+export function messageTokens(counter: TokenCounter, m: Message): number {
+  let n = MESSAGE_OVERHEAD + counter.count(m.content ?? '');
+  if (m.reasoning) n += counter.count(m.reasoning);
+  for (const c of m.toolCalls ?? []) n += 8 + counter.count(c.name) + counter.count(c.arguments);
+  return n;
+}
+
+/** Tokens of the tool definitions sent with a request. */
+export function toolsTokens(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
+  if (!tools?.length) return 0;
+  return tools.reduce((n, t) => n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(JSON.stringify(t.parameters)), 0);
+}
