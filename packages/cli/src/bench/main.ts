@@ -8,6 +8,7 @@ import { RedisServer } from '@agentloop/testing';
 import { serve } from '../serve.js';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
 import { resumeLatency } from './resume-latency.js';
+import { contextBench } from './context.js';
 import { commandCount, ms, percentile } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -140,7 +141,11 @@ async function main() {
     for (const r of resume) console.log(`resume latency with ${r.parked} parked runs (decision request → first model request of the resumed iteration): p50 ${ms(r.p50)}  p99 ${ms(r.p99)}`);
     const resumeRatio = resume[0]!.p50 / rtP50;
     const resumeGrowth = resume[resume.length - 1]!.p50 / resume[0]!.p50;
+    const ctx = await contextBench(admin);
+    for (const c of ctx.counting) console.log(`token counting per iteration at ${c.messages} messages: p50 ${ms(c.p50)}  p99 ${ms(c.p99)}`);
+    console.log(`compressor end to end, ${JSON.stringify(ctx.compression.result)}: ${ms(ctx.compression.seconds)}`);
     console.log(`\ntargets:`);
+    console.log(`  token counting, 2000 vs 10 messages    ${(ctx.counting[1]!.p50 / ctx.counting[0]!.p50).toFixed(2)}×  (target: flat)`);
     console.log(`  resume p50 / raw round trip p50        ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}`);
     console.log(`  resume p50, ${PARKED[PARKED.length - 1]} vs ${PARKED[0]} parked runs  ${resumeGrowth.toFixed(2)}×  (target: no growth)`);
     console.log(`  overhead p50 (one run at a time) / raw round trip p50  ${overheadRatio.toFixed(2)}×  (target ≤ 3×)  ${overheadRatio <= 3 ? 'met' : 'MISSED'}`);

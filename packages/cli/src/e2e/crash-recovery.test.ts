@@ -105,4 +105,25 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
   });
+
+  it('the compressor killed mid-summary: another compressor finishes the job and the run completes', async () => {
+    const { SUMMARIZE_SYSTEM } = await import('@agentloop/llm');
+    let calls = 0;
+    const script: Script = (req) => {
+      if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- earlier results summarized', chunking: 'fine', delayMs: 300 };
+      return req.tools.length && calls < 6 ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] }) : { text: `done after ${calls}` };
+    };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], { script, contextWindows: { 'gpt-4o-mini': 4000 } });
+    const id = await s.a.startRun({ input: 'fetch', model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, tools: ['big'] });
+    await until('a summarization request', () => s!.mock.requests.some((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM), 30_000);
+    await s.kill('compressor', 'SIGKILL');
+    await s.spawn('compressor#2');
+    const snap = await s.a.waitTerminal(id, 60_000);
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'final_answer' });
+    const events = (await s.a.events(id)).events;
+    expect(events.some((e) => e.type === 'context.compressed' && e.data.strategy === 'summarize')).toBe(true);
+    expect(s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length).toBeGreaterThanOrEqual(2);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    expect(checkEvents(events)).toEqual([]);
+  });
 });
