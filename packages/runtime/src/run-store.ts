@@ -208,6 +208,13 @@ export class RunStore {
     return r === 1;
   }
 
+  /** Everything recorded about one call: meta, status, full outcome (the uncapped result) and decision. */
+  async callRecord(runId: string, callId: string): Promise<{ meta: CallMeta; status: string; outcome: ToolOutcome | null; decision: string | null } | null> {
+    const [meta, st, out, dec] = await this.redis.hmget(this.keys.run(runId).calls, callId, `${callId}:st`, `${callId}:out`, `${callId}:dec`);
+    if (!meta) return null;
+    return { meta: JSON.parse(meta) as CallMeta, status: st ?? 'queued', outcome: out ? (JSON.parse(out) as ToolOutcome) : null, decision: dec ?? null };
+  }
+
   async callMeta(runId: string, callIds: string[]): Promise<Array<CallMeta | null>> {
     if (!callIds.length) return [];
     const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds);

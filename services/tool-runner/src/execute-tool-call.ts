@@ -8,6 +8,8 @@ export interface ExecuteOptions {
   maxResultBytes: number;
   /** Cap of the text the model sees (head + marker + tail), in tokens. */
   maxResultTokens: number;
+  /** Counts tokens for the cap (default: 4 characters a token). */
+  countTokens?: (text: string) => number;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
     }
     if (Buffer.byteLength(serialized) > opts.maxResultBytes)
       return executed(toolErrorOutcome('result_too_large', `the result is ${Buffer.byteLength(serialized)} bytes, over the limit of ${opts.maxResultBytes}`, { durationMs: elapsed() }));
-    return { status: 'completed', content: capText(serialized, opts.maxResultTokens), result, durationMs: elapsed(), executed: true };
+    return { status: 'completed', content: capText(serialized, opts.maxResultTokens, opts.countTokens), result, durationMs: elapsed(), executed: true };
   } catch (e) {
     if (signal.aborted) return executed(toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() }));
     if (timeout.aborted) return executed(toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() }));

@@ -1,4 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
+import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, advanceJobId, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
@@ -29,6 +30,8 @@ export interface ToolRunnerOptions {
 export class ToolRunner {
   private readonly workers: Worker[] = [];
   private readonly inFlight = new Map<string, Set<AbortController>>();
+  /** o200k BPE: exact for current OpenAI models, a close proxy for others (results are capped before any model sees them). */
+  private readonly counter = counterFor({ provider: 'openai', name: 'gpt-4o', params: {} });
 
   constructor(private readonly o: ToolRunnerOptions) {}
 
@@ -141,6 +144,7 @@ export class ToolRunner {
       outcome = await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
+        countTokens: this.counter.count,
       });
     } catch (e) {
       outcome = toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e));

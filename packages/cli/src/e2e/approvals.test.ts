@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEvents, checkTranscript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
+import { byScenario, finishedRun } from '../test-support/helpers.js';
 
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   mixed: (req) =>
@@ -10,7 +11,6 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
   wipe: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
 };
-const scenarioOf = (req: MockRequest) => /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 'email';
 const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
   input: `[${scenario}] please`,
   model: { provider: 'openai', name: 'gpt-4o-mini' },
@@ -22,20 +22,13 @@ const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
 describe('human in the loop: parking and decisions (SPEC §5)', () => {
   let s: InProcessStack;
   beforeAll(async () => {
-    s = await InProcessStack.start({ script: (req) => scenarios[scenarioOf(req)]!(req) });
+    s = await InProcessStack.start({ script: byScenario(scenarios, 'email') });
   });
   afterAll(async () => {
     await s?.stop();
   });
   const decide = (id: string, decisions: unknown[]) => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions });
-  const finished = async (id: string) => {
-    const snap = await s.a.waitTerminal(id);
-    const messages = (await s.a.getRun(id, 'messages')).json.messages!;
-    const events = (await s.a.events(id)).events;
-    expect(checkTranscript(messages)).toEqual([]);
-    expect(checkEvents(events)).toEqual([]);
-    return { snap, messages, events };
-  };
+  const finished = (id: string) => finishedRun(s.a, id);
 
   it('runs the auto call at once, parks for the rest, and resumes with edited arguments after two requests', async () => {
     const id = await s.a.startRun(body('mixed'));

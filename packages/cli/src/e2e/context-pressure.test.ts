@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUMMARIZE_SYSTEM } from '@agentloop/llm';
 import { checkEvents, checkTranscript, stepOf, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
+import { byScenario } from '../test-support/helpers.js';
 
 const WINDOW = 4000;
 const isSummarization = (req: MockRequest) => req.messages[0]?.content === SUMMARIZE_SYSTEM;
-const scenarioOf = (req: MockRequest) => /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user' && /\[\w+\]/.test(m.content ?? ''))?.content ?? '')?.[1] ?? '';
 /** Calls issued per run (a compressed transcript no longer shows them all, so the script keeps its own count). */
 const issued = new Map<string, number>();
 const working = (steps: number) => (req: MockRequest): ReplySpec => {
@@ -33,7 +33,7 @@ describe('context pressure: compression ladder (issue 4)', () => {
       contextWindows: { 'gpt-4o-mini': WINDOW, 'tight-model': 2500 },
       script: (req) => {
         if (isSummarization(req)) return summarizerFails ? { error: { status: 500, message: 'summarizer down' } } : { text: '- the user wants big results\n- several big results were fetched' };
-        return scenarios[scenarioOf(req)]!(req);
+        return byScenario(scenarios, 'long')(req);
       },
     });
   });

@@ -1,14 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
-
-const until = async (what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 20_000) => {
-  const t0 = Date.now();
-  while (!(await fn())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
+import { until } from '../test-support/helpers.js';
 
 describe('crash recovery (kill -9, fresh processes finish the run)', () => {
   let s: ProcessStack | undefined;

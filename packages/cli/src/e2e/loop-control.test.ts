@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEvents, checkTranscript, stepOf, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { stepOf, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
+import { byScenario, finishedRun } from '../test-support/helpers.js';
 
 /** Scripts are chosen per run by a marker in the user's input: one stack serves every scenario. */
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
@@ -26,7 +27,6 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   external: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }, { name: 'lookup', args: { key: 'q' } }] } : { text: 'ok' }),
 };
 
-const scenarioOf = (req: MockRequest) => /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 'forever';
 const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
   input: `run the [${scenario}] scenario`,
   model: { provider: 'openai', name: 'gpt-4o-mini' },
@@ -37,20 +37,13 @@ const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
 describe('loop control (SPEC §3)', () => {
   let s: InProcessStack;
   beforeAll(async () => {
-    s = await InProcessStack.start({ script: (req) => scenarios[scenarioOf(req)]!(req) });
+    s = await InProcessStack.start({ script: byScenario(scenarios, 'forever') });
   });
   afterAll(async () => {
     await s?.stop();
   });
 
-  const finished = async (id: string) => {
-    const snap = await s.a.waitTerminal(id);
-    const messages = (await s.a.getRun(id, 'messages')).json.messages!;
-    const events = (await s.a.events(id)).events;
-    expect(checkTranscript(messages)).toEqual([]);
-    expect(checkEvents(events)).toEqual([]);
-    return { snap, messages, events };
-  };
+  const finished = (id: string) => finishedRun(s.a, id);
 
   it('finalizes at maxIterations with one more call, tools withheld and a user-role instruction', async () => {
     const id = await s.a.startRun(body('forever', { limits: { maxIterations: 3 } }));
@@ -97,6 +90,12 @@ describe('loop control (SPEC §3)', () => {
     const big = messages.filter((m) => m.role === 'tool')[6]!.content!;
     expect(big.length).toBeLessThan(200_000);
     expect(big).toMatch(/characters \(about \d+ tokens\) cut from this tool result/);
+    // the full result stays available in the call's record
+    const bigCall = messages.find((m) => m.toolCalls?.length === 7)!.toolCalls![6]!;
+    const record = await s.a.request('GET', `/v1/runs/${id}/calls/${bigCall.id}`);
+    expect(record.json).toMatchObject({ name: 'big', status: 'completed', arguments: { n: 200_000 } });
+    expect(record.json.result).toHaveLength(200_000);
+    expect((await s.b.request('GET', `/v1/runs/${id}/calls/${bigCall.id}`)).status).toBe(404);
   });
 
   it('appends parallel results in the order the model listed the calls', async () => {

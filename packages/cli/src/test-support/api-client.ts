@@ -1,4 +1,5 @@
 import type { EventEnvelope, RunSnapshot } from '@agentloop/protocol';
+import { sseFrames } from '../sse-client.js';
 
 export interface HttpResult<T = any> {
   status: number;
@@ -78,24 +79,13 @@ export class ApiClient {
       clearTimeout(timer);
       return { status: res.status, events, ids, closed };
     }
-    const dec = new TextDecoder();
-    let buf = '';
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buf += dec.decode(chunk, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const frame = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const data = frame.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-          const idLine = frame.split('\n').find((l) => l.startsWith('id: '));
-          if (!data) continue;
-          events.push(JSON.parse(data));
-          if (idLine) ids.push(Number(idLine.slice(4)));
-          if (opts.maxEvents && events.length >= opts.maxEvents) {
-            ac.abort();
-            return { status: 200, events, ids, closed: false };
-          }
+      for await (const frame of sseFrames(res.body as unknown as AsyncIterable<Uint8Array>)) {
+        events.push(JSON.parse(frame.data));
+        if (frame.id !== null) ids.push(Number(frame.id));
+        if (opts.maxEvents && events.length >= opts.maxEvents) {
+          ac.abort();
+          return { status: 200, events, ids, closed: false };
         }
       }
       closed = true;

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, textJsonDepth } from '@agentloop/protocol';
+import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, argumentsForDisplay, textJsonDepth } from '@agentloop/protocol';
 import { toSnapshot, type EventHub, type Logger, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -120,6 +120,26 @@ export function createApp(d: ApiDeps): express.Express {
     const after = Number(raw);
     if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
     await streamEvents(req, res, st.id, after, d.store, d.hub);
+  }));
+
+  // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.
+  app.get('/v1/runs/:id/calls/:callId', wrap(async (req, res) => {
+    const st = await ownRun(req);
+    const rec = await d.store.callRecord(st.id, String(req.params.callId));
+    if (!rec) throw new ApiError('not_found', `call ${req.params.callId} not found in run ${st.id}`);
+    const o = rec.outcome;
+    res.json({
+      callId: req.params.callId,
+      name: rec.meta.name,
+      arguments: argumentsForDisplay(rec.meta.arguments),
+      iteration: rec.meta.iteration,
+      status: o ? o.status : rec.status === 'running' ? 'running' : 'pending',
+      decision: rec.decision,
+      ...(o?.result !== undefined ? { result: o.result } : {}),
+      ...(o?.error ? { error: o.error } : {}),
+      ...(o ? { content: o.content } : {}),
+      ...(o?.durationMs !== undefined ? { durationMs: o.durationMs } : {}),
+    });
   }));
 
   app.post('/v1/runs/:id/cancel', body, wrap(async (req, res) => {

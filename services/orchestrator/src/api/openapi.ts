@@ -74,6 +74,13 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '202': { description: 'applied' }, ...errors(400, 401, 404, 409) },
         },
       },
+      '/v1/runs/{id}/calls/{callId}': {
+        get: {
+          summary: "One tool call's full record: arguments, status, decision and the uncapped result (extension)",
+          parameters: [idParam, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'the call' }, ...errors(401, 404) },
+        },
+      },
       '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelling' }, ...errors(401, 404, 409) } } },
       '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools' }, ...errors(401) } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
