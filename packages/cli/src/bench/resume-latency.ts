@@ -47,6 +47,7 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
     for (const size of sizes) {
       await park(size + samples);
       const latencies: number[] = [];
+      const warmup = results.length === 0 ? 10 : 0; // the first resumes pay for JIT and connection warm-up
       for (let i = 0; i < samples; i++) {
         const idx = parked.length - 1 - i - results.length * samples;
         const runId = parked[idx]!;
@@ -56,7 +57,7 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
         await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
         const marker = `r${idx}`;
         if (!arrivals.has(marker)) await new Promise<void>((r) => waiters.set(marker, r));
-        latencies.push((arrivals.get(marker)! - t0) / 1000);
+        if (i >= warmup) latencies.push((arrivals.get(marker)! - t0) / 1000);
       }
       results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
     }

@@ -154,7 +154,7 @@ export function createApp(d: ApiDeps): express.Express {
     const st = await ownRun(req);
     const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
     if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
-    const r = await d.decisions.apply(req.tenant!, st.id, parsed.data.decisions);
+    const r = await d.decisions.apply(req.tenant!, st.id, parsed.data.decisions, st);
     switch (r.kind) {
       case 'not_found':
         throw new ApiError('not_found', `run ${st.id} not found`);

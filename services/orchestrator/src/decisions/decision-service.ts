@@ -28,8 +28,9 @@ export class DecisionService {
     private readonly metrics: Metrics,
   ) {}
 
-  async apply(tenant: string | null, runId: string, decisions: Decision[]): Promise<DecisionResult> {
-    const st = await this.store.load(runId);
+  /** `loaded`: the run's state when the caller has just read it (the API has, to check the tenant). */
+  async apply(tenant: string | null, runId: string, decisions: Decision[], loaded?: RunState): Promise<DecisionResult> {
+    const st = loaded ?? (await this.store.load(runId));
     if (!st || (tenant !== null && st.tenant !== tenant)) return { kind: 'not_found' };
     if (st.status !== 'paused') return { kind: 'conflict', message: `run ${runId} is not paused (${st.status})` };
     const pending = new Map(st.pending.map((p) => [p.callId, p]));
