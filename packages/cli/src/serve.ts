@@ -132,7 +132,9 @@ async function updateQueueGauges(metrics: Metrics, queues: QueueSet, catalog: To
       for (const s of states) metrics.queueJobs.set({ queue: q.name, state: s }, counts[s] ?? 0);
     }),
   );
-  metrics.runsParked.set(await redis.zcard(store.keys.parkedRuns));
+  const [parked, overdue] = await Promise.all([redis.zcard(store.keys.parkedRuns), redis.zcount(store.keys.parkedRuns, '-inf', Date.now() - 60_000)]);
+  metrics.runsParked.set(parked);
+  metrics.runsParkedOverdue.set(overdue);
 }
 
 function listen(server: http.Server, port: number, host: string): Promise<void> {

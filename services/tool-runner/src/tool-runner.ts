@@ -55,6 +55,7 @@ export class ToolRunner {
         autorun: true,
       });
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
+      worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.tools(pool) }));
       worker.on('failed', (job, err) => {
         if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.onJobFailed(job, err);
       });

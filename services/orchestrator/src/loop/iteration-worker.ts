@@ -68,6 +68,7 @@ export class IterationWorker {
       maxStalledCount: 100,
     });
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
+    this.worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.orchestrator }));
     this.worker.on('failed', (job, err) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.failRun(String(job.data?.runId), 'internal', `iteration job failed: ${err.message}`);
     });
