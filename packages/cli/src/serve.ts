@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ProviderRegistry } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -92,7 +92,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   let metricsUrl: string;
   if (has('api')) {
     const hub = new EventHub(subscriber);
+    let admin;
+    if (config.adminKey) {
+      const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
+      admin = adminRouter([...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
+    }
     const app = createApp({
+      admin,
       store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
       intake: new RunIntake(store, queues, catalog, metrics),
       ready: async () => (await redis.ping()) === 'PONG',

@@ -18,6 +18,9 @@ export const EnvSchema = z.object({
   AGENTLOOP_TOOL_CONCURRENCY: intFrom(20, 1),
   AGENTLOOP_LLM_ATTEMPTS: intFrom(3, 1),
   AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
+  /** Bull Board at /admin/queues on the api role, behind this key (off when unset). */
+  AGENTLOOP_ADMIN_KEY: z.string().min(16, 'at least 16 characters').optional(),
+  AGENTLOOP_ADMIN_WRITE: z.enum(['true', 'false']).default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -37,6 +40,8 @@ export interface Config {
   llmAttempts: number;
   llmRetryBaseMs: number;
   logLevel: string;
+  adminKey: string | null;
+  adminWritable: boolean;
 }
 
 /** The process configuration from the environment, validated: a bad value stops the process with a clear message. */
@@ -70,5 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     logLevel: e.LOG_LEVEL,
+    adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
+    adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',
   };
 }

@@ -11,3 +11,4 @@ export * from './api/openapi.js';
 export * from './decisions/decision-service.js';
 export * from './decisions/decisions-worker.js';
 export * from './loop/state-cache.js';
+export * from './api/admin.js';

@@ -6,6 +6,7 @@ import type { DecisionService } from '../decisions/decision-service.js';
 import { zodIssues } from '../intake.js';
 import { ApiError, sendError } from './errors.js';
 import { openApiDocument } from './openapi.js';
+import { ADMIN_PATH } from './admin.js';
 import { streamEvents } from './sse.js';
 
 export interface ApiDeps {
@@ -19,6 +20,8 @@ export interface ApiDeps {
   authRequired: boolean;
   metricsText: () => Promise<string>;
   ready: () => Promise<boolean>;
+  /** Bull Board (mounted at /admin/queues when an admin key is configured). */
+  admin?: express.Router;
   /** Broadcast a cancellation so the process holding the run's step aborts it. */
   publishCancel: (runId: string) => Promise<void>;
 }
@@ -56,6 +59,7 @@ export function createApp(d: ApiDeps): express.Express {
     res.type('text/plain; version=0.0.4').send(await d.metricsText());
   }));
   app.get('/v1/openapi.json', (_req, res) => void res.json(openApiDocument()));
+  if (d.admin) app.use(ADMIN_PATH, d.admin);
 
   app.use('/v1', (req: Authed, _res, next) => {
     if (!d.authRequired) {

@@ -1,0 +1,45 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import express, { type NextFunction, type Request, type Response } from 'express';
+
+export const ADMIN_PATH = '/admin/queues';
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The admin key from `Authorization: Bearer <key>` or HTTP Basic (any user, the key as password: browsers prompt). */
+function presentedKey(req: Request): string | null {
+  const h = req.get('authorization') ?? '';
+  const bearer = /^Bearer\s+(.+)$/i.exec(h);
+  if (bearer) return bearer[1]!.trim();
+  const basic = /^Basic\s+(.+)$/i.exec(h);
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    return decoded.slice(decoded.indexOf(':') + 1);
+  }
+  return null;
+}
+
+/**
+ * Bull Board over the deployment's queues, behind the admin key; read-only unless `writable` (retrying, removing
+ * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in).
+ */
+export function adminRouter(queues: Queue[], opts: { key: string; writable: boolean }): express.Router {
+  const adapter = new ExpressAdapter();
+  adapter.setBasePath(ADMIN_PATH);
+  createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })), serverAdapter: adapter });
+  const router = express.Router();
+  router.use((req: Request, res: Response, next: NextFunction) => {
+    const key = presentedKey(req);
+    if (key && sameSecret(key, opts.key)) return next();
+    res.set('www-authenticate', 'Basic realm="agentloop admin"').status(401).json({ error: { code: 'unauthorized', message: 'the admin key is required' } });
+  });
+  router.use(adapter.getRouter());
+  return router;
+}
