@@ -19,6 +19,6 @@ if (!script) {
   console.error(`unknown mode ${mode} (${Object.keys(scripts).join(', ')})`);
   process.exit(2);
 }
-const mock = await startMockLlm({ port: Number(process.env.PORT ?? 0), script });
+const mock = await startMockLlm({ port: Number(process.env.PORT ?? 0), host: process.env.HOST ?? '127.0.0.1', script });
 console.log(`mock llm listening on ${mock.url}`);
 process.on('SIGTERM', () => void mock.close().then(() => process.exit(0)));

@@ -6,6 +6,8 @@ import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
 
 export interface MockLlmOptions {
   port?: number;
+  /** Interface to listen on [127.0.0.1]; 0.0.0.0 in a container. */
+  host?: string;
   /** Context windows by model name; requests over them get the provider's real context_length_exceeded 400. */
   contextWindows?: Record<string, number>;
   script?: Script;
@@ -47,8 +49,9 @@ export class MockLlmServer {
       });
     });
     this.server.keepAliveTimeout = 1000;
-    await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const host = this.opts.host ?? '127.0.0.1';
+    await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, host, resolve));
+    this.url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${(this.server.address() as AddressInfo).port}`;
     return this;
   }
 
