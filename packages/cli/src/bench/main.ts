@@ -9,6 +9,7 @@ import { serve } from '../serve.js';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
 import { resumeLatency } from './resume-latency.js';
 import { contextBench } from './context.js';
+import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -144,6 +145,9 @@ async function main() {
     const ctx = await contextBench(admin);
     for (const c of ctx.counting) console.log(`token counting per iteration at ${c.messages} messages: p50 ${ms(c.p50)}  p99 ${ms(c.p99)}`);
     console.log(`compressor end to end, ${JSON.stringify(ctx.compression.result)}: ${ms(ctx.compression.seconds)}`);
+    const scale = await scaleOut(server.url, { runs: 100, callsPerRun: 4, concurrency: 4 });
+    for (const r of scale) console.log(`tool calls/s with ${r.runners} tool-runner process(es) (20 ms tool, 4 calls at a time each): ${r.callsPerSecond.toFixed(0)}`);
+    console.log(`  scale-out ratio 2 vs 1 tool-runner: ${(scale[1]!.callsPerSecond / scale[0]!.callsPerSecond).toFixed(2)}× (2 cores: bounded by the machine)`);
     console.log(`\ntargets:`);
     console.log(`  token counting, 2000 vs 10 messages    ${(ctx.counting[1]!.p50 / ctx.counting[0]!.p50).toFixed(2)}×  (target: flat)`);
     console.log(`  resume p50 / raw round trip p50        ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}`);
