@@ -1,14 +1,15 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, QUEUES, advanceJobId, argumentsForDisplay, expireJobId, toolJobId, transcriptProblems, type Message, type NewEvent, type RunRequest, type ToolJob,
+  AdvanceJobSchema, ExpireJobSchema, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
-import { LlmError, callModelChain, contextWindowOf, costUsd, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
-import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
+import { LlmError, callModelChain, costUsd, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
-
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
+import { Dispatcher, maxResultTokens } from './dispatcher.js';
+import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { DeltaBuffer } from './delta-buffer.js';
@@ -43,6 +44,8 @@ export class IterationWorker {
   private readonly transcripts: TranscriptCache;
   private readonly states = new StateCache();
   private readonly context: ContextGate;
+  private readonly dispatcher: Dispatcher;
+  private readonly end: RunEnder;
   private readonly catalog: ToolCatalog;
   private readonly inFlight = new Map<string, AbortController>();
   private handingBack = false;
@@ -51,6 +54,8 @@ export class IterationWorker {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.queues, this.transcripts, o.metrics);
+    this.dispatcher = new Dispatcher(o.queues);
+    this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId));
   }
 
   async start(): Promise<void> {
@@ -70,7 +75,7 @@ export class IterationWorker {
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
     this.worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.orchestrator }));
     this.worker.on('failed', (job, err) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.failRun(String(job.data?.runId), 'internal', `iteration job failed: ${err.message}`);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.end.failed(String(job.data?.runId), 'internal', `iteration job failed: ${err.message}`);
     });
     await this.worker.waitUntilReady();
   }
@@ -117,20 +122,17 @@ export class IterationWorker {
       case 'noop':
         return 'done';
       case 'cancel':
-        await this.endCancelled(st);
+        await this.end.cancelled(st);
         return 'done';
-      case 'fail_max_iterations': {
-        const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
-        if (await this.o.store.finish(runId, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] }))
-          this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'max_iterations' });
+      case 'fail_max_iterations':
+        await this.end.failedAtMaxIterations(st);
         return 'done';
-      }
       case 'redispatch': {
         const metas = await this.o.store.callMeta(runId, st.batch);
         const outcomes = await this.o.store.outcomes(runId, st.batch);
         const waiting = new Set(st.pending.map((p) => p.callId));
         const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] && !waiting.has(id) ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
-        await this.dispatch(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
+        await this.dispatcher.dispatch(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
         return 'done';
       }
       case 'start': {
@@ -167,7 +169,7 @@ export class IterationWorker {
     const first = await this.transcripts.view(st, knownLength);
     const problems = transcriptProblems(first.messages);
     if (problems.length) {
-      await this.failRun(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
+      await this.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
       return 0;
     }
     let fitted: Fitted = { view: first, tools: mode === 'tools' ? await this.toolSpecs(request) : null, callMode: mode };
@@ -189,7 +191,7 @@ export class IterationWorker {
         continue;
       }
       if (outcome.kind === 'context_length') {
-        await this.completeWithoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
+        await this.end.withoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
         return (performance.now() - t0) / 1000;
       }
       return (performance.now() - t0) / 1000;
@@ -229,34 +231,15 @@ export class IterationWorker {
       const err = e instanceof LlmError ? e : null;
       if (err?.kind === 'aborted' || ac.signal.aborted) {
         const fresh = await this.o.store.load(runId);
-        if (fresh?.cancel) await this.endCancelled(fresh);
+        if (fresh?.cancel) await this.end.cancelled(fresh);
         else throw this.handingBack ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
         return { kind: 'ended' };
       }
       if (err?.kind === 'context_length') return { kind: 'context_length' };
-      await this.failRun(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
+      await this.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
       return { kind: 'ended' };
     } finally {
       this.inFlight.delete(runId);
-    }
-  }
-
-  /** The run cannot be answered by the model at all (context): complete it with an explanation, never fail it. */
-  private async completeWithoutAnswer(st: RunState, k: number, output: string): Promise<void> {
-    const message: Message = { role: 'assistant', content: output };
-    const totals = { ...st.usage, llmCalls: st.usage.llmCalls };
-    const ok = await this.o.store.checkpoint(st.id, {
-      iteration: k, message, totals, iterationUsage: {}, final: { stopReason: 'context_limit', output }, calls: [], pendingFinal: '',
-      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
-      events: [
-        { type: 'message.delta', data: { iteration: k, text: output } },
-        { type: 'iteration.completed', data: { iteration: k, usage: {} } },
-        { type: 'run.completed', data: { output, stopReason: 'context_limit', iterations: k, usage: st.usage } },
-      ],
-    });
-    if (ok) {
-      this.o.metrics.runsFinished.inc({ status: 'completed', stop_reason: 'context_limit' });
-      this.forget(st.id);
     }
   }
 
@@ -294,10 +277,7 @@ export class IterationWorker {
           { type: 'run.completed', data: { output, stopReason, iterations: k, usage: { ...totals, toolCalls: st.usage.toolCalls } } },
         ],
       });
-      if (ok) {
-        this.o.metrics.runsFinished.inc({ status: 'completed', stop_reason: stopReason });
-        this.forget(runId);
-      }
+      if (ok) this.end.ended(runId, 'completed', stopReason);
       return;
     }
     const limits = request.limits;
@@ -313,10 +293,10 @@ export class IterationWorker {
       toolCallsLeft: limits.maxToolCalls === null ? Infinity : limits.maxToolCalls - st.usage.toolCalls,
       budgetExhausted,
     });
-    const maxResultTokens = this.maxResultTokens(request);
+    const cap = maxResultTokens(request);
     for (const c of classified.calls) {
       c.meta.iteration = k;
-      c.meta.maxResultTokens = maxResultTokens;
+      c.meta.maxResultTokens = cap;
     }
     const paused = classified.calls.filter((c) => c.pause && !c.outcome);
     const pause = paused.length
@@ -340,51 +320,15 @@ export class IterationWorker {
     this.transcripts.appended(runId, transcriptLength + 1, [message]);
     if (!pause)
       this.states.put({
-      ...st, phase: 'tools', iteration: k, iterUsage: iterationUsage, pendingFinal: classified.pendingFinal, batch: classified.calls.map((c) => c.call.id),
-      repeatFingerprint: classified.repeat.fingerprint, repeatCount: classified.repeat.count, usage: { ...totals, toolCalls: st.usage.toolCalls },
-    });
-
+        ...st, phase: 'tools', iteration: k, iterUsage: iterationUsage, pendingFinal: classified.pendingFinal, batch: classified.calls.map((c) => c.call.id),
+        repeatFingerprint: classified.repeat.fingerprint, repeatCount: classified.repeat.count, usage: { ...totals, toolCalls: st.usage.toolCalls },
+      });
     for (const c of classified.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
     const toRun = classified.calls.filter((c) => !c.outcome && !c.pause).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
-    await this.dispatch(st, k, toRun, pause ? pause.expiresAt : null);
-  }
-
-  /**
-   * Publishes the next iteration's job with the calls to run as its children (one flow), or alone. A parked run
-   * gets its expiry job instead of a lone next job (its continuation is published by the last decision), and the
-   * calls that need no decision still run at once, under the next iteration's job.
-   */
-  private async dispatch(st: RunState, k: number, calls: Array<{ callId: string; name: string; arguments: string; pool: string }>, pausedUntil: number | null = null): Promise<void> {
-    const next = { runId: st.id, iteration: k + 1 };
-    const parentOpts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(st.id, k + 1) };
-    if (pausedUntil !== null) {
-      await this.o.queues.orchestrator.add('expire', { runId: st.id, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(st.id, k), delay: Math.max(0, pausedUntil - Date.now()) });
-      if (!calls.length) return;
-    } else if (!calls.length) {
-      await this.o.queues.orchestrator.add('advance', next, parentOpts);
-      return;
-    }
-    const maxResultTokens = this.maxResultTokens(st.request);
-    await this.o.queues.flows.add({
-      name: 'advance',
-      queueName: QUEUES.orchestrator,
-      data: next,
-      opts: parentOpts,
-      children: calls.map((c) => ({
-        name: 'tool',
-        queueName: QUEUES.tools(c.pool),
-        data: { runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens } satisfies ToolJob,
-        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(st.id, c.callId), ignoreDependencyOnFailure: true },
-      })),
-    });
-  }
-
-  /** min(context.toolResultMaxTokens, a quarter of the context window) */
-  private maxResultTokens(request: RunRequest): number {
-    return Math.max(100, Math.min(request.context.toolResultMaxTokens, Math.floor(contextWindowOf(request.model) / 4)));
+    await this.dispatcher.dispatch(st, k, toRun, pause ? pause.expiresAt : null);
   }
 
   private async toolSpecs(request: RunRequest): Promise<ToolSpec[]> {
@@ -396,26 +340,6 @@ export class IterationWorker {
     }
     for (const t of request.clientTools) specs.push({ name: t.name, description: t.description, parameters: t.parameters });
     return specs;
-  }
-
-  private async endCancelled(st: RunState): Promise<void> {
-    const ok = await this.o.store.finish(st.id, {
-      expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null,
-      events: [{ type: 'run.cancelled', data: { reason: st.cancel || 'cancelled' } }],
-    });
-    if (ok) {
-      this.o.metrics.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
-      this.forget(st.id);
-    }
-  }
-
-  private async failRun(runId: string, code: string, message: string, iteration: number | null = null): Promise<void> {
-    const error = { code, message };
-    const ok = await this.o.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] });
-    if (ok) {
-      this.o.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
-      this.forget(runId);
-    }
   }
 
   private forget(runId: string): void {

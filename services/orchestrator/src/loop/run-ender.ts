@@ -1,0 +1,51 @@
+import type { Message } from '@agentloop/protocol';
+import type { Metrics, RunState, RunStore } from '@agentloop/runtime';
+
+/** Ends runs that do not end through a model answer: cancelled, failed, or unanswerable for their context. */
+export class RunEnder {
+  constructor(
+    private readonly store: RunStore,
+    private readonly metrics: Metrics,
+    private readonly forget: (runId: string) => void,
+  ) {}
+
+  async cancelled(st: RunState): Promise<void> {
+    const ok = await this.store.finish(st.id, {
+      expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null,
+      events: [{ type: 'run.cancelled', data: { reason: st.cancel || 'cancelled' } }],
+    });
+    if (ok) this.ended(st.id, 'cancelled', 'cancelled');
+  }
+
+  async failed(runId: string, code: string, message: string, iteration: number | null = null): Promise<void> {
+    const error = { code, message };
+    if (await this.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] }))
+      this.ended(runId, 'failed', 'none');
+  }
+
+  async failedAtMaxIterations(st: RunState): Promise<void> {
+    const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
+    if (await this.store.finish(st.id, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] }))
+      this.ended(st.id, 'failed', 'max_iterations');
+  }
+
+  /** The model cannot be called at all (context): complete the run with an explanation, never fail it. */
+  async withoutAnswer(st: RunState, k: number, output: string): Promise<void> {
+    const message: Message = { role: 'assistant', content: output };
+    const ok = await this.store.checkpoint(st.id, {
+      iteration: k, message, totals: { ...st.usage }, iterationUsage: {}, final: { stopReason: 'context_limit', output }, calls: [], pendingFinal: '',
+      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
+      events: [
+        { type: 'message.delta', data: { iteration: k, text: output } },
+        { type: 'iteration.completed', data: { iteration: k, usage: {} } },
+        { type: 'run.completed', data: { output, stopReason: 'context_limit', iterations: k, usage: st.usage } },
+      ],
+    });
+    if (ok) this.ended(st.id, 'completed', 'context_limit');
+  }
+
+  ended(runId: string, status: string, stopReason: string): void {
+    this.metrics.runsFinished.inc({ status, stop_reason: stopReason });
+    this.forget(runId);
+  }
+}
