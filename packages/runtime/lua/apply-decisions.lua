@@ -31,6 +31,7 @@ if ARGV[7] ~= '' then
     if edits[c.id] then c.arguments = edits[c.id] end
   end
   rcall('LSET', msgsKey, idx, cjson.encode(msg))
+  set('edited', '1')
 end
 local remaining = {}
 for _, p in ipairs(pending) do

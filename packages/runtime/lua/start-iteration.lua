@@ -3,10 +3,11 @@
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
   ARGV[9] events JSON  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
   KEYS[5] the deployment's resuming-runs zset (left when a resumed run starts)
-  Returns {transcript length (-1 when nothing was appended), usage.toolCalls, resumed (1/0), appended message JSON...},
+  Returns {transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
+  transcript was edited), appended message JSON...},
   0 when the run is not where the caller expected (the caller reloads the state and decides again), or -1 when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming')
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited')
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return 0 end
 if st[9] == '1' and batchInFlight(st[5]) then return -1 end -- only a resumed batch has calls outside this job's flow
@@ -14,7 +15,8 @@ local msgs, executed = batchMessages(st[5], 'error')
 local resumed = 0
 if st[9] == '1' then
   resumed = 1
-  set('resuming', '')
+  if st[10] == '1' then resumed = 2 end -- a decision rewrote the transcript's arguments
+  set('resuming', ''); set('edited', '')
   rcall('ZREM', KEYS[5], runId)
 end
 local toolCalls = (tonumber(st[8]) or 0) + executed

@@ -173,13 +173,13 @@ export class RunStore {
   async startIteration(
     runId: string,
     p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[] },
-  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; appended: Message[] } | 'stale' | 'waiting'> {
+  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[] } | 'stale' | 'waiting'> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
       ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal,
     ]);
     if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
     const [length, toolCalls, resumed, ...appended] = r as [number, number, number, ...string[]];
-    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed === 1, appended: appended.map((m) => JSON.parse(m) as Message) };
+    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed > 0, edited: resumed === 2, appended: appended.map((m) => JSON.parse(m) as Message) };
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */

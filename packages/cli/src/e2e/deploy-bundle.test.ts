@@ -17,7 +17,8 @@ describe('the production bundle the image ships', () => {
   const prefix = `bundle-${randomBytes(3).toString('hex')}`;
   let mock: MockLlmServer;
   beforeAll(async () => {
-    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', out], { cwd: REPO_ROOT, stdio: 'pipe' });
+    // --offline: everything is in the store `pnpm install` just filled; never wait on the network (bounded anyway)
+    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 110_000 });
     mock = await startMockLlm({ script: demoAgentScript() });
   }, 120_000);
   afterAll(async () => {

@@ -126,7 +126,8 @@ export class DecisionService {
         })),
       });
     }
-    void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0); // its run is no longer parked: tidy, not needed
+    // the run is no longer parked: its expire job would be a no-op; remove it later, off the resume's critical path
+    setTimeout(() => void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0), 1000).unref();
   }
 
   /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */

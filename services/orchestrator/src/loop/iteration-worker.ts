@@ -152,7 +152,7 @@ export class IterationWorker {
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done'; // a call of a resumed batch still runs: its completion starts the iteration
         if (k === 1) this.o.metrics.runsStarted.inc();
-        if (started.resumed) this.transcripts.forget(runId); // decisions may have edited the transcript's arguments
+        if (started.edited) this.transcripts.forget(runId); // a decision rewrote arguments in the cached transcript
         else if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.callModel(job, token, current, k, action.callMode, false, started.length ?? undefined);
