@@ -9,3 +9,5 @@ export * from './pricing.js';
 export * from './context/context-windows.js';
 export * from './context/token-counter.js';
 export * from './context/compression-plan.js';
+export * from './providers/google/gemini-model.js';
+export * from './providers/google/convert-contents.js';

@@ -35,3 +35,10 @@ export function listFixtures(dir: string, suffixes: string[]): string[] {
     .filter((f) => suffixes.some((s) => f.endsWith(s)))
     .map((f) => `${dir}/${f}`);
 }
+
+/** A recorded Gemini stream as SSE (chunk files get their framing back; no [DONE] in Gemini's format). */
+export function googleFixtureSse(relPath: string): string {
+  const raw = fs.readFileSync(path.join(FIXTURES_DIR, relPath), 'utf8');
+  if (raw.startsWith('data:')) return raw;
+  return raw.split('\n').filter((l) => l.trim() !== '').map((l) => `data: ${l}\r\n\r\n`).join('');
+}

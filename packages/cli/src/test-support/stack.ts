@@ -32,6 +32,8 @@ function stackEnv(prefix: string, redisUrl: string, mock: MockLlmServer, effectL
     OPENAI_BASE_URL: `${mock.url}/v1`,
     DEEPSEEK_API_KEY: 'sk-test-deepseek',
     DEEPSEEK_BASE_URL: `${mock.url}/deepseek/v1`,
+    GEMINI_API_KEY: 'test-gemini',
+    GEMINI_BASE_URL: mock.url,
     LOG_LEVEL: process.env.AGENTLOOP_TEST_LOG_LEVEL ?? 'warn',
     ...extra,
   };

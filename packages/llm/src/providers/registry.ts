@@ -1,6 +1,7 @@
 import type { ModelSpec } from '@agentloop/protocol';
 import { LlmError, type ModelClient } from '../types.js';
 import { OpenAIChatModel } from './openai/openai-chat-model.js';
+import { GeminiModel } from './google/gemini-model.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -13,6 +14,16 @@ export class ProviderRegistry {
   constructor(private readonly env: Env = process.env) {}
 
   clientFor(spec: ModelSpec): ModelClient {
+    if (spec.provider === 'google') {
+      const apiKey = this.need('GEMINI_API_KEY', spec);
+      const key = `google|${this.env.GEMINI_BASE_URL ?? ''}|${apiKey}`;
+      let gemini = this.cache.get(key);
+      if (!gemini) {
+        gemini = new GeminiModel({ apiKey, baseUrl: this.env.GEMINI_BASE_URL || undefined });
+        this.cache.set(key, gemini);
+      }
+      return gemini;
+    }
     const { provider, apiKey, baseURL } = this.resolve(spec);
     const key = `${provider}|${baseURL ?? ''}|${apiKey}`;
     let client = this.cache.get(key);
@@ -32,7 +43,7 @@ export class ProviderRegistry {
       case 'openai-compatible':
         return { provider: 'openai-compatible', apiKey: spec.apiKeyEnv ? this.need(spec.apiKeyEnv, spec) : 'none', baseURL: spec.baseUrl };
       case 'google':
-        throw new LlmError('config', 'provider google is not available in this build (Gemini support is tracked in its own issue)');
+        throw new LlmError('config', 'unreachable: google is served by GeminiModel');
     }
   }
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
+import { geminiFrames, parseGeminiRequest } from './gemini-wire.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
 
 export interface MockLlmOptions {
@@ -64,6 +65,8 @@ export class MockLlmServer {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
+    const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
+    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!));
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (req.method !== 'POST' || !m) {
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -112,6 +115,33 @@ export class MockLlmServer {
     const usage = this.usageFor(spec, tokens);
     if (entryReq.stream) await this.stream(res, entryReq, spec, ids, usage);
     else this.complete(res, entryReq, spec, ids, usage);
+  }
+
+  /** Gemini API (`:streamGenerateContent?alt=sse`): scripted replies rendered in Gemini's SSE format, or raw replays. */
+  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream: true, messages: [], tools: [], body, headers: req.headers };
+    try {
+      Object.assign(entryReq, parseGeminiRequest(body, model));
+    } catch (e) {
+      if (!(e instanceof WireError)) throw e;
+      this.journal.push({ req: entryReq, status: 400, error: e.message, injected: false });
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 400, message: e.message, status: 'INVALID_ARGUMENT' } }));
+      return;
+    }
+    const spec = await this.script(entryReq);
+    if (spec.error) {
+      this.journal.push({ req: entryReq, status: spec.error.status, error: spec.error.message, injected: true });
+      res.writeHead(spec.error.status, { 'content-type': 'application/json', ...(spec.error.headers ?? {}) });
+      res.end(JSON.stringify({ error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
+      return;
+    }
+    this.journal.push({ req: entryReq, status: 200, injected: false });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(spec.rawSse ?? geminiFrames(spec, model, estimateTokens(entryReq)));
   }
 
   private usageFor(spec: ReplySpec, promptTokens: number) {

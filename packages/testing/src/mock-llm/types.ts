@@ -3,7 +3,7 @@ import type { Message } from '@agentloop/protocol';
 /** A model request as the mock understood it, in canonical form (the same for every wire format). */
 export interface MockRequest {
   seq: number;
-  provider: 'openai' | 'deepseek' | 'compat';
+  provider: 'openai' | 'deepseek' | 'compat' | 'google';
   model: string;
   stream: boolean;
   messages: Message[];

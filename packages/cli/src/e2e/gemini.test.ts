@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoAgentScript, stepOf } from '@agentloop/testing';
+import { InProcessStack } from '../test-support/stack.js';
+import { finishedRun } from '../test-support/helpers.js';
+
+describe('a Gemini run through the orchestrator (@google/genai against the mock Gemini API)', () => {
+  let s: InProcessStack;
+  beforeAll(async () => {
+    const demo = demoAgentScript();
+    s = await InProcessStack.start({
+      script: (req) => {
+        // the fallback scenario: OpenAI refuses the first iteration (429, then 500s) and answers the later ones
+        const fallback = req.messages.some((m) => m.role === 'user' && m.content?.includes('[fallback]'));
+        if (fallback && req.provider === 'openai' && stepOf(req) === 0)
+          return { error: s.mock.journal.filter((j) => j.req.provider === 'openai').length === 0 ? { status: 429, message: 'Rate limit reached', headers: { 'retry-after-ms': '10' } } : { status: 500, message: 'The server had an error' } };
+        return demo(req);
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('completes three iterations with parallel calls, sending each thoughtSignature back on its functionCall part', async () => {
+    const id = await s.a.startRun({ input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?', model: { provider: 'google', name: 'gemini-3-flash' }, tools: ['calculator', 'current_time'] });
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap).toMatchObject({ status: 'completed', iteration: 3 });
+    expect(snap.output).toMatch(/^17 × 23 = 391, and \(2 \+ 3\) × 4 = 20\./);
+    const gemini = s.mock.journal.filter((j) => j.req.provider === 'google');
+    expect(gemini.map((j) => j.status)).toEqual([200, 200, 200]);
+    const firstBatch = messages.find((m) => m.toolCalls?.length === 2)!;
+    const signature = firstBatch.toolCalls![0]!.providerData?.thoughtSignature;
+    expect(signature).toEqual(expect.any(String));
+    expect(firstBatch.toolCalls![1]!.providerData).toBeUndefined(); // only the first parallel call carries one
+    const second = gemini[1]!.req.body as { contents: Array<{ role: string; parts: Array<Record<string, any>> }> };
+    const modelTurn = second.contents.find((c) => c.role === 'model')!;
+    expect(modelTurn.parts[modelTurn.parts.findIndex((p) => p.functionCall)]!.thoughtSignature).toBe(signature);
+    expect(second.contents.at(-1)!.parts.map((p) => p.functionResponse?.name)).toEqual(['calculator', 'calculator']);
+  });
+
+  it('falls back to Gemini when OpenAI answers 429 then 500, then goes back to OpenAI with a Gemini turn in the transcript', async () => {
+    const before = s.mock.journal.length;
+    const id = await s.a.startRun({
+      input: '[fallback] What is 17*23 and (2+3)*4, and what time is it in Tokyo?',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      fallbacks: [{ provider: 'google', name: 'gemini-3-flash' }],
+      tools: ['calculator', 'current_time'],
+    });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    const journal = s.mock.journal.slice(before);
+    expect(journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['openai:429', 'openai:500', 'openai:500', 'google:200', 'openai:200', 'openai:200']);
+    expect(events.filter((e) => e.type === 'llm.retry').length).toBe(2);
+    expect(events.find((e) => e.type === 'llm.fallback')!.data).toMatchObject({ from: 'openai/gpt-4o-mini', to: 'google/gemini-3-flash' });
+    // the strict OpenAI mock accepted a transcript holding Gemini's calls (ids generated here, no signature sent to OpenAI)
+    const afterFallback = journal[4]!.req.body as { messages: Array<Record<string, any>> };
+    const geminiTurn = afterFallback.messages.find((m) => m.role === 'assistant' && m.tool_calls?.length === 2)!;
+    expect(geminiTurn.tool_calls.map((c: { id: string }) => c.id)).toEqual([expect.stringMatching(/^call_/), expect.stringMatching(/^call_/)]);
+    expect(JSON.stringify(afterFallback)).not.toContain('thoughtSignature');
+    const metrics = (await s.anon.request('GET', '/metrics')).text;
+    expect(metrics).toMatch(/agentloop_llm_fallbacks_total\{from="openai\/gpt-4o-mini",to="google\/gemini-3-flash"\} 1/);
+  });
+});

@@ -1,0 +1,51 @@
+import type { Content, Part } from '@google/genai';
+import { tryParseJson, type Message } from '@agentloop/protocol';
+
+/** Provider data produced by Gemini is sent back only to Gemini (and only then does a signature travel). */
+export const GOOGLE = 'google';
+
+const argsObject = (raw: string): Record<string, unknown> => {
+  const p = tryParseJson(raw);
+  return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : { value: raw };
+};
+
+/**
+ * Canonical transcript → Gemini `contents` + `systemInstruction`. Assistant tool calls become functionCall parts
+ * carrying back their thoughtSignature exactly as received; consecutive tool results become one user content of
+ * functionResponse parts (named after the call they answer).
+ */
+export function toGeminiContents(messages: readonly Message[]): { contents: Content[]; systemInstruction?: string } {
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').filter(Boolean);
+  const names = new Map<string, string>();
+  const contents: Content[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') continue;
+    if (m.role === 'user') contents.push({ role: 'user', parts: [{ text: m.content ?? '' }] });
+    else if (m.role === 'assistant') {
+      const parts: Part[] = [];
+      if (m.content) parts.push({ text: m.content });
+      for (const c of m.toolCalls ?? []) {
+        names.set(c.id, c.name);
+        const part: Part = { functionCall: { id: c.id, name: c.name, args: argsObject(c.arguments) } };
+        const pd = c.providerData as { provider?: string; thoughtSignature?: string } | undefined;
+        if (pd?.provider === GOOGLE && pd.thoughtSignature) part.thoughtSignature = pd.thoughtSignature;
+        parts.push(part);
+      }
+      if (!parts.length) parts.push({ text: '' });
+      contents.push({ role: 'model', parts });
+    } else {
+      const response = tryParseJson(m.content ?? '');
+      const part: Part = {
+        functionResponse: {
+          id: m.toolCallId,
+          name: names.get(m.toolCallId ?? '') ?? 'tool',
+          response: response.ok && response.value && typeof response.value === 'object' && !Array.isArray(response.value) ? (response.value as Record<string, unknown>) : { output: m.content ?? '' },
+        },
+      };
+      const last = contents[contents.length - 1];
+      if (last?.role === 'user' && last.parts?.every((p) => p.functionResponse)) last.parts.push(part);
+      else contents.push({ role: 'user', parts: [part] });
+    }
+  }
+  return { contents, ...(system.length ? { systemInstruction: system.join('\n\n') } : {}) };
+}

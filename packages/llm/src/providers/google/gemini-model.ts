@@ -1,0 +1,118 @@
+import { ApiError, GoogleGenAI, type GenerateContentResponse } from '@google/genai';
+import { newCallId, type ToolCall } from '@agentloop/protocol';
+import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../types.js';
+import { GOOGLE, toGeminiContents } from './convert-contents.js';
+
+export interface GeminiModelOptions {
+  apiKey: string;
+  /** GEMINI_BASE_URL, without /v1beta. */
+  baseUrl?: string;
+}
+
+function mapFinish(reason: string | undefined, hasCalls: boolean): ModelResponse['finishReason'] {
+  if (hasCalls) return 'tool_calls';
+  switch (reason) {
+    case 'STOP':
+      return 'stop';
+    case 'MAX_TOKENS':
+      return 'length';
+    case 'SAFETY':
+    case 'PROHIBITED_CONTENT':
+    case 'BLOCKLIST':
+    case 'SPII':
+      return 'content_filter';
+    default:
+      return reason ? 'other' : 'stop';
+  }
+}
+
+function mapError(err: unknown, outputStarted: boolean): LlmError {
+  if (err instanceof LlmError) return err;
+  if (err instanceof Error && err.name === 'AbortError') return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
+  if (err instanceof ApiError) {
+    const opts = { status: err.status, outputStarted, cause: err };
+    if (err.status === 429) return new LlmError('rate_limit', err.message, opts);
+    if (err.status >= 500) return new LlmError('server', err.message, opts);
+    if (err.status === 401 || err.status === 403) return new LlmError('auth', err.message, opts);
+    if (/exceeds the maximum number of tokens|context/i.test(err.message)) return new LlmError('context_length', err.message, opts);
+    return new LlmError('invalid_request', err.message, opts);
+  }
+  return new LlmError('network', `stream failed: ${err instanceof Error ? err.message : String(err)}`, { outputStarted, cause: err });
+}
+
+/**
+ * Gemini through `@google/genai`, streaming: functionCall parts become canonical calls (generated ids where Gemini
+ * gives none) with their thoughtSignature kept in providerData and sent back on the same part; thought parts are
+ * reasoning; usageMetadata is usage.
+ */
+export class GeminiModel implements ModelClient {
+  readonly provider = GOOGLE;
+  private readonly ai: GoogleGenAI;
+
+  constructor(opts: GeminiModelOptions) {
+    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, ...(opts.baseUrl ? { httpOptions: { baseUrl: opts.baseUrl } } : {}) });
+  }
+
+  async call(req: ModelCallRequest): Promise<ModelResponse> {
+    const { contents, systemInstruction } = toGeminiContents(req.messages);
+    let text = '';
+    let reasoning = '';
+    let finish: string | undefined;
+    let usage: GenerateContentResponse['usageMetadata'];
+    let modelName = req.model.name;
+    let outputStarted = false;
+    const calls: ToolCall[] = [];
+    try {
+      const stream = await this.ai.models.generateContentStream({
+        model: req.model.name,
+        contents,
+        config: {
+          ...(req.model.params as Record<string, unknown>),
+          ...(systemInstruction ? { systemInstruction } : {}),
+          ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),
+          abortSignal: req.signal,
+        },
+      });
+      for await (const chunk of stream) {
+        if (chunk.usageMetadata) usage = chunk.usageMetadata;
+        if (chunk.modelVersion) modelName = chunk.modelVersion;
+        const cand = chunk.candidates?.[0];
+        if (!cand) continue;
+        if (cand.finishReason) finish = cand.finishReason;
+        for (const part of cand.content?.parts ?? []) {
+          if (part.functionCall) {
+            const fc = part.functionCall;
+            calls.push({
+              id: fc.id || newCallId(),
+              name: fc.name ?? '',
+              arguments: JSON.stringify(fc.args ?? {}),
+              ...(part.thoughtSignature ? { providerData: { provider: GOOGLE, thoughtSignature: part.thoughtSignature } } : {}),
+            });
+          } else if (typeof part.text === 'string' && part.text) {
+            outputStarted = true;
+            if (part.thought) {
+              reasoning += part.text;
+              req.onReasoningDelta?.(part.text);
+            } else {
+              text += part.text;
+              req.onTextDelta?.(part.text);
+            }
+          }
+        }
+      }
+    } catch (err) {
+      throw mapError(err, outputStarted);
+    }
+    const valid = calls.filter((c) => c.name);
+    const message: ModelResponse['message'] = { role: 'assistant', content: text === '' && valid.length ? null : text };
+    if (valid.length) message.toolCalls = valid;
+    if (reasoning) message.reasoning = reasoning;
+    const u: LlmUsage = {
+      promptTokens: usage?.promptTokenCount ?? 0,
+      completionTokens: (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
+      reasoningTokens: usage?.thoughtsTokenCount ?? 0,
+      cachedTokens: usage?.cachedContentTokenCount ?? 0,
+    };
+    return { message, finishReason: mapFinish(finish, valid.length > 0), usage: u, provider: GOOGLE, model: modelName };
+  }
+}
