@@ -15,7 +15,8 @@ function expected(sse: string) {
     if (!data) continue;
     for (const part of JSON.parse(data).candidates?.[0]?.content?.parts ?? []) {
       if (part.functionCall?.name) calls.push({ name: part.functionCall.name, args: part.functionCall.args ?? {}, ...(part.thoughtSignature ? { signature: part.thoughtSignature } : {}) });
-      else if (typeof part.text === 'string') part.thought ? (thought += part.text) : (text += part.text);
+      else if (typeof part.text === 'string' && part.thought) thought += part.text;
+      else if (typeof part.text === 'string') text += part.text;
     }
   }
   return { text, thought, calls };
