@@ -57,7 +57,9 @@ export async function callModelChain(
       } catch (e) {
         const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
         hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
-        if (err.kind === 'aborted' || err.kind === 'context_length') throw err;
+        // aborted: the caller stopped; context_length: the caller must shrink the context; content_filter: the
+        // provider refused the content itself — another model is no answer to that
+        if (err.kind === 'aborted' || err.kind === 'context_length' || err.kind === 'content_filter') throw err;
         lastError = err;
         const canRetry = err.retryable && attempt < attempts && (err.opts.retryAfterMs ?? 0) <= maxDelay;
         if (!canRetry) {

@@ -6,6 +6,27 @@ import type { MockRequest, ReplySpec } from './types.js';
 type Part = { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown }; functionResponse?: { id?: string; name?: string; response?: unknown } };
 type Content = { role?: string; parts?: Part[] };
 
+export const GEMINI_MISSING_SIGNATURE = (name: string, position: number) =>
+  `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`;
+
+/**
+ * Gemini 3's rule: in the current turn (after the last user text), the first functionCall part of every model step
+ * must carry back its thoughtSignature — else the real API answers 400 with this text.
+ */
+export function checkThoughtSignatures(body: Record<string, any>, model: string): void {
+  if (!/^gemini-3/.test(model)) return;
+  const contents = body.contents as Content[];
+  let start = 0;
+  contents.forEach((c, i) => {
+    if (c.role !== 'model' && (c.parts ?? []).some((p) => typeof p.text === 'string')) start = i;
+  });
+  contents.slice(start).forEach((c, i) => {
+    if (c.role !== 'model') return;
+    const first = (c.parts ?? []).find((p) => p.functionCall);
+    if (first && !first.thoughtSignature) throw new WireError(400, GEMINI_MISSING_SIGNATURE(first.functionCall!.name ?? '', start + i + 1), null, null, 'INVALID_ARGUMENT');
+  });
+}
+
 /** A Gemini generateContent body in canonical form (for scripts and journals). */
 export function parseGeminiRequest(body: Record<string, any>, model: string): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools'> {
   if (!Array.isArray(body.contents) || !body.contents.length) throw new WireError(400, '* GenerateContentRequest.contents: contents is not specified', null, null, 'INVALID_ARGUMENT');
@@ -25,12 +46,13 @@ export function parseGeminiRequest(body: Record<string, any>, model: string): Pi
       else messages.push({ role: 'user', content: parts.map((p) => p.text ?? '').join('') });
     }
   }
+  checkThoughtSignatures(body, model);
   const tools = ((body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name?: string }> }>).flatMap((t) => (t.functionDeclarations ?? []).map((f) => String(f.name ?? '')));
   return { model, stream: true, messages, tools };
 }
 
 /** SSE frames of a scripted reply in Gemini's format (the first call of a step carries a thoughtSignature). */
-export function geminiFrames(spec: ReplySpec, model: string, promptTokens: number): string {
+export function geminiFrames(spec: ReplySpec & { finishReason?: string }, model: string, promptTokens: number): string {
   const frame = (parts: Part[], finish?: string) =>
     `data: ${JSON.stringify({
       candidates: [{ content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
@@ -46,6 +68,6 @@ export function geminiFrames(spec: ReplySpec, model: string, promptTokens: numbe
     functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: c.arguments ? JSON.parse(c.arguments) : (c.args ?? {}) },
     ...(i === 0 ? { thoughtSignature: randomBytes(24).toString('base64') } : {}),
   }));
-  frames.push(frame(calls.length ? calls : [{ text: '' }], 'STOP'));
+  frames.push(frame(calls.length ? calls : [{ text: '' }], spec.finishReason ?? 'STOP'));
   return frames.join('');
 }

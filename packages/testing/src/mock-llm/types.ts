@@ -44,6 +44,8 @@ export interface ReplySpec {
   /** Serve this raw JSON body (non-stream fixture replay). */
   rawJson?: unknown;
   usage?: { prompt?: number; completion?: number; reasoning?: number; cached?: number };
+  /** Gemini only: the candidate's finishReason [STOP] (e.g. SAFETY). */
+  finishReason?: string;
 }
 
 export type Script = (req: MockRequest) => ReplySpec | Promise<ReplySpec>;

@@ -236,6 +236,10 @@ export class IterationWorker {
         return { kind: 'ended' };
       }
       if (err?.kind === 'context_length') return { kind: 'context_length' };
+      if (err?.kind === 'content_filter') {
+        await this.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k);
+        return { kind: 'ended' };
+      }
       await this.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
       return { kind: 'ended' };
     } finally {

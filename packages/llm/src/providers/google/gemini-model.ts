@@ -103,6 +103,8 @@ export class GeminiModel implements ModelClient {
     } catch (err) {
       throw mapError(err, outputStarted);
     }
+    if (finish === 'SAFETY' || finish === 'PROHIBITED_CONTENT' || finish === 'BLOCKLIST' || finish === 'SPII')
+      throw new LlmError('content_filter', `Gemini stopped the response: finishReason ${finish}`, { outputStarted });
     const valid = calls.filter((c) => c.name);
     const message: ModelResponse['message'] = { role: 'assistant', content: text === '' && valid.length ? null : text };
     if (valid.length) message.toolCalls = valid;

@@ -85,3 +85,34 @@ describe('recorded Gemini streams replay through @google/genai', () => {
     expect(contents[1]!.parts![0]!.thoughtSignature).toBeUndefined();
   });
 });
+
+describe('Gemini specifics against the mock Gemini API', () => {
+  let mock: MockLlmServer;
+  beforeAll(async () => {
+    mock = await startMockLlm({ script: (req) => (req.messages.some((m) => m.content === 'unsafe') ? { text: '', finishReason: 'SAFETY' } : { text: 'ok' }) });
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+  const model = () => new GeminiModel({ apiKey: 'k', baseUrl: mock.url });
+  const spec = { provider: 'google' as const, name: 'gemini-3-flash', params: {} };
+  const history = (signature?: string) => [
+    { role: 'user' as const, content: 'weather?' },
+    { role: 'assistant' as const, content: null, toolCalls: [{ id: 'a', name: 'weather', arguments: '{}', ...(signature ? { providerData: { provider: 'google', thoughtSignature: signature } } : {}) }] },
+    { role: 'tool' as const, toolCallId: 'a', content: '{"t":1}' },
+  ];
+
+  it('the mock enforces Gemini 3 thought signatures with the API’s own error', async () => {
+    const err = await model().call({ model: spec, messages: history(), tools: null }).catch((e) => e);
+    expect(err.kind).toBe('invalid_request');
+    expect(err.message).toContain('Function call is missing a thought_signature in functionCall parts');
+    const ok = await model().call({ model: spec, messages: history('SIG'), tools: null });
+    expect(ok.message.content).toBe('ok');
+  });
+
+  it('a SAFETY stop is a content_filter error (not retried, not fallen back from)', async () => {
+    const err = await model().call({ model: spec, messages: [{ role: 'user', content: 'unsafe' }], tools: null }).catch((e) => e);
+    expect(err.kind).toBe('content_filter');
+    expect(err.retryable).toBe(false);
+  });
+});
