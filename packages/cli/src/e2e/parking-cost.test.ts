@@ -18,7 +18,9 @@ describe('parked runs cost Redis memory and nothing else', () => {
   beforeAll(async () => {
     server = await RedisServer.start();
     admin = new Redis(server.url);
-    s = await InProcessStack.start({ redisUrl: server.url, script: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'sent' }) });
+    // stalled-job checks run every AGENTLOOP_LOCK_MS / 2 per worker, independent of parked runs: a long lock keeps
+    // them out of the measured windows, so the comparison sees only what parked runs could add
+    s = await InProcessStack.start({ redisUrl: server.url, env: { AGENTLOOP_LOCK_MS: '600000' }, script: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'sent' }) });
   });
   afterAll(async () => {
     await s?.stop();
