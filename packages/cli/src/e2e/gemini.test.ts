@@ -61,3 +61,68 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
     expect(metrics).toMatch(/agentloop_llm_fallbacks_total\{from="openai\/gpt-4o-mini",to="google\/gemini-3-flash"\} 1/);
   });
 });
+
+describe('fallback away from DeepSeek thinking mode and back', () => {
+  let s: InProcessStack;
+  beforeAll(async () => {
+    const demo = demoAgentScript();
+    s = await InProcessStack.start({
+      script: (req) => {
+        const step = stepOf(req);
+        if (req.provider === 'deepseek' && step === 1) return { error: { status: 503, message: 'Service Unavailable' } };
+        const reply = demo(req);
+        return req.provider === 'deepseek' ? { ...reply, reasoning: `thinking about step ${step}` } : reply;
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('round-trips reasoning_content to DeepSeek, and DeepSeek accepts the Gemini turn in between', async () => {
+    const id = await s.a.startRun({
+      input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?',
+      model: { provider: 'deepseek', name: 'deepseek-v4-flash' },
+      fallbacks: [{ provider: 'google', name: 'gemini-3-flash' }],
+      tools: ['calculator', 'current_time'],
+    });
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(s.mock.journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['deepseek:200', 'deepseek:503', 'deepseek:503', 'deepseek:503', 'google:200', 'deepseek:200']);
+    const [first, geminiTurn] = messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length);
+    expect(first!.reasoning).toBe('thinking about step 0');
+    expect(geminiTurn!.reasoning).toBeUndefined();
+    const last = s.mock.journal.at(-1)!.req.body as { messages: Array<Record<string, any>> };
+    const sent = last.messages.filter((m) => m.role === 'assistant');
+    expect(sent.map((m) => m.reasoning_content)).toEqual(['thinking about step 0', '']);
+  });
+});
+
+describe('a stream cut after partial output', () => {
+  let s: InProcessStack;
+  let cut = true;
+  beforeAll(async () => {
+    s = await InProcessStack.start({
+      script: (req) => {
+        if (stepOf(req) === 0) return { toolCalls: [{ name: 'calculator', args: { expression: '2+2' } }] };
+        const once = cut;
+        cut = false;
+        return { text: 'The answer is four, as computed.', chunking: 'fine', ...(once ? { cutAfterFrames: 4 } : {}) };
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('is retried on the same model with discardOutput; the final deltas after the retry equal the output', async () => {
+    const id = await s.a.startRun({ input: 'add', model: { provider: 'openai', name: 'gpt-4o-mini' }, fallbacks: [{ provider: 'google', name: 'gemini-3-flash' }], tools: ['calculator'] });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.output).toBe('The answer is four, as computed.');
+    const retry = events.find((e) => e.type === 'llm.retry')!;
+    expect(retry.data).toMatchObject({ provider: 'openai', discardOutput: true });
+    expect(events.some((e) => e.type === 'llm.fallback')).toBe(false); // output was shown: no silent fallback
+    const after = events.slice(events.indexOf(retry)).filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('');
+    expect(after).toBe(snap.output);
+  });
+});

@@ -4,6 +4,12 @@ import { tryParseJson, type Message } from '@agentloop/protocol';
 /** Provider data produced by Gemini is sent back only to Gemini (and only then does a signature travel). */
 export const GOOGLE = 'google';
 
+/**
+ * Gemini 3 requires a thoughtSignature on the first functionCall part of every step of the current turn. Steps
+ * another provider produced (after a fallback) have none; Google documents this value for such injected calls.
+ */
+export const DUMMY_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
 const argsObject = (raw: string): Record<string, unknown> => {
   const p = tryParseJson(raw);
   return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : { value: raw };
@@ -14,7 +20,7 @@ const argsObject = (raw: string): Record<string, unknown> => {
  * carrying back their thoughtSignature exactly as received; consecutive tool results become one user content of
  * functionResponse parts (named after the call they answer).
  */
-export function toGeminiContents(messages: readonly Message[]): { contents: Content[]; systemInstruction?: string } {
+export function toGeminiContents(messages: readonly Message[], opts: { requireSignatures?: boolean } = {}): { contents: Content[]; systemInstruction?: string } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').filter(Boolean);
   const names = new Map<string, string>();
   const contents: Content[] = [];
@@ -24,11 +30,13 @@ export function toGeminiContents(messages: readonly Message[]): { contents: Cont
     else if (m.role === 'assistant') {
       const parts: Part[] = [];
       if (m.content) parts.push({ text: m.content });
-      for (const c of m.toolCalls ?? []) {
+      for (const [i, c] of (m.toolCalls ?? []).entries()) {
         names.set(c.id, c.name);
         const part: Part = { functionCall: { id: c.id, name: c.name, args: argsObject(c.arguments) } };
         const pd = c.providerData as { provider?: string; thoughtSignature?: string } | undefined;
         if (pd?.provider === GOOGLE && pd.thoughtSignature) part.thoughtSignature = pd.thoughtSignature;
+        else if (i === 0 && opts.requireSignatures && !m.toolCalls!.some((x) => (x.providerData as { provider?: string } | undefined)?.provider === GOOGLE))
+          part.thoughtSignature = DUMMY_THOUGHT_SIGNATURE;
         parts.push(part);
       }
       if (!parts.length) parts.push({ text: '' });

@@ -54,7 +54,7 @@ export class GeminiModel implements ModelClient {
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
-    const { contents, systemInstruction } = toGeminiContents(req.messages);
+    const { contents, systemInstruction } = toGeminiContents(req.messages, { requireSignatures: /^gemini-3/.test(req.model.name) });
     let text = '';
     let reasoning = '';
     let finish: string | undefined;

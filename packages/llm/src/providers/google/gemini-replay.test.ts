@@ -76,6 +76,18 @@ describe('recorded Gemini streams replay through @google/genai', () => {
     ] });
   });
 
+  it('gives Gemini 3 a documented dummy signature for steps another provider produced', () => {
+    const msgs = [
+      { role: 'user' as const, content: 'x' },
+      { role: 'assistant' as const, content: null, toolCalls: [{ id: 'a', name: 't', arguments: '{}' }, { id: 'b', name: 't', arguments: '{}' }] },
+      { role: 'tool' as const, toolCallId: 'a', content: '{}' },
+      { role: 'tool' as const, toolCallId: 'b', content: '{}' },
+    ];
+    const parts = toGeminiContents(msgs, { requireSignatures: true }).contents[1]!.parts!;
+    expect(parts.map((p) => p.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+    expect(toGeminiContents(msgs).contents[1]!.parts![0]!.thoughtSignature).toBeUndefined();
+  });
+
   it('never sends another provider’s data to Gemini', () => {
     const { contents } = toGeminiContents([
       { role: 'user', content: 'x' },
@@ -102,12 +114,16 @@ describe('Gemini specifics against the mock Gemini API', () => {
     { role: 'tool' as const, toolCallId: 'a', content: '{"t":1}' },
   ];
 
-  it('the mock enforces Gemini 3 thought signatures with the API’s own error', async () => {
-    const err = await model().call({ model: spec, messages: history(), tools: null }).catch((e) => e);
-    expect(err.kind).toBe('invalid_request');
-    expect(err.message).toContain('Function call is missing a thought_signature in functionCall parts');
-    const ok = await model().call({ model: spec, messages: history('SIG'), tools: null });
-    expect(ok.message.content).toBe('ok');
+  it('the mock enforces Gemini 3 thought signatures with the API’s own error; our requests satisfy it', async () => {
+    const raw = await fetch(`${mock.url}/v1beta/models/gemini-3-flash:streamGenerateContent?alt=sse`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'q' }] }, { role: 'model', parts: [{ functionCall: { name: 'weather', args: {} } }] }, { role: 'user', parts: [{ functionResponse: { name: 'weather', response: {} } }] }] }),
+    });
+    expect(raw.status).toBe(400);
+    expect(((await raw.json()) as { error: { message: string } }).error.message).toContain('Function call is missing a thought_signature in functionCall parts');
+    expect((await model().call({ model: spec, messages: history('SIG'), tools: null })).message.content).toBe('ok');
+    expect((await model().call({ model: spec, messages: history(), tools: null })).message.content).toBe('ok'); // dummy injected
   });
 
   it('a SAFETY stop is a content_filter error (not retried, not fallen back from)', async () => {

@@ -23,7 +23,9 @@ export function toOpenAIMessages(messages: readonly Message[], opts: ConvertOpti
         const out: ChatMessage & Record<string, unknown> = { role: 'assistant', content: m.content ?? null };
         if (m.toolCalls?.length)
           out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
-        if (opts.sendReasoning && m.reasoning !== undefined) out.reasoning_content = m.reasoning;
+        // DeepSeek thinking mode needs reasoning_content back on assistant messages with tool calls — also on turns
+        // another provider produced after a fallback (they have none: an empty one keeps the request valid)
+        if (opts.sendReasoning && (m.reasoning !== undefined || m.toolCalls?.length)) out.reasoning_content = m.reasoning ?? '';
         return out;
       }
     }
