@@ -91,6 +91,7 @@ describe('fallback away from DeepSeek thinking mode and back', () => {
     expect(s.mock.journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['deepseek:200', 'deepseek:503', 'deepseek:503', 'deepseek:503', 'google:200', 'deepseek:200']);
     const [first, geminiTurn] = messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length);
     expect(first!.reasoning).toBe('thinking about step 0');
+    expect([first!.providerData?.provider, geminiTurn!.providerData?.provider]).toEqual(['deepseek', 'google']);
     expect(geminiTurn!.reasoning).toBeUndefined();
     const last = s.mock.journal.at(-1)!.req.body as { messages: Array<Record<string, any>> };
     const sent = last.messages.filter((m) => m.role === 'assistant');

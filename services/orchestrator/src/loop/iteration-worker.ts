@@ -258,7 +258,8 @@ export class IterationWorker {
     for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
       if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: request.model.name, kind }, n);
     const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
-    const message: Message = { ...res.message };
+    // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
+    const message: Message = { ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } };
     const totals = {
       promptTokens: st.usage.promptTokens + u.promptTokens,
       completionTokens: st.usage.completionTokens + u.completionTokens,
