@@ -63,7 +63,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const providers = new ProviderRegistry(opts.env ?? process.env);
     const worker = new IterationWorker({
       redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
-      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs,
+      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
       onIterationTimed: opts.onIterationTimed, decisions,
     });
     await worker.start();

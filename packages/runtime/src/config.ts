@@ -18,6 +18,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_TOOL_CONCURRENCY: intFrom(20, 1),
   AGENTLOOP_LLM_ATTEMPTS: intFrom(3, 1),
   AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
+  /** Longest retry-after a worker waits out in place; a longer one moves the iteration job to delayed. */
+  AGENTLOOP_LLM_MAX_WAIT_MS: intFrom(30_000),
   /** Bull Board at /admin/queues on the api role, behind this key (off when unset). */
   AGENTLOOP_ADMIN_KEY: z.string().min(16, 'at least 16 characters').optional(),
   AGENTLOOP_ADMIN_WRITE: z.enum(['true', 'false']).default('false'),
@@ -39,6 +41,7 @@ export interface Config {
   toolConcurrency: number;
   llmAttempts: number;
   llmRetryBaseMs: number;
+  llmMaxWaitMs: number;
   logLevel: string;
   adminKey: string | null;
   adminWritable: boolean;
@@ -74,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     toolConcurrency: e.AGENTLOOP_TOOL_CONCURRENCY,
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
+    llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',

@@ -127,3 +127,35 @@ describe('a stream cut after partial output', () => {
     expect(after).toBe(snap.output);
   });
 });
+
+describe('a long rate limit defers the iteration job instead of holding a worker', () => {
+  let s: InProcessStack;
+  let refused = 0;
+  beforeAll(async () => {
+    s = await InProcessStack.start({
+      env: { AGENTLOOP_LLM_MAX_WAIT_MS: '500' },
+      script: () => (refused++ === 0 ? { error: { status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after-ms': '2500' } } } : { text: 'after the wait' }),
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('moves the job to delayed for the provider’s retry-after, then completes', async () => {
+    const t0 = Date.now();
+    const id = await s.a.startRun({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
+    const { Queue } = await import('bullmq');
+    const q = new Queue('orchestrator', { connection: s.redis, prefix: s.prefix });
+    let sawDelayed = false;
+    for (let i = 0; i < 100 && !sawDelayed; i++) {
+      sawDelayed = ((await q.getJobCounts('delayed')).delayed ?? 0) > 0 && ((await q.getJobCounts('active')).active ?? 0) === 0;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await q.close();
+    expect(sawDelayed).toBe(true); // waiting out the limit holds no worker
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap).toMatchObject({ status: 'completed', output: 'after the wait' });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2400);
+    expect(events.find((e) => e.type === 'llm.retry')!.data.reason).toBe('rate_limit (deferred 3 s)');
+  });
+});

@@ -1,4 +1,4 @@
-import { Worker, type Job } from 'bullmq';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
@@ -28,6 +28,8 @@ export interface IterationWorkerOptions {
   lockMs: number;
   llmAttempts: number;
   llmRetryBaseMs: number;
+  /** Longest retry-after waited out in place; longer ones defer the job (BullMQ delayed), holding no worker. */
+  llmMaxWaitMs?: number;
   decisions: DecisionService;
   /** Called after every iteration job with its timings (benchmarks). */
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
@@ -190,6 +192,14 @@ export class IterationWorker {
         fitted = await this.context.fit(job, token, st, k, fitted, true);
         continue;
       }
+      if (outcome.kind === 'defer') {
+        // every model of the chain asks for a long pause: the job waits as a delayed job, not in this worker
+        const { provider, name } = request.model;
+        await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider, model: name, attempt: 1, reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`, discardOutput: false } }]);
+        if (!token) throw new Error('rate limited: no lock token to defer the job with');
+        await job.moveToDelayed(Date.now() + outcome.ms, token);
+        throw new DelayedError();
+      }
       if (outcome.kind === 'context_length') {
         await this.end.withoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
         return (performance.now() - t0) / 1000;
@@ -199,7 +209,16 @@ export class IterationWorker {
   }
 
   /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
-  private async streamModel(st: RunState, k: number, resumed: boolean, fitted: Fitted): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' }> {
+  private get maxWaitMs(): number {
+    return this.o.llmMaxWaitMs ?? 30_000;
+  }
+
+  private async streamModel(
+    st: RunState,
+    k: number,
+    resumed: boolean,
+    fitted: Fitted,
+  ): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' } | { kind: 'defer'; ms: number; reason: string }> {
     const runId = st.id;
     const request = st.request;
     const deltas = new DeltaBuffer(k, (events, first) => this.o.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
@@ -222,7 +241,7 @@ export class IterationWorker {
           },
           onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: a.model, outcome: a.outcome }, a.seconds),
         },
-        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs },
+        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs },
       );
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {
@@ -236,6 +255,8 @@ export class IterationWorker {
         return { kind: 'ended' };
       }
       if (err?.kind === 'context_length') return { kind: 'context_length' };
+      const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
+      if (wait > this.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
       if (err?.kind === 'content_filter') {
         await this.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k);
         return { kind: 'ended' };
