@@ -32,4 +32,3 @@ export function costUsd(model: string, usage: LlmUsage): number {
   return (uncached * prompt + usage.cachedTokens * cached + (usage.completionTokens) * completion) / 1e6;
 }
 
-export const knownPricedModel = (model: string) => PRICES.some(([p]) => model.startsWith(p));

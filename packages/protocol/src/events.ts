@@ -5,8 +5,6 @@ export const ToolCallStatusSchema = z.enum([
   'proposed', 'running', 'completed', 'error', 'awaiting_approval', 'requires_client_execution', 'approved', 'denied', 'skipped', 'cancelled',
 ]);
 export type ToolCallStatus = z.infer<typeof ToolCallStatusSchema>;
-/** Statuses that end a call: exactly one of them is the last tool.call event of every call. */
-export const FINAL_TOOL_STATUSES: readonly ToolCallStatus[] = ['completed', 'error', 'denied', 'skipped', 'cancelled'];
 
 const iterationOnly = z.object({ iteration: z.number().int() });
 const textDelta = z.object({ iteration: z.number().int(), text: z.string() });
@@ -56,6 +54,3 @@ export const EventEnvelopeSchema = z.object({
 });
 export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
 
-export function event<T extends EventType>(type: T, data: EventData<T>): NewEvent {
-  return { type, data } as NewEvent;
-}

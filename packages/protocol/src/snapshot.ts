@@ -20,7 +20,6 @@ export const UsageSchema = z.object({
   toolCalls: z.number().int(),
 });
 export type Usage = z.infer<typeof UsageSchema>;
-export const emptyUsage = (): Usage => ({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 });
 
 export const PauseTypeSchema = z.enum(['awaiting_approval', 'requires_client_execution']);
 export type PauseType = z.infer<typeof PauseTypeSchema>;

@@ -1,5 +1,3 @@
-import type { Worker } from 'bullmq';
-
 /** Something that can be drained: stop fetching, let in-flight work finish, and hand back what cannot. */
 export interface Drainable {
   /** Stop taking jobs; resolves when in-flight jobs have ended. */
@@ -22,9 +20,6 @@ export async function drainAll(items: Drainable[], deadlineMs: number): Promise<
   if (first === 'deadline') for (const i of items) i.handBack();
   await closing;
 }
-
-/** A plain BullMQ worker as a Drainable (its jobs are short: nothing to hand back). */
-export const drainableWorker = (w: Worker | null): Drainable => ({ close: async () => void (await w?.close()), handBack: () => {} });
 
 /** Thrown by a processor whose work was cut off by shutdown: the job is retried elsewhere. */
 export class HandedBackError extends Error {

@@ -5,9 +5,6 @@ import { fileURLToPath } from 'node:url';
 /** The shared recorded wire fixtures (../shared/fixtures/recorded relative to the repository root). */
 export const FIXTURES_DIR = process.env.AGENTLOOP_FIXTURES_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/recorded');
 
-export function fixturesAvailable(): boolean {
-  return fs.existsSync(FIXTURES_DIR);
-}
 
 /** A recorded OpenAI-style stream as the SSE body the provider sent (chunk files get their framing back). */
 export function openAIFixtureSse(relPath: string): string {

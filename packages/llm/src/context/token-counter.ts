@@ -57,9 +57,8 @@ export function counterFor(model: ModelSpec): TokenCounter {
   return { exact: false, count: (text) => Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN) };
 }
 
-/** Fixed cost of a message's framing, and of an image part (images are not sent yet; kept for when they are). */
+/** Fixed cost of a message's framing. */
 export const MESSAGE_OVERHEAD = 4;
-export const IMAGE_TOKENS = 765;
 
 /** Tokens of one message as the model sees it: framing, content, reasoning sent back, each call's name and arguments. */
 export function messageTokens(counter: TokenCounter, m: Message): number {

@@ -41,7 +41,7 @@ export class DecisionService {
       const p = pending.get(d.callId);
       const meta = metas[i];
       if (!p || !meta) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
-      const r = await this.prepare(st, d, p, meta);
+      const r = await this.prepare(d, p, meta);
       if ('invalid' in r) return { kind: 'invalid', message: r.invalid, details: r.details };
       prepared.push(r.decision);
       if (r.edited !== undefined) edits[d.callId] = r.edited;
@@ -60,7 +60,7 @@ export class DecisionService {
     }
   }
 
-  private async prepare(st: RunState, d: Decision, p: PendingCall, meta: CallMeta): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
+  private async prepare(d: Decision, p: PendingCall, meta: CallMeta): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
     const base = { callId: d.callId, name: meta.name, arguments: argumentsForDisplay(meta.arguments) };
     const client = p.pauseType === 'requires_client_execution';
     switch (d.action) {
@@ -90,7 +90,6 @@ export class DecisionService {
           ? toolErrorOutcome('tool_error', typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null))
           : { status: 'completed', content: resultContent(d.result), result: d.result };
         const event = outcome.status === 'completed' ? { ...base, status: 'completed' as const, result: d.result } : { ...base, status: 'error' as const, error: outcome.error };
-        void st;
         return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, event } };
       }
     }
