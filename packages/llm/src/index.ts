@@ -11,3 +11,7 @@ export * from './context/token-counter.js';
 export * from './context/compression-plan.js';
 export * from './providers/google/gemini-model.js';
 export * from './providers/google/convert-contents.js';
+export * from './strategies/strategy.js';
+export * from './strategies/react/parser.js';
+export * from './strategies/react/action-input.js';
+export * from './strategies/react/render.js';

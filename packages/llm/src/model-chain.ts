@@ -1,5 +1,6 @@
 import type { ModelSpec } from '@agentloop/protocol';
 import type { ProviderRegistry } from './providers/registry.js';
+import { functionCalling, type Strategy } from './strategies/strategy.js';
 import { LlmError, type ModelCallRequest, type ModelResponse } from './types.js';
 
 export interface RetryInfo {
@@ -23,6 +24,8 @@ export interface ChainOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** How tools are offered and read [function_calling]. */
+  strategy?: Strategy;
 }
 
 const label = (m: ModelSpec) => `${m.provider}/${m.name}`;
@@ -43,6 +46,7 @@ export async function callModelChain(
   const base = opts.baseDelayMs ?? 500;
   const maxDelay = opts.maxDelayMs ?? 30_000;
   const sleep = opts.sleep ?? abortableSleep;
+  const strategy = opts.strategy ?? functionCalling;
   let lastError: LlmError | null = null;
   for (let m = 0; m < chain.length; m++) {
     const spec = chain[m]!;
@@ -51,7 +55,8 @@ export async function callModelChain(
       const t0 = performance.now();
       try {
         const client = registry.clientFor(spec);
-        const res = await client.call({ ...req, model: spec });
+        const call = strategy.begin({ ...req, model: spec });
+        const res = call.finish(await client.call(call.request));
         hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
         return res;
       } catch (e) {

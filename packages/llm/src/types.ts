@@ -19,6 +19,8 @@ export interface ModelCallRequest {
   messages: Message[];
   /** null or empty: the request carries no tools (final-answer calls). */
   tools: ToolSpec[] | null;
+  /** Stop sequences (ReAct stops before an `Observation:` the model would invent). */
+  stop?: string[];
   signal?: AbortSignal;
   onTextDelta?: (text: string) => void;
   onReasoningDelta?: (text: string) => void;

@@ -39,3 +39,21 @@ export function googleFixtureSse(relPath: string): string {
   if (raw.startsWith('data:')) return raw;
   return raw.split('\n').filter((l) => l.trim() !== '').map((l) => `data: ${l}\r\n\r\n`).join('');
 }
+
+export interface RecordedInteraction {
+  /** The recorded request's JSON body. */
+  request: Record<string, unknown>;
+  /** The recorded response, one SSE event per body segment. */
+  sse: string;
+}
+
+/** A js-genai replay recording (`interactions[]`): each request body with its response served as SSE. */
+export function googleInteractions(relPath: string): RecordedInteraction[] {
+  const rec = JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, relPath), 'utf8')) as {
+    interactions: Array<{ request: { bodySegments: Array<Record<string, unknown>> }; response: { bodySegments: unknown[] } }>;
+  };
+  return rec.interactions.map((i) => ({
+    request: i.request.bodySegments[0] ?? {},
+    sse: i.response.bodySegments.map((s) => `data: ${JSON.stringify(s)}\r\n\r\n`).join(''),
+  }));
+}

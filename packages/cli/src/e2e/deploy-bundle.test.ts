@@ -17,8 +17,9 @@ describe('the production bundle the image ships', () => {
   const prefix = `bundle-${randomBytes(3).toString('hex')}`;
   let mock: MockLlmServer;
   beforeAll(async () => {
-    // --offline: everything is in the store `pnpm install` just filled; never wait on the network (bounded anyway)
-    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 110_000 });
+    // --prefer-offline: packages come from the store `pnpm install` just filled; the legacy deploy re-resolves
+    // versions, so registry metadata is fetched when this machine's cache has none (a fresh clone)
+    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--prefer-offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 110_000 });
     mock = await startMockLlm({ script: demoAgentScript() });
   }, 120_000);
   afterAll(async () => {

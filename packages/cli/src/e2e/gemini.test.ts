@@ -13,6 +13,10 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
         const fallback = req.messages.some((m) => m.role === 'user' && m.content?.includes('[fallback]'));
         if (fallback && req.provider === 'openai' && stepOf(req) === 0)
           return { error: s.mock.journal.filter((j) => j.req.provider === 'openai').length === 0 ? { status: 429, message: 'Rate limit reached', headers: { 'retry-after-ms': '10' } } : { status: 500, message: 'The server had an error' } };
+        if (req.messages.some((m) => m.role === 'user' && m.content?.includes('[malformed]'))) {
+          const result = req.messages.find((m) => m.role === 'tool');
+          return result ? { text: `recovered after: ${result.content}` } : { finishReason: 'MALFORMED_FUNCTION_CALL' };
+        }
         return demo(req);
       },
     });
@@ -36,6 +40,17 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
     const modelTurn = second.contents.find((c) => c.role === 'model')!;
     expect(modelTurn.parts[modelTurn.parts.findIndex((p) => p.functionCall)]!.thoughtSignature).toBe(signature);
     expect(second.contents.at(-1)!.parts.map((p) => p.functionResponse?.name)).toEqual(['calculator', 'calculator']);
+  });
+
+  it('MALFORMED_FUNCTION_CALL twice becomes an invalid_arguments tool error the model recovers from', async () => {
+    const before = s.mock.journal.length;
+    const id = await s.a.startRun({ input: '[malformed] look it up', model: { provider: 'google', name: 'gemini-3-flash' }, tools: ['lookup'] });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap).toMatchObject({ status: 'completed', iteration: 2 });
+    expect(s.mock.journal.length - before).toBe(3); // asked, asked once more, then the model saw the error
+    const ended = events.find((e) => e.type === 'tool.call' && e.data.status === 'error')!;
+    expect(ended.data).toMatchObject({ name: 'lookup', error: { code: 'invalid_arguments' } });
+    expect(snap.output).toContain('"code":"invalid_arguments"');
   });
 
   it('falls back to Gemini when OpenAI answers 429 then 500, then goes back to OpenAI with a Gemini turn in the transcript', async () => {

@@ -28,46 +28,68 @@ export function checkThoughtSignatures(body: Record<string, any>, model: string)
 }
 
 /** A Gemini generateContent body in canonical form (for scripts and journals). */
-export function parseGeminiRequest(body: Record<string, any>, model: string): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools'> {
+export function parseGeminiRequest(body: Record<string, any>, model: string): Pick<MockRequest, 'model' | 'messages' | 'tools'> {
   if (!Array.isArray(body.contents) || !body.contents.length) throw new WireError(400, '* GenerateContentRequest.contents: contents is not specified', null, null, 'INVALID_ARGUMENT');
   const messages: Message[] = [];
   const sys = (body.systemInstruction as Content | undefined)?.parts?.map((p) => p.text ?? '').join('') ?? (typeof body.systemInstruction === 'string' ? body.systemInstruction : '');
   if (sys) messages.push({ role: 'system', content: sys });
   let n = 0;
+  const unanswered: Array<{ id: string; name: string }> = [];
   for (const c of body.contents as Content[]) {
     const parts = c.parts ?? [];
     if (c.role === 'model') {
       const text = parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text).join('');
       const calls = parts.filter((p) => p.functionCall).map((p) => ({ id: p.functionCall!.id ?? `gem_${n++}`, name: p.functionCall!.name ?? '', arguments: JSON.stringify(p.functionCall!.args ?? {}) }));
+      unanswered.push(...calls);
       messages.push({ role: 'assistant', content: text || null, ...(calls.length ? { toolCalls: calls } : {}) });
     } else {
       const responses = parts.filter((p) => p.functionResponse);
-      if (responses.length) for (const p of responses) messages.push({ role: 'tool', toolCallId: p.functionResponse!.id ?? '', content: JSON.stringify(p.functionResponse!.response ?? {}) });
+      // a response without an id answers the earliest open call of its name (the API pairs them by name)
+      const pair = (fr: NonNullable<Part['functionResponse']>) => {
+        const i = unanswered.findIndex((c) => (fr.id ? c.id === fr.id : c.name === fr.name));
+        return i >= 0 ? unanswered.splice(i, 1)[0]!.id : (fr.id ?? '');
+      };
+      if (responses.length) for (const p of responses) messages.push({ role: 'tool', toolCallId: pair(p.functionResponse!), content: JSON.stringify(p.functionResponse!.response ?? {}) });
       else messages.push({ role: 'user', content: parts.map((p) => p.text ?? '').join('') });
     }
   }
   checkThoughtSignatures(body, model);
   const tools = ((body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name?: string }> }>).flatMap((t) => (t.functionDeclarations ?? []).map((f) => String(f.name ?? '')));
-  return { model, stream: true, messages, tools };
+  return { model, messages, tools };
+}
+
+function responseOf(spec: ReplySpec, model: string, promptTokens: number, parts: Part[], finish?: string): object {
+  const completion = Math.ceil((spec.text?.length ?? 0) / 4) + 1;
+  return {
+    // a MALFORMED_FUNCTION_CALL candidate has no content, as the real API sends it
+    candidates: [{ ...(finish === 'MALFORMED_FUNCTION_CALL' ? {} : { content: { role: 'model', parts } }), index: 0, ...(finish ? { finishReason: finish } : {}), ...(finish && spec.finishMessage ? { finishMessage: spec.finishMessage } : {}) }],
+    usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: completion, totalTokenCount: promptTokens + completion },
+    modelVersion: model,
+    responseId: randomBytes(8).toString('base64url'),
+  };
+}
+
+function callParts(spec: ReplySpec): Part[] {
+  return (spec.toolCalls ?? []).map((c, i): Part => ({
+    functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: c.arguments ? JSON.parse(c.arguments) : (c.args ?? {}) },
+    ...(i === 0 ? { thoughtSignature: randomBytes(24).toString('base64') } : {}),
+  }));
 }
 
 /** SSE frames of a scripted reply in Gemini's format (the first call of a step carries a thoughtSignature). */
-export function geminiFrames(spec: ReplySpec & { finishReason?: string }, model: string, promptTokens: number): string {
-  const frame = (parts: Part[], finish?: string) =>
-    `data: ${JSON.stringify({
-      candidates: [{ content: { role: 'model', parts }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
-      usageMetadata: { promptTokenCount: promptTokens, candidatesTokenCount: Math.ceil((spec.text?.length ?? 0) / 4) + 1, totalTokenCount: promptTokens + 1 },
-      modelVersion: model,
-      responseId: randomBytes(8).toString('base64url'),
-    })}\r\n\r\n`;
+export function geminiFrames(spec: ReplySpec, model: string, promptTokens: number): string {
+  const frame = (parts: Part[], finish?: string) => `data: ${JSON.stringify(responseOf(spec, model, promptTokens, parts, finish))}\r\n\r\n`;
   const frames: string[] = [];
   if (spec.reasoning) frames.push(frame([{ text: spec.reasoning, thought: true }]));
   const pieces = spec.chunking === 'fine' ? (spec.text?.match(/[\s\S]{1,6}/g) ?? []) : spec.text ? [spec.text] : [];
   for (const p of pieces) frames.push(frame([{ text: p }]));
-  const calls = (spec.toolCalls ?? []).map((c, i): Part => ({
-    functionCall: { ...(c.id ? { id: c.id } : {}), name: c.name, args: c.arguments ? JSON.parse(c.arguments) : (c.args ?? {}) },
-    ...(i === 0 ? { thoughtSignature: randomBytes(24).toString('base64') } : {}),
-  }));
+  const calls = callParts(spec);
   frames.push(frame(calls.length ? calls : [{ text: '' }], spec.finishReason ?? 'STOP'));
   return frames.join('');
+}
+
+/** The same reply as one `:generateContent` JSON response. */
+export function geminiResponse(spec: ReplySpec, model: string, promptTokens: number): object {
+  const parts: Part[] = [...(spec.reasoning ? [{ text: spec.reasoning, thought: true }] : []), ...(spec.text ? [{ text: spec.text }] : []), ...callParts(spec)];
+  return responseOf(spec, model, promptTokens, parts.length ? parts : [{ text: '' }], spec.finishReason ?? 'STOP');
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
-import { geminiFrames, parseGeminiRequest } from './gemini-wire.js';
+import { geminiFrames, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
 
 export interface MockLlmOptions {
@@ -66,7 +66,7 @@ export class MockLlmServer {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
-    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!));
+    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent');
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (req.method !== 'POST' || !m) {
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -94,7 +94,7 @@ export class MockLlmServer {
     const limit = this.opts.contextWindows?.[entryReq.model];
     const tokens = estimateTokens(entryReq);
     if (limit && tokens > limit) return this.sendError(res, new WireError(400, OPENAI_ERRORS.contextLength(limit, tokens), 'messages', 'context_length_exceeded'), entryReq);
-    const spec = await this.script(entryReq);
+    const spec = applyStop(await this.script(entryReq), body.stop);
     if (spec.error) {
       const e = spec.error;
       const err = new WireError(e.status, e.message ?? `injected ${e.status}`, null, e.code ?? null, e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'));
@@ -118,11 +118,11 @@ export class MockLlmServer {
   }
 
   /** Gemini API (`:streamGenerateContent?alt=sse`): scripted replies rendered in Gemini's SSE format, or raw replays. */
-  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string): Promise<void> {
+  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string, stream: boolean): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream: true, messages: [], tools: [], body, headers: req.headers };
+    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream, messages: [], tools: [], body, headers: req.headers };
     try {
       Object.assign(entryReq, parseGeminiRequest(body, model));
     } catch (e) {
@@ -132,7 +132,7 @@ export class MockLlmServer {
       res.end(JSON.stringify({ error: { code: 400, message: e.message, status: 'INVALID_ARGUMENT' } }));
       return;
     }
-    const spec = await this.script(entryReq);
+    const spec = applyStop(await this.script(entryReq), body.generationConfig?.stopSequences);
     if (spec.error) {
       this.journal.push({ req: entryReq, status: spec.error.status, error: spec.error.message, injected: true });
       res.writeHead(spec.error.status, { 'content-type': 'application/json', ...(spec.error.headers ?? {}) });
@@ -140,6 +140,11 @@ export class MockLlmServer {
       return;
     }
     this.journal.push({ req: entryReq, status: 200, injected: false });
+    if (!stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(spec.rawJson ?? geminiResponse(spec, model, estimateTokens(entryReq))));
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(spec.rawSse ?? geminiFrames(spec, model, estimateTokens(entryReq)));
   }
@@ -197,6 +202,17 @@ export class MockLlmServer {
     res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(err.body()));
   }
+}
+
+/**
+ * Stop sequences as the real APIs apply them: the text ends before the first one (which is not returned). A spec
+ * with `ignoreStop` plays a model whose server does not honour them.
+ */
+function applyStop(spec: ReplySpec, stop: unknown): ReplySpec {
+  const seqs = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter((x): x is string => typeof x === 'string' && x !== '');
+  if (!seqs.length || !spec.text || spec.ignoreStop) return spec;
+  const cut = Math.min(...seqs.map((q) => spec.text!.indexOf(q)).filter((i) => i >= 0));
+  return Number.isFinite(cut) ? { ...spec, text: spec.text.slice(0, cut) } : spec;
 }
 
 export async function startMockLlm(opts: MockLlmOptions = {}): Promise<MockLlmServer> {

@@ -44,8 +44,12 @@ export interface ReplySpec {
   /** Serve this raw JSON body (non-stream fixture replay). */
   rawJson?: unknown;
   usage?: { prompt?: number; completion?: number; reasoning?: number; cached?: number };
-  /** Gemini only: the candidate's finishReason [STOP] (e.g. SAFETY). */
+  /** Play a server that does not honour the request's stop sequences. */
+  ignoreStop?: boolean;
+  /** Gemini only: the candidate's finishReason [STOP] (e.g. SAFETY, MALFORMED_FUNCTION_CALL). */
   finishReason?: string;
+  /** Gemini only: the candidate's finishMessage (e.g. the text of a malformed call). */
+  finishMessage?: string;
 }
 
 export type Script = (req: MockRequest) => ReplySpec | Promise<ReplySpec>;

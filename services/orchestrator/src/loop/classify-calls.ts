@@ -67,6 +67,9 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
       return answered(toolErrorOutcome('loop_detected', `The same call to ${call.name} with the same arguments was made ${count} times in a row; it was not executed again.`), 'loop_detected');
     }
     if (input.budgetExhausted) return answered(toolErrorOutcome('skipped', 'Skipped: the run has used up its token or cost budget.'), 'budget_exceeded');
+    const malformed = call.providerData?.malformed;
+    if (typeof malformed === 'string')
+      return answered(toolErrorOutcome('invalid_arguments', `Your function call could not be parsed (${malformed}). Call the function again with its arguments as a JSON object matching its parameters.`));
     const isClient = request.clientTools.some((t) => t.name === call.name);
     if (!allowed.has(call.name) || (!entry && !isClient))
       return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${call.name}'. Available tools: ${[...allowed].join(', ') || 'none'}.`));

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
-import { LlmError, callModelChain, costUsd, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { LlmError, callModelChain, costUsd, strategyFor, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
@@ -241,7 +241,7 @@ export class IterationWorker {
           },
           onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: a.model, outcome: a.outcome }, a.seconds),
         },
-        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs },
+        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs, strategy: strategyFor(request.strategy) },
       );
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {

@@ -35,7 +35,8 @@ export function toGeminiContents(messages: readonly Message[], opts: { requireSi
         const part: Part = { functionCall: { id: c.id, name: c.name, args: argsObject(c.arguments) } };
         const pd = c.providerData as { provider?: string; thoughtSignature?: string } | undefined;
         if (pd?.provider === GOOGLE && pd.thoughtSignature) part.thoughtSignature = pd.thoughtSignature;
-        else if (i === 0 && opts.requireSignatures && !m.toolCalls!.some((x) => (x.providerData as { provider?: string } | undefined)?.provider === GOOGLE))
+        else if (i === 0 && opts.requireSignatures)
+          // another provider's step, or a call Gemini itself failed to form (it came without a signature)
           part.thoughtSignature = DUMMY_THOUGHT_SIGNATURE;
         parts.push(part);
       }

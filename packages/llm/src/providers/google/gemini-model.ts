@@ -2,6 +2,7 @@ import { ApiError, GoogleGenAI, type GenerateContentResponse } from '@google/gen
 import { newCallId, type ToolCall } from '@agentloop/protocol';
 import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../types.js';
 import { GOOGLE, toGeminiContents } from './convert-contents.js';
+import { GeminiFunctionCallAssembler } from './function-call-assembler.js';
 
 export interface GeminiModelOptions {
   apiKey: string;
@@ -40,6 +41,29 @@ function mapError(err: unknown, outputStarted: boolean): LlmError {
   return new LlmError('network', `stream failed: ${err instanceof Error ? err.message : String(err)}`, { outputStarted, cause: err });
 }
 
+interface Malformed {
+  malformed: string;
+  text: string;
+  reasoning: string;
+  usage: LlmUsage;
+  model: string;
+  outputStarted: boolean;
+}
+
+/**
+ * A response standing for a call Gemini failed to form: one canonical call marked `malformed` (named after the
+ * function when the finish message shows it), which the loop answers with an `invalid_arguments` error.
+ */
+function malformedCallResponse(m: Malformed, tools: ModelCallRequest['tools']): ModelResponse {
+  const shown = m.malformed.replace(/^[^:]*:\s*/, '');
+  const name =
+    /default_api\.([A-Za-z_][\w-]*)/.exec(shown)?.[1] ?? /^(?:print\()?\s*([A-Za-z_][\w-]*)\s*\(/.exec(shown)?.[1] ?? (tools?.length === 1 ? tools[0]!.name : 'malformed_function_call');
+  const call: ToolCall = { id: newCallId(), name, arguments: '{}', providerData: { provider: GOOGLE, malformed: m.malformed } };
+  const message: ModelResponse['message'] = { role: 'assistant', content: m.text || null, toolCalls: [call] };
+  if (m.reasoning) message.reasoning = m.reasoning;
+  return { message, finishReason: 'tool_calls', usage: m.usage, provider: GOOGLE, model: m.model };
+}
+
 /**
  * Gemini through `@google/genai`, streaming: functionCall parts become canonical calls (generated ids where Gemini
  * gives none) with their thoughtSignature kept in providerData and sent back on the same part; thought parts are
@@ -54,14 +78,26 @@ export class GeminiModel implements ModelClient {
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
+    const first = await this.once(req);
+    if (!('malformed' in first)) return first;
+    // Gemini could not produce a well-formed call: ask once more, then let the model see its own mistake as a tool
+    // error it can recover from (a call it did not manage to make cannot be run)
+    const second = first.outputStarted ? first : await this.once(req);
+    const res = 'malformed' in second ? malformedCallResponse(second, req.tools) : second;
+    if (second !== first) for (const k of ['promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens'] as const) res.usage[k] += first.usage[k]; // both attempts are billed
+    return res;
+  }
+
+  private async once(req: ModelCallRequest): Promise<ModelResponse | Malformed> {
     const { contents, systemInstruction } = toGeminiContents(req.messages, { requireSignatures: /^gemini-3/.test(req.model.name) });
     let text = '';
     let reasoning = '';
     let finish: string | undefined;
+    let finishMessage = '';
     let usage: GenerateContentResponse['usageMetadata'];
     let modelName = req.model.name;
     let outputStarted = false;
-    const calls: ToolCall[] = [];
+    const calls = new GeminiFunctionCallAssembler();
     try {
       const stream = await this.ai.models.generateContentStream({
         model: req.model.name,
@@ -69,6 +105,7 @@ export class GeminiModel implements ModelClient {
         config: {
           ...(req.model.params as Record<string, unknown>),
           ...(systemInstruction ? { systemInstruction } : {}),
+          ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...((req.model.params as { stopSequences?: string[] }).stopSequences ?? [])])].slice(0, 5) } : {}),
           ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),
           abortSignal: req.signal,
         },
@@ -79,16 +116,10 @@ export class GeminiModel implements ModelClient {
         const cand = chunk.candidates?.[0];
         if (!cand) continue;
         if (cand.finishReason) finish = cand.finishReason;
+        if (cand.finishMessage) finishMessage = cand.finishMessage;
         for (const part of cand.content?.parts ?? []) {
-          if (part.functionCall) {
-            const fc = part.functionCall;
-            calls.push({
-              id: fc.id || newCallId(),
-              name: fc.name ?? '',
-              arguments: JSON.stringify(fc.args ?? {}),
-              ...(part.thoughtSignature ? { providerData: { provider: GOOGLE, thoughtSignature: part.thoughtSignature } } : {}),
-            });
-          } else if (typeof part.text === 'string' && part.text) {
+          if (part.functionCall) calls.add(part.functionCall, part.thoughtSignature);
+          else if (typeof part.text === 'string' && part.text) {
             outputStarted = true;
             if (part.thought) {
               reasoning += part.text;
@@ -103,18 +134,21 @@ export class GeminiModel implements ModelClient {
     } catch (err) {
       throw mapError(err, outputStarted);
     }
-    if (finish === 'SAFETY' || finish === 'PROHIBITED_CONTENT' || finish === 'BLOCKLIST' || finish === 'SPII')
-      throw new LlmError('content_filter', `Gemini stopped the response: finishReason ${finish}`, { outputStarted });
-    const valid = calls.filter((c) => c.name);
-    const message: ModelResponse['message'] = { role: 'assistant', content: text === '' && valid.length ? null : text };
-    if (valid.length) message.toolCalls = valid;
-    if (reasoning) message.reasoning = reasoning;
     const u: LlmUsage = {
       promptTokens: usage?.promptTokenCount ?? 0,
       completionTokens: (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
       reasoningTokens: usage?.thoughtsTokenCount ?? 0,
       cachedTokens: usage?.cachedContentTokenCount ?? 0,
     };
+    if (finish === 'MALFORMED_FUNCTION_CALL' || finish === 'UNEXPECTED_TOOL_CALL')
+      // the SDK keeps finishMessage (the call's text) only on Vertex; the Gemini API's is dropped
+      return { malformed: finishMessage || `Gemini answered ${finish}: the function call it generated was not valid`, text, reasoning, usage: u, model: modelName, outputStarted };
+    if (finish === 'SAFETY' || finish === 'PROHIBITED_CONTENT' || finish === 'BLOCKLIST' || finish === 'SPII')
+      throw new LlmError('content_filter', `Gemini stopped the response: finishReason ${finish}`, { outputStarted });
+    const valid = calls.finish();
+    const message: ModelResponse['message'] = { role: 'assistant', content: text === '' && valid.length ? null : text };
+    if (valid.length) message.toolCalls = valid;
+    if (reasoning) message.reasoning = reasoning;
     return { message, finishReason: mapFinish(finish, valid.length > 0), usage: u, provider: GOOGLE, model: modelName };
   }
 }

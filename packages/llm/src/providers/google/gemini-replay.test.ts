@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { FIXTURES_DIR, googleFixtureSse, listFixtures, startMockLlm, type MockLlmServer } from '@agentloop/testing';
+import { FIXTURES_DIR, googleFixtureSse, googleInteractions, listFixtures, parseGeminiRequest, startMockLlm, type MockLlmServer } from '@agentloop/testing';
+import { GoogleGenAI } from '@google/genai';
 import { GeminiModel } from './gemini-model.js';
 import { toGeminiContents } from './convert-contents.js';
 
@@ -14,8 +15,15 @@ function expected(sse: string) {
     const data = frame.replace(/^data: /, '').trim();
     if (!data) continue;
     for (const part of JSON.parse(data).candidates?.[0]?.content?.parts ?? []) {
-      if (part.functionCall?.name) calls.push({ name: part.functionCall.name, args: part.functionCall.args ?? {}, ...(part.thoughtSignature ? { signature: part.thoughtSignature } : {}) });
-      else if (typeof part.text === 'string' && part.thought) thought += part.text;
+      if (part.functionCall?.name) calls.push({ name: part.functionCall.name, args: { ...(part.functionCall.args ?? {}) }, ...(part.thoughtSignature ? { signature: part.thoughtSignature } : {}) });
+      else if (part.functionCall?.partialArgs) {
+        // streamed arguments: string pieces joined per (flat) path
+        const args = calls[calls.length - 1]!.args as Record<string, unknown>;
+        for (const p of part.functionCall.partialArgs) {
+          const key = String(p.jsonPath).replace(/^\$\./, '');
+          args[key] = typeof p.stringValue === 'string' ? String(args[key] ?? '') + p.stringValue : (p.numberValue ?? p.boolValue ?? null);
+        }
+      } else if (typeof part.text === 'string' && part.thought) thought += part.text;
       else if (typeof part.text === 'string') text += part.text;
     }
   }
@@ -98,11 +106,71 @@ describe('recorded Gemini streams replay through @google/genai', () => {
   });
 });
 
+/** An independent reading of js-genai recorded events: whole calls, or streamed partialArgs joined per path. */
+function expectedFromEvents(sse: string) {
+  let text = '';
+  const calls: Array<{ name: string; args: Record<string, unknown> }> = [];
+  for (const frame of sse.split('\r\n\r\n')) {
+    if (!frame.trim()) continue;
+    for (const part of JSON.parse(frame.slice('data: '.length)).candidates?.[0]?.content?.parts ?? []) {
+      const fc = part.functionCall;
+      if (fc?.name) calls.push({ name: fc.name, args: { ...(fc.args ?? {}) } });
+      else if (fc?.partialArgs) {
+        const args = calls[calls.length - 1]!.args;
+        for (const p of fc.partialArgs) {
+          const key = String(p.jsonPath).replace(/^\$\./, '');
+          args[key] = typeof p.stringValue === 'string' ? String(args[key] ?? '') + p.stringValue : (p.numberValue ?? p.boolValue ?? null);
+        }
+      } else if (typeof part.text === 'string' && !part.thought) text += part.text;
+    }
+  }
+  return { text, calls };
+}
+
+const stripIds = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(stripIds) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => k !== 'id').map(([k, x]) => [k, stripIds(x)])) : v;
+
+describe('js-genai recordings (interactions[]) replay through @google/genai', () => {
+  const RECORDINGS = listFixtures('google', ['.json']).filter((f) => 'interactions' in JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, f), 'utf8')));
+  let mock: MockLlmServer;
+  let serve = '';
+  beforeAll(async () => {
+    mock = await startMockLlm({ script: () => ({ rawSse: serve }) });
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+
+  it('finds the three recordings', () => expect(RECORDINGS.length).toBe(3));
+
+  for (const file of RECORDINGS) {
+    it(file, async () => {
+      const model = new GeminiModel({ apiKey: 'k', baseUrl: mock.url });
+      for (const interaction of googleInteractions(file)) {
+        serve = interaction.sse;
+        const recorded = interaction.request as { contents: unknown[]; tools?: Array<{ functionDeclarations: Array<{ name: string; description: string; parameters?: object; parametersJsonSchema?: object }> }> };
+        const { messages } = parseGeminiRequest(recorded, 'gemini-2.5-pro');
+        const tools = (recorded.tools ?? []).flatMap((t) => t.functionDeclarations).map((d) => ({ name: d.name, description: d.description, parameters: (d.parametersJsonSchema ?? d.parameters) as Record<string, unknown> }));
+        const deltas: string[] = [];
+        const res = await model.call({ model: { provider: 'google', name: 'gemini-2.5-pro', params: {} }, messages, tools, onTextDelta: (t) => deltas.push(t) });
+        // what we sent is what the SDK's own recording sent (ids aside: we name every call)
+        expect(stripIds(mock.requests.at(-1)!.body.contents)).toEqual(recorded.contents);
+        const want = expectedFromEvents(interaction.sse);
+        expect(res.message.content ?? '').toBe(want.text);
+        expect(deltas.join('')).toBe(want.text);
+        expect((res.message.toolCalls ?? []).map((c) => ({ name: c.name, args: JSON.parse(c.arguments) }))).toEqual(want.calls);
+      }
+    });
+  }
+});
+
 describe('Gemini specifics against the mock Gemini API', () => {
+  const defaultScript = (req: { messages: Array<{ content: string | null }> }) => (req.messages.some((m) => m.content === 'unsafe') ? { text: '', finishReason: 'SAFETY' } : { text: 'ok' });
   let mock: MockLlmServer;
   beforeAll(async () => {
-    mock = await startMockLlm({ script: (req) => (req.messages.some((m) => m.content === 'unsafe') ? { text: '', finishReason: 'SAFETY' } : { text: 'ok' }) });
+    mock = await startMockLlm({ script: defaultScript });
   });
+  afterEach(() => mock.setScript(defaultScript));
   afterAll(async () => {
     await mock.close();
   });
@@ -124,6 +192,39 @@ describe('Gemini specifics against the mock Gemini API', () => {
     expect(((await raw.json()) as { error: { message: string } }).error.message).toContain('Function call is missing a thought_signature in functionCall parts');
     expect((await model().call({ model: spec, messages: history('SIG'), tools: null })).message.content).toBe('ok');
     expect((await model().call({ model: spec, messages: history(), tools: null })).message.content).toBe('ok'); // dummy injected
+  });
+
+  it('MALFORMED_FUNCTION_CALL is asked again once; twice in a row becomes a call marked malformed, both billed', async () => {
+    const malformed = { finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: print(default_api.weather(city=Paris))' };
+    let n = 0;
+    mock.setScript(() => (n++ === 0 ? malformed : { toolCalls: [{ name: 'weather', args: { city: 'Paris' } }] }));
+    const once = await model().call({ model: spec, messages: [{ role: 'user', content: 'w' }], tools: [{ name: 'weather', description: '', parameters: {} }] });
+    expect(n).toBe(2);
+    expect(once.message.toolCalls?.map((c) => [c.name, c.arguments, c.providerData?.malformed])).toEqual([['weather', '{"city":"Paris"}', undefined]]);
+    mock.setScript(() => malformed);
+    const before = mock.requests.length;
+    const twice = await model().call({ model: spec, messages: [{ role: 'user', content: 'w' }], tools: [{ name: 'weather', description: '', parameters: {} }] });
+    expect(mock.requests.length - before).toBe(2);
+    expect(twice.finishReason).toBe('tool_calls');
+    expect(twice.message.toolCalls).toHaveLength(1);
+    expect(twice.message.toolCalls![0]!.name).toBe('weather');
+    expect(twice.message.toolCalls![0]!.providerData?.malformed).toContain('MALFORMED_FUNCTION_CALL'); // the SDK drops finishMessage on the Gemini API
+    mock.setScript(() => ({ text: 'x' }));
+    const single = await model().call({ model: spec, messages: [{ role: 'user', content: 'w' }], tools: [{ name: 'weather', description: '', parameters: {} }] });
+    expect(twice.usage.promptTokens).toBe(2 * single.usage.promptTokens);
+    // the synthesized call goes back to Gemini 3 with the documented dummy signature, accepted by the strict mock
+    mock.setScript(() => ({ text: 'ok' }));
+    const next = await model().call({ model: spec, tools: null, messages: [{ role: 'user', content: 'w' }, twice.message, { role: 'tool', toolCallId: twice.message.toolCalls![0]!.id, content: '{"error":"invalid_arguments"}' }] });
+    expect(next.message.content).toBe('ok');
+  });
+
+  it('serves :generateContent as one JSON response (the SDK’s non-streaming call)', async () => {
+    mock.setScript(() => ({ text: 'whole', toolCalls: [{ name: 't', args: { a: 1 } }] }));
+    const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
+    const res = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'q' });
+    expect(res.text).toBe('whole');
+    expect(res.functionCalls).toEqual([{ name: 't', args: { a: 1 } }]);
+    expect(mock.requests.at(-1)!.stream).toBe(false);
   });
 
   it('a SAFETY stop is a content_filter error (not retried, not fallen back from)', async () => {

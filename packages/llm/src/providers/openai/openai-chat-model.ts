@@ -41,6 +41,7 @@ export class OpenAIChatModel implements ModelClient {
       model: req.model.name,
       messages: toOpenAIMessages(req.messages, { sendReasoning: this.opts.provider === 'deepseek' }),
       ...(req.tools?.length ? { tools: toOpenAITools(req.tools) } : {}),
+      ...(req.stop?.length ? { stop: mergeStops(params.stop, req.stop) } : {}),
       stream: true as const,
       stream_options: { include_usage: true },
     };
@@ -96,6 +97,12 @@ export class OpenAIChatModel implements ModelClient {
       model: modelName,
     };
   }
+}
+
+/** The API takes at most 4 stop sequences: the loop's own come first. */
+function mergeStops(fromParams: unknown, own: string[]): string[] {
+  const extra = typeof fromParams === 'string' ? [fromParams] : Array.isArray(fromParams) ? fromParams.filter((s): s is string => typeof s === 'string') : [];
+  return [...new Set([...own, ...extra])].slice(0, 4);
 }
 
 function mapUsage(u: ChunkUsage | null): LlmUsage {

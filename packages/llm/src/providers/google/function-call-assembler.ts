@@ -1,0 +1,81 @@
+import type { FunctionCall, PartialArg } from '@google/genai';
+import { newCallId, type ToolCall } from '@agentloop/protocol';
+import { GOOGLE } from './convert-contents.js';
+
+interface Building {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  signature?: string;
+  /** JSON paths whose string value is still arriving in pieces. */
+  continuing: Set<string>;
+}
+
+/** `$.a.b[0]['c d']` → ['a', 'b', 0, 'c d']. */
+function pathSegments(jsonPath: string): Array<string | number> {
+  const out: Array<string | number> = [];
+  const re = /\.([^.[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]/g;
+  for (const m of jsonPath.replace(/^\$/, '').matchAll(re)) out.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4])!);
+  return out;
+}
+
+function valueOf(p: PartialArg): unknown {
+  if (p.stringValue !== undefined) return p.stringValue;
+  if (p.numberValue !== undefined) return p.numberValue;
+  if (p.boolValue !== undefined) return p.boolValue;
+  return null;
+}
+
+function applyPartial(call: Building, p: PartialArg): void {
+  const path = p.jsonPath ?? '$';
+  const segs = pathSegments(path);
+  if (!segs.length) return;
+  let node: Record<string | number, unknown> = call.args;
+  for (let i = 0; i < segs.length - 1; i++) {
+    const seg = segs[i]!;
+    if (node[seg] === undefined || node[seg] === null || typeof node[seg] !== 'object') node[seg] = typeof segs[i + 1] === 'number' ? [] : {};
+    node = node[seg] as Record<string | number, unknown>;
+  }
+  const last = segs[segs.length - 1]!;
+  const v = valueOf(p);
+  // a string streamed in pieces: each piece extends the previous one for the same path
+  if (typeof v === 'string' && call.continuing.has(path) && typeof node[last] === 'string') node[last] = (node[last] as string) + v;
+  else node[last] = v;
+  if (p.willContinue) call.continuing.add(path);
+  else call.continuing.delete(path);
+}
+
+/**
+ * Gemini function calls from a stream, whole or streamed (`streamFunctionCallArguments`): a part naming the
+ * function opens a call; `partialArgs` parts without a name add to the open call (strings continued piecewise);
+ * a part without `willContinue` closes it. Calls without an id get a generated one; the thoughtSignature stays
+ * with the call it arrived on.
+ */
+export class GeminiFunctionCallAssembler {
+  private readonly calls: Building[] = [];
+  private open: Building | null = null;
+
+  add(fc: FunctionCall, thoughtSignature?: string): void {
+    if (fc.name) {
+      const call: Building = { id: fc.id || newCallId(), name: fc.name, args: { ...(fc.args ?? {}) }, continuing: new Set(), ...(thoughtSignature ? { signature: thoughtSignature } : {}) };
+      this.calls.push(call);
+      this.open = null;
+      for (const p of fc.partialArgs ?? []) applyPartial(call, p);
+      if (fc.willContinue) this.open = call;
+      return;
+    }
+    if (!this.open) return;
+    for (const p of fc.partialArgs ?? []) applyPartial(this.open, p);
+    if (thoughtSignature && !this.open.signature) this.open.signature = thoughtSignature;
+    if (!fc.willContinue) this.open = null;
+  }
+
+  finish(): ToolCall[] {
+    return this.calls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      arguments: JSON.stringify(c.args),
+      ...(c.signature ? { providerData: { provider: GOOGLE, thoughtSignature: c.signature } } : {}),
+    }));
+  }
+}
