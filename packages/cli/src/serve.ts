@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProviderRegistry } from '@agentloop/llm';
+import { ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -61,7 +61,12 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   }
   if (has('orchestrator')) {
     const providers = new ProviderRegistry(opts.env ?? process.env);
+    const limiter = new ProviderLimiter(redis, config.prefix, config.providerLimits);
+    const gate = Object.keys(config.providerLimits).length
+      ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
+      : undefined;
     const worker = new IterationWorker({
+      gate,
       redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
       onIterationTimed: opts.onIterationTimed, decisions,

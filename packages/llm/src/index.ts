@@ -15,3 +15,4 @@ export * from './strategies/strategy.js';
 export * from './strategies/react/parser.js';
 export * from './strategies/react/action-input.js';
 export * from './strategies/react/render.js';
+export * from './provider-gate.js';

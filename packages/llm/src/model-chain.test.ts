@@ -3,6 +3,7 @@ import { startMockLlm, type MockLlmServer, type ReplySpec } from '@agentloop/tes
 import { callModelChain, type RetryInfo } from './model-chain.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { LlmError } from './types.js';
+import { slotGate } from './provider-gate.js';
 
 describe('callModelChain: retries, retry-after, fallback', () => {
   let mock: MockLlmServer;
@@ -90,5 +91,44 @@ describe('callModelChain: retries, retry-after, fallback', () => {
     const [ds, oa] = mock.requests.slice(before);
     expect((ds!.body.messages as Array<Record<string, unknown>>)[1]!.reasoning_content).toBe('thinking…');
     expect((oa!.body.messages as Array<Record<string, unknown>>)[1]!.reasoning_content).toBeUndefined();
+  });
+});
+
+describe('per-provider admission (slotGate)', () => {
+  const spec = (provider: 'openai' | 'google') => ({ provider, name: 'm', params: {} }) as const;
+  const okClient = (calls: string[]) => ({ provider: 'x', call: async (r: { model: { provider: string } }) => (calls.push(r.model.provider), { message: { role: 'assistant' as const, content: 'ok' }, finishReason: 'stop' as const, usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, provider: r.model.provider, model: 'm' }) });
+
+  it('hands a busy provider back to the caller as throttled — no retry, no fallback, no call made', async () => {
+    const calls: string[] = [];
+    const registry = { clientFor: () => okClient(calls) } as unknown as ProviderRegistry;
+    const throttled: string[] = [];
+    const gate = slotGate(async (p) => (p === 'openai' ? { kind: 'busy' } : null), { onThrottled: (p, l) => throttled.push(`${p}:${l}`) });
+    const err = await callModelChain(registry, [spec('openai'), spec('google')], { messages: [], tools: null }, {}, { gate }).catch((e) => e);
+    expect(err).toBeInstanceOf(LlmError);
+    expect(err.opts.throttled).toBe('concurrency');
+    expect(err.opts.retryAfterMs).toBeGreaterThan(0);
+    expect(calls).toEqual([]);
+    expect(throttled).toEqual(['openai:concurrency']);
+  });
+
+  it('waits out a short rate wait in place, then calls; the slot is released after the call', async () => {
+    const calls: string[] = [];
+    const registry = { clientFor: () => okClient(calls) } as unknown as ProviderRegistry;
+    const answers: Array<'rate' | 'taken'> = ['rate', 'taken'];
+    let released = 0;
+    const gate = slotGate(async () => (answers.shift() === 'rate' ? { kind: 'rate', waitMs: 30 } : { kind: 'taken', release: async () => void released++ }));
+    const t0 = performance.now();
+    const res = await callModelChain(registry, [spec('openai')], { messages: [], tools: null }, {}, { gate });
+    expect(res.message.content).toBe('ok');
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(25);
+    expect(calls).toEqual(['openai']);
+    expect(released).toBe(1);
+  });
+
+  it('a long rate wait is handed back with the wait it needs', async () => {
+    const registry = { clientFor: () => okClient([]) } as unknown as ProviderRegistry;
+    const gate = slotGate(async () => ({ kind: 'rate', waitMs: 5000 }), { waitInPlaceMs: 1000 });
+    const err = await callModelChain(registry, [spec('openai')], { messages: [], tools: null }, {}, { gate }).catch((e) => e);
+    expect(err.opts).toMatchObject({ throttled: 'rate', retryAfterMs: 5000 });
   });
 });

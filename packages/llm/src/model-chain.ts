@@ -1,7 +1,7 @@
 import type { ModelSpec } from '@agentloop/protocol';
 import type { ProviderRegistry } from './providers/registry.js';
 import { functionCalling, type Strategy } from './strategies/strategy.js';
-import { LlmError, type ModelCallRequest, type ModelResponse } from './types.js';
+import { LlmError, type ModelCallRequest, type ModelResponse, type ProviderGate } from './types.js';
 
 export interface RetryInfo {
   provider: string;
@@ -26,6 +26,8 @@ export interface ChainOptions {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** How tools are offered and read [function_calling]. */
   strategy?: Strategy;
+  /** Per-provider admission (concurrency / rate limits); none = unlimited. */
+  gate?: ProviderGate;
 }
 
 const label = (m: ModelSpec) => `${m.provider}/${m.name}`;
@@ -56,11 +58,13 @@ export async function callModelChain(
       try {
         const client = registry.clientFor(spec);
         const call = strategy.begin({ ...req, model: spec });
-        const res = call.finish(await client.call(call.request));
+        const res = call.finish(await admitted(opts.gate, spec.provider, req.signal, () => client.call(call.request)));
         hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
         return res;
       } catch (e) {
         const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
+        // held back by our own per-provider limit: not the provider's failure, so no retry here and no fallback
+        if (err.opts.throttled) throw err;
         hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
         // aborted: the caller stopped; context_length: the caller must shrink the context; content_filter: the
         // provider refused the content itself — another model is no answer to that
@@ -78,6 +82,17 @@ export async function callModelChain(
     }
   }
   throw lastError ?? new LlmError('config', 'no model to call');
+}
+
+/** Runs one provider call inside the gate's admission; the slot is released as soon as the call settles. */
+async function admitted<T>(gate: ProviderGate | undefined, provider: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+  if (!gate) return fn();
+  const release = await gate.acquire(provider, signal);
+  try {
+    return await fn();
+  } finally {
+    await release().catch(() => {}); // a lost release only lowers capacity until its lease expires
+  }
 }
 
 function reasonOf(err: LlmError): string {

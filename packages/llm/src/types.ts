@@ -48,7 +48,7 @@ export class LlmError extends Error {
   constructor(
     readonly kind: LlmErrorKind,
     message: string,
-    readonly opts: { status?: number; retryAfterMs?: number; outputStarted?: boolean; cause?: unknown } = {},
+    readonly opts: { status?: number; retryAfterMs?: number; outputStarted?: boolean; cause?: unknown; throttled?: 'concurrency' | 'rate' } = {},
   ) {
     super(message);
     this.name = 'LlmError';
@@ -56,6 +56,15 @@ export class LlmError extends Error {
   get retryable(): boolean {
     return this.kind === 'rate_limit' || this.kind === 'server' || this.kind === 'network' || this.kind === 'timeout';
   }
+}
+
+/**
+ * Admission to a provider before each attempt (per-provider concurrency and rate limits). Resolves with a release
+ * function once the call may start; rejects with a `throttled` rate_limit LlmError when the caller should come
+ * back later (the chain neither retries nor falls back on it: the provider is not failing, we are holding back).
+ */
+export interface ProviderGate {
+  acquire(provider: string, signal?: AbortSignal): Promise<() => Promise<void>>;
 }
 
 export type { ToolCall };

@@ -57,4 +57,12 @@ export class DeploymentKeys {
   run(runId: string): RunKeys {
     return new RunKeys(this.prefix, runId);
   }
+  /** Model calls in flight to a provider, scored by lease expiry (per-provider concurrency limit). */
+  providerInflight(provider: string): string {
+    return `${this.prefix}:llm:{${provider}}:inflight`;
+  }
+  /** The provider's rate limiter state (GCRA theoretical arrival time, ms). */
+  providerRate(provider: string): string {
+    return `${this.prefix}:llm:{${provider}}:tat`;
+  }
 }

@@ -20,11 +20,39 @@ export const EnvSchema = z.object({
   AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
   /** Longest retry-after a worker waits out in place; a longer one moves the iteration job to delayed. */
   AGENTLOOP_LLM_MAX_WAIT_MS: intFrom(30_000),
+  /** Per-provider limits shared by every orchestrator: JSON {"openai":{"concurrency":50,"rpm":3000,"burst":20}}. */
+  AGENTLOOP_PROVIDER_LIMITS: z.string().default('{}'),
   /** Bull Board at /admin/queues on the api role, behind this key (off when unset). */
   AGENTLOOP_ADMIN_KEY: z.string().min(16, 'at least 16 characters').optional(),
   AGENTLOOP_ADMIN_WRITE: z.enum(['true', 'false']).default('false'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+export const ProviderLimitSchema = z
+  .object({
+    /** Model calls in flight at once, across all orchestrators. */
+    concurrency: z.number().int().min(1).optional(),
+    /** Model calls started per minute, across all orchestrators. */
+    rpm: z.number().positive().optional(),
+    /** Calls that may start back to back before the rpm spacing applies [1]. */
+    burst: z.number().int().min(1).default(1),
+  })
+  .strict();
+export const ProviderLimitsSchema = z.partialRecord(z.enum(['openai', 'google', 'deepseek', 'openai-compatible']), ProviderLimitSchema);
+export type ProviderLimit = z.infer<typeof ProviderLimitSchema>;
+export type ProviderLimits = Partial<Record<string, ProviderLimit>>;
+
+function parseProviderLimits(raw: string): ProviderLimits {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error('invalid environment:\n  AGENTLOOP_PROVIDER_LIMITS: not JSON (example: {"openai":{"concurrency":50,"rpm":3000}})');
+  }
+  const parsed = ProviderLimitsSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`invalid environment:\n${parsed.error.issues.map((i) => `  AGENTLOOP_PROVIDER_LIMITS.${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  return parsed.data;
+}
 
 export interface Config {
   redisUrl: string;
@@ -42,6 +70,7 @@ export interface Config {
   llmAttempts: number;
   llmRetryBaseMs: number;
   llmMaxWaitMs: number;
+  providerLimits: ProviderLimits;
   logLevel: string;
   adminKey: string | null;
   adminWritable: boolean;
@@ -78,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,
+    providerLimits: parseProviderLimits(e.AGENTLOOP_PROVIDER_LIMITS),
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',

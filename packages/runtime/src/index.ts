@@ -10,3 +10,4 @@ export * from './queues.js';
 export * from './tool-catalog.js';
 export * from './shutdown.js';
 export * from './drain.js';
+export * from './provider-limiter.js';

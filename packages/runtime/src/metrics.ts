@@ -21,6 +21,7 @@ export class Metrics {
   });
   readonly llmTokens = new client.Counter({ name: 'agentloop_llm_tokens_total', help: 'Tokens by kind', labelNames: ['provider', 'model', 'kind'], registers: [this.registry] });
   readonly llmFallbacks = new client.Counter({ name: 'agentloop_llm_fallbacks_total', help: 'Fallbacks to the next model of the chain', labelNames: ['from', 'to'], registers: [this.registry] });
+  readonly llmThrottled = new client.Counter({ name: 'agentloop_llm_throttled_total', help: 'Model calls held back by a per-provider limit (AGENTLOOP_PROVIDER_LIMITS)', labelNames: ['provider', 'limit'], registers: [this.registry] });
   readonly toolCalls = new client.Counter({ name: 'agentloop_tool_calls_total', help: 'Tool calls by final status', labelNames: ['tool', 'status'], registers: [this.registry] });
   readonly toolDuration = new client.Histogram({
     name: 'agentloop_tool_duration_seconds',

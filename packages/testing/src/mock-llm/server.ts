@@ -63,7 +63,14 @@ export class MockLlmServer {
     this.server = null;
   }
 
+  /** Requests being answered right now, and the most at once since start (for concurrency limits). */
+  inFlight = 0;
+  maxInFlight = 0;
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    res.once('close', () => this.inFlight--);
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
     if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent');

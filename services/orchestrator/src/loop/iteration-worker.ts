@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
-import { LlmError, callModelChain, costUsd, strategyFor, toolsTokens, type ModelResponse, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { LlmError, callModelChain, costUsd, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
@@ -30,6 +30,8 @@ export interface IterationWorkerOptions {
   llmRetryBaseMs: number;
   /** Longest retry-after waited out in place; longer ones defer the job (BullMQ delayed), holding no worker. */
   llmMaxWaitMs?: number;
+  /** Per-provider admission (AGENTLOOP_PROVIDER_LIMITS), shared by every orchestrator. */
+  gate?: ProviderGate;
   decisions: DecisionService;
   /** Called after every iteration job with its timings (benchmarks). */
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
@@ -195,7 +197,8 @@ export class IterationWorker {
       if (outcome.kind === 'defer') {
         // every model of the chain asks for a long pause: the job waits as a delayed job, not in this worker
         const { provider, name } = request.model;
-        await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider, model: name, attempt: 1, reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`, discardOutput: false } }]);
+        if (!outcome.quiet)
+          await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider, model: name, attempt: 1, reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`, discardOutput: false } }]);
         if (!token) throw new Error('rate limited: no lock token to defer the job with');
         await job.moveToDelayed(Date.now() + outcome.ms, token);
         throw new DelayedError();
@@ -218,7 +221,7 @@ export class IterationWorker {
     k: number,
     resumed: boolean,
     fitted: Fitted,
-  ): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' } | { kind: 'defer'; ms: number; reason: string }> {
+  ): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' } | { kind: 'defer'; ms: number; reason: string; quiet?: boolean }> {
     const runId = st.id;
     const request = st.request;
     const deltas = new DeltaBuffer(k, (events, first) => this.o.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
@@ -241,7 +244,7 @@ export class IterationWorker {
           },
           onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: a.model, outcome: a.outcome }, a.seconds),
         },
-        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs, strategy: strategyFor(request.strategy) },
+        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.o.gate },
       );
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {
@@ -255,6 +258,8 @@ export class IterationWorker {
         return { kind: 'ended' };
       }
       if (err?.kind === 'context_length') return { kind: 'context_length' };
+      // our own per-provider limit: come back later as a delayed job (quietly: nothing failed)
+      if (err?.opts.throttled) return { kind: 'defer', ms: err.opts.retryAfterMs ?? 250, reason: err.message, quiet: true };
       const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
       if (wait > this.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
       if (err?.kind === 'content_filter') {
