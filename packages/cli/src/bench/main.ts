@@ -2,8 +2,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { RedisServer } from '@agentloop/testing';
 import { serve } from '../serve.js';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
@@ -11,6 +9,7 @@ import { resumeLatency } from './resume-latency.js';
 import { contextBench } from './context.js';
 import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
+import { startMockProcess } from './processes.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -45,20 +44,6 @@ function priorConversation(n: number) {
   }
   msgs.push({ role: 'user', content: 'Now run the tool a few times and answer.' });
   return msgs.slice(-n);
-}
-
-/** The mock model in its own process, so the numbers are agentloop's and not the mock's. */
-async function startMockProcess(iterations: number): Promise<{ url: string; child: ChildProcess }> {
-  const main = path.join(path.dirname(createRequire(import.meta.url).resolve('@agentloop/testing')), 'mock-llm', 'main.js');
-  const child = spawn(process.execPath, [main, 'tool-loop', String(iterations)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      const m = /listening on (\S+)/.exec(d.toString());
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', () => reject(new Error('mock exited')));
-  });
-  return { url, child };
 }
 
 interface Workload {
@@ -115,7 +100,7 @@ async function main() {
   const server = await RedisServer.start();
   const admin = new Redis(server.url);
   const bull = new Redis(server.url, { maxRetriesPerRequest: null });
-  const mock = await startMockProcess(ITERATIONS);
+  const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
     const rt = await rawRoundTrip(bull, 'bench-rt', 300);
     await admin.config('RESETSTAT');

@@ -1,39 +1,30 @@
 import type { Redis } from 'ioredis';
-import { startMockLlm } from '@agentloop/testing';
-import { serve } from '../serve.js';
 import { percentile } from './stats.js';
+import { startMockProcess, startServeProcess } from './processes.js';
 
 /**
- * Resume latency: from the decision request to the first model request of the resumed iteration, with `small`
- * and then `large` runs parked. The mock runs in this process so both instants come from one clock.
+ * Resume latency: from the decision request to the first model request of the resumed iteration (its arrival at the
+ * model server), with `sizes[i]` runs parked. Three processes, as deployed: this client, `agentloop serve`, and the
+ * mock model; both instants are read from the machine's monotonic clock (process.hrtime), shared by all processes.
  */
 export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule: string, sizes: number[], samples: number) {
-  const arrivals = new Map<string, number>();
+  const arrivals = new Map<string, bigint>();
   const waiters = new Map<string, () => void>();
-  const mock = await startMockLlm({
-    script: (req) => {
-      const marker = /\[(r\d+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? '';
-      if (req.messages.some((m) => m.role === 'tool')) {
-        if (!arrivals.has(marker)) {
-          arrivals.set(marker, performance.now());
-          waiters.get(marker)?.();
-        }
-        return { text: 'ok' };
-      }
-      return { toolCalls: [{ name: 'notify', args: {} }] };
-    },
+  const mock = await startMockProcess(['resume'], (line) => {
+    const m = /^arrival (\S+) (\d+)$/.exec(line);
+    if (!m) return;
+    arrivals.set(m[1]!, BigInt(m[2]!));
+    waiters.get(m[1]!)?.();
   });
   const prefix = 'bench-resume';
-  const proc = await serve({
-    roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
-    env: {
-      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-      AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
-    },
+  const proc = await startServeProcess({
+    REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
+    AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
   });
   const post = async (path: string, body: unknown) => (await fetch(`${proc.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
   let next = 0;
   const parked: string[] = [];
+  const results: Array<{ parked: number; p50: number; p99: number }> = [];
   const park = async (total: number) => {
     while (next < total) {
       const batch = Array.from({ length: Math.min(200, total - next) }, () => next++);
@@ -42,7 +33,6 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
     const resumed = results.length * samples;
     while ((await admin.zcard(`${prefix}:parked`)) < total - resumed) await new Promise((r) => setTimeout(r, 200));
   };
-  const results: Array<{ parked: number; p50: number; p99: number }> = [];
   try {
     for (const size of sizes) {
       await park(size + samples);
@@ -53,17 +43,18 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
         const runId = parked[idx]!;
         const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as { pending: Array<{ callId: string }>; status: string };
         await new Promise((r) => setTimeout(r, 20)); // let the previous resume's iteration settle
-        const t0 = performance.now();
-        await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
         const marker = `r${idx}`;
-        if (!arrivals.has(marker)) await new Promise<void>((r) => waiters.set(marker, r));
-        if (i >= warmup) latencies.push((arrivals.get(marker)! - t0) / 1000);
+        const arrived = new Promise<void>((r) => waiters.set(marker, r));
+        const t0 = process.hrtime.bigint();
+        await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
+        if (!arrivals.has(marker)) await arrived;
+        if (i >= warmup) latencies.push(Number(arrivals.get(marker)! - t0) / 1e9);
       }
       results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
     }
   } finally {
     await proc.stop();
-    await mock.close();
+    mock.child.kill('SIGTERM');
   }
   return results;
 }

@@ -7,12 +7,24 @@ import type { Script } from './types.js';
  * The mock model as its own process (benchmarks, manual testing): prints `mock llm listening on URL`.
  *   node main.js demo            the demo agent (calculator twice, current_time, an answer)
  *   node main.js tool-loop N     N-1 calls of the tool `noop`, then an answer
+ *   node main.js resume          calls `notify` (which pauses for approval); once a result is back, prints
+ *                                `arrival <marker> <hrtime ns>` (the run's `[marker]`) and answers
  */
 const [mode = 'demo', arg] = process.argv.slice(2);
 const n = Number(arg ?? 5);
+const arrived = new Set<string>();
 const scripts: Record<string, Script> = {
   demo: demoAgentScript(),
   'tool-loop': (req) => (stepOf(req) < n - 1 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }),
+  resume: (req) => {
+    if (!req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'notify', args: {} }] };
+    const marker = /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? '';
+    if (!arrived.has(marker)) {
+      arrived.add(marker);
+      console.log(`arrival ${marker} ${req.receivedAt}`);
+    }
+    return { text: 'ok' };
+  },
 };
 const script = scripts[mode];
 if (!script) {

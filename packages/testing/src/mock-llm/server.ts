@@ -68,12 +68,13 @@ export class MockLlmServer {
   maxInFlight = 0;
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const receivedAt = process.hrtime.bigint();
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
     res.once('close', () => this.inFlight--);
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
-    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent');
+    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (req.method !== 'POST' || !m) {
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -89,7 +90,7 @@ export class MockLlmServer {
     } catch {
       return this.sendError(res, new WireError(400, 'We could not parse the JSON body of your request.'), null);
     }
-    const entryReq: MockRequest = { seq: ++this.seq, provider, model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers };
+    const entryReq: MockRequest = { seq: ++this.seq, provider, model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers, receivedAt };
     if (!String(req.headers.authorization ?? '').startsWith('Bearer '))
       return this.sendError(res, new WireError(401, 'You didn\'t provide an API key.', null, null, 'invalid_request_error'), entryReq);
     try {
@@ -125,11 +126,11 @@ export class MockLlmServer {
   }
 
   /** Gemini API (`:streamGenerateContent?alt=sse`): scripted replies rendered in Gemini's SSE format, or raw replays. */
-  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string, stream: boolean): Promise<void> {
+  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string, stream: boolean, receivedAt: bigint): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream, messages: [], tools: [], body, headers: req.headers };
+    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream, messages: [], tools: [], body, headers: req.headers, receivedAt };
     try {
       Object.assign(entryReq, parseGeminiRequest(body, model));
     } catch (e) {

@@ -11,6 +11,8 @@ export interface MockRequest {
   tools: string[];
   body: Record<string, unknown>;
   headers: Record<string, string | string[] | undefined>;
+  /** When the request reached the server (process.hrtime, comparable across processes on one machine). */
+  receivedAt?: bigint;
 }
 
 export interface MockToolCall {

@@ -1,5 +1,5 @@
 import {
-  QUEUES, advanceJobId, argumentsForDisplay, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent, type PendingCall,
+  QUEUES, advanceJobId, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent, type PendingCall,
   type ToolJob, type ToolOutcome,
 } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type CallMeta, type Metrics, type PreparedDecision, type QueueSet, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
@@ -36,12 +36,13 @@ export class DecisionService {
     const pending = new Map(st.pending.map((p) => [p.callId, p]));
     const prepared: PreparedDecision[] = [];
     const edits: Record<string, string> = {};
-    const metas = await this.store.callMeta(runId, decisions.map((d) => d.callId));
-    for (const [i, d] of decisions.entries()) {
+    // the pending list names each call; only an edit needs the stored call record (read only then: resume latency)
+    const editing = decisions.filter((d) => d.action === 'approve' && d.arguments && pending.has(d.callId)).map((d) => d.callId);
+    const metas = new Map(editing.length ? (await this.store.callMeta(runId, editing)).map((m, i) => [editing[i]!, m] as const) : []);
+    for (const d of decisions) {
       const p = pending.get(d.callId);
-      const meta = metas[i];
-      if (!p || !meta) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
-      const r = await this.prepare(d, p, meta);
+      if (!p || (editing.includes(d.callId) && !metas.get(d.callId))) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
+      const r = await this.prepare(d, p, metas.get(d.callId) ?? null);
       if ('invalid' in r) return { kind: 'invalid', message: r.invalid, details: r.details };
       prepared.push(r.decision);
       if (r.edited !== undefined) edits[d.callId] = r.edited;
@@ -60,13 +61,13 @@ export class DecisionService {
     }
   }
 
-  private async prepare(d: Decision, p: PendingCall, meta: CallMeta): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
-    const base = { callId: d.callId, name: meta.name, arguments: argumentsForDisplay(meta.arguments) };
+  private async prepare(d: Decision, p: PendingCall, meta: CallMeta | null): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
+    const base = { callId: d.callId, name: p.name, arguments: p.arguments };
     const client = p.pauseType === 'requires_client_execution';
     switch (d.action) {
       case 'approve': {
         if (client) return { invalid: `call ${d.callId} is a client tool: answer it with submit_result` };
-        if (!d.arguments) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, event: { ...base, status: 'approved' } } };
+        if (!d.arguments || !meta) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, event: { ...base, status: 'approved' } } };
         const entry = await this.catalog.get(meta.name);
         const problems = entry ? this.validator.validate(entry.parameters, d.arguments) : [];
         if (problems.length) return { invalid: `edited arguments do not match the schema of ${meta.name}`, details: problems.map((message) => ({ path: ['decisions', d.callId, 'arguments'], message })) };

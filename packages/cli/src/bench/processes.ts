@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { CLI_MAIN } from '@agentloop/testing';
+
+/** Resolves with the first capture of `pattern` in the child's stdout; every line also goes to `onLine`. */
+function firstMatch(child: ChildProcess, pattern: RegExp, what: string, onLine?: (line: string) => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let found = false;
+    child.stdout!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const m = pattern.exec(line);
+        if (m && !found) {
+          found = true;
+          resolve(m[1]!);
+        }
+        onLine?.(line);
+      }
+    });
+    child.once('exit', (code) => !found && reject(new Error(`${what} exited (${code}) before it was ready`)));
+  });
+}
+
+/** The mock model in its own process, so the numbers are agentloop's and not the mock's. */
+export async function startMockProcess(args: string[], onLine?: (line: string) => void): Promise<{ url: string; child: ChildProcess }> {
+  const main = path.join(path.dirname(createRequire(import.meta.url).resolve('@agentloop/testing')), 'mock-llm', 'main.js');
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return { url: await firstMatch(child, /listening on (\S+)/, 'mock', onLine), child };
+}
+
+/** `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL. */
+export async function startServeProcess(env: Record<string, string>): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const apiUrl = await firstMatch(child, /api listening on (\S+)/, 'agentloop serve');
+  await firstMatch(child, /agentloop (ready)/, 'agentloop serve');
+  return {
+    apiUrl,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
