@@ -33,11 +33,14 @@ export async function startMockProcess(args: string[], onLine?: (line: string) =
   return { url: await firstMatch(child, /listening on (\S+)/, 'mock', onLine), child };
 }
 
-/** `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL. */
+/** `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL once ready. */
 export async function startServeProcess(env: Record<string, string>): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
   const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const apiUrl = await firstMatch(child, /api listening on (\S+)/, 'agentloop serve');
-  await firstMatch(child, /agentloop (ready)/, 'agentloop serve');
+  let apiUrl = '';
+  // both lines may arrive in one chunk: one reader sees them in order
+  await firstMatch(child, /agentloop (ready)/, 'agentloop serve', (line) => {
+    apiUrl ||= /api listening on (\S+)/.exec(line)?.[1] ?? '';
+  });
   return {
     apiUrl,
     stop: () =>
