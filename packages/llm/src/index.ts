@@ -16,3 +16,4 @@ export * from './strategies/react/parser.js';
 export * from './strategies/react/action-input.js';
 export * from './strategies/react/render.js';
 export * from './provider-gate.js';
+export * from './providers/node-fetch.js';

@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { DecisionSchema } from './decisions.js';
 
 /** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
-export const AdvanceJobSchema = z.object({ runId: z.string(), iteration: z.number().int().positive() });
+export const AdvanceJobSchema = z.object({
+  runId: z.string(),
+  iteration: z.number().int().positive(),
+  /**
+   * What the publisher expects the job to do, when it knew (a resume): start the iteration with this call mode
+   * straight away — one compare-and-set that also returns the state, instead of a read and then the start. A
+   * stale plan fails the compare-and-set and the job reads the state and decides as usual.
+   */
+  plan: z.object({ callMode: z.string(), pendingFinal: z.string(), iterUsage: z.record(z.string(), z.unknown()) }).optional(),
+});
 export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
 export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
 

@@ -1,32 +1,43 @@
 --[[ Apply decisions to a paused run, whole or not at all; when the last pending call is decided, flip the run to
-  resuming exactly once.
+  resuming exactly once. The caller reads nothing first: ownership, status and every decision are checked here.
   KEYS[5] parked-runs zset  KEYS[6] resuming-runs zset
-  ARGV[5] expected iteration  ARGV[6] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventJson], ...]
-  ARGV[7] the assistant message edit: JSON {callId: newArgumentsText} or ''
-  Returns {'resumed', approvedCallIds...}, {'waiting', remainingCallIds...}, {'not_paused'}, or {'conflict', callId}. ]]
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch')
-if st[1] ~= 'paused' or tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'not_paused' } end
+  ARGV[5] expected iteration or '' (any)   ARGV[6] the caller's tenant or '' (no check)
+  ARGV[7] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
+    (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
+  ARGV[8] the assistant message edit: JSON {callId: newArgumentsText} or ''
+  Returns {'resumed', #approved, approvedCallIds..., state field, value...}, {'waiting', remainingCallIds...},
+  {'not_found'}, {'not_paused', status}, {'conflict', callId}, or {'invalid', callId, pauseType}. ]]
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant')
+if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
+if st[1] ~= 'paused' or (ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5])) then return { 'not_paused', st[1] } end
 local pending = cjson.decode(st[3])
-local isPending = {}
-for _, p in ipairs(pending) do isPending[p.callId] = true end
-local decisions = cjson.decode(ARGV[6])
+local pauseTypeOf = {}
+for _, p in ipairs(pending) do pauseTypeOf[p.callId] = p.pauseType end
+local decisions = cjson.decode(ARGV[7])
 local seen = {}
 for _, d in ipairs(decisions) do
-  local id = d[1]
-  if not isPending[id] or seen[id] or rcall('HEXISTS', callsKey, id .. ':dec') == 1 then return { 'conflict', id } end
+  local id, action = d[1], d[2]
+  local pauseType = pauseTypeOf[id]
+  if not pauseType or seen[id] or rcall('HEXISTS', callsKey, id .. ':dec') == 1 then return { 'conflict', id } end
+  local client = pauseType == 'requires_client_execution'
+  if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]
+  local meta = cjson.decode(rcall('HGET', callsKey, id))
   rcall('HSET', callsKey, id .. ':dec', action)
   if d[3] ~= '' then rcall('HSET', callsKey, id .. ':out', d[3], id .. ':st', 'done') end
   if d[4] ~= '' then rcall('HSET', callsKey, id, d[4]) end
-  emit('tool.call', d[5])
+  local status = action == 'approve' and 'approved' or (action == 'deny' and 'denied' or cjson.decode(d[3]).status)
+  local args = meta.display
+  if d[6] ~= '' then args = d[6] .. ',"originalArguments":' .. meta.display end
+  emit('tool.call', toolCallEvent(id, meta.name, args, status, d[5]))
 end
-if ARGV[7] ~= '' then
+if ARGV[8] ~= '' then
   local idx = tonumber(st[5])
   local msg = cjson.decode(rcall('LINDEX', msgsKey, idx))
-  local edits = cjson.decode(ARGV[7])
+  local edits = cjson.decode(ARGV[8])
   for _, c in ipairs(msg.toolCalls) do
     if edits[c.id] then c.arguments = edits[c.id] end
   end
@@ -53,4 +64,8 @@ set('status', 'running'); set('phase', 'tools'); set('pending', ''); set('resumi
 rcall('ZREM', KEYS[5], runId)
 rcall('ZADD', KEYS[6], nowMs, runId)
 commit(st[4])
-return { 'resumed', unpack(approved) }
+-- the state as it is now, for the publisher's plan of the resumed iteration (no second read)
+local out = { 'resumed', #approved }
+for _, id in ipairs(approved) do out[#out + 1] = id end
+for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end
+return out

@@ -2,9 +2,10 @@
   Appends the previous batch's tool messages in call order, then an optional instruction message.
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
   ARGV[9] events JSON  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
+  ARGV[11] '1': also return the state hash after the start (a caller that did not read it first)
   KEYS[5] the deployment's resuming-runs zset (left when a resumed run starts)
   Returns {transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
-  transcript was edited), appended message JSON...},
+  transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
   0 when the run is not where the caller expected (the caller reloads the state and decides again), or -1 when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
 local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited')
@@ -27,4 +28,8 @@ if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
 set('iteration', k); set('phase', 'model'); set('status', 'running'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
 emitAll(ARGV[9])
 commit(st[6])
-return { len, toolCalls, resumed, unpack(msgs) }
+local out = { len, toolCalls, resumed, #msgs, unpack(msgs) }
+if ARGV[11] == '1' then
+  for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end
+end
+return out

@@ -47,11 +47,19 @@ export interface PreparedDecision {
   callId: string;
   action: 'approve' | 'deny' | 'submit_result';
   outcome: ToolOutcome | null;
+  /** An edit: the call's new record. */
   meta: CallMeta | null;
-  event: NewEvent['data'];
+  /** The members of the call's tool.call event after its status (error / result), as JSON text: `,"error":{…}`. */
+  eventSuffix: string;
 }
 
-export type DecisionOutcome = { kind: 'resumed'; approved: string[] } | { kind: 'waiting'; remaining: string[] } | { kind: 'not_paused' } | { kind: 'conflict'; callId: string };
+export type DecisionOutcome =
+  | { kind: 'resumed'; approved: string[]; state: RunState }
+  | { kind: 'waiting'; remaining: string[] }
+  | { kind: 'not_found' }
+  | { kind: 'not_paused'; status: string }
+  | { kind: 'conflict'; callId: string }
+  | { kind: 'invalid'; callId: string; pauseType: string };
 
 /** What the calls hash keeps about a call (written once, with the model response). */
 export interface CallMeta {
@@ -172,14 +180,21 @@ export class RunStore {
    */
   async startIteration(
     runId: string,
-    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[] },
-  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[] } | 'stale' | 'waiting'> {
+    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean },
+  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
-      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal,
+      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '',
     ]);
     if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
-    const [length, toolCalls, resumed, ...appended] = r as [number, number, number, ...string[]];
-    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed > 0, edited: resumed === 2, appended: appended.map((m) => JSON.parse(m) as Message) };
+    const [length, toolCalls, resumed, count, ...rest] = r as [number, number, number, number, ...string[]];
+    const appended = rest.slice(0, Number(count)).map((m) => JSON.parse(m) as Message);
+    let state: RunState | null = null;
+    if (p.returnState) {
+      const h: Record<string, string> = {};
+      for (let i = Number(count); i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
+      state = parseRunState(h);
+    }
+    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed > 0, edited: resumed === 2, appended, state };
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
@@ -239,16 +254,35 @@ export class RunStore {
 
   /** Answers a call that must not run ('cancelled', 'outcome_unknown', 'skipped'); false when it was already answered. */
   /** Records decisions on a paused run (all or none) and flips it to resuming when the last pending call is decided. */
-  async applyDecisions(runId: string, iteration: number, decisions: PreparedDecision[], edits: Record<string, string>): Promise<DecisionOutcome> {
-    const rows = decisions.map((d) => [d.callId, d.action, d.outcome ? JSON.stringify(d.outcome) : '', d.meta ? JSON.stringify(d.meta) : '', JSON.stringify(d.event)]);
+  /**
+   * Records decisions in one step that also checks what a caller would otherwise read first: the run exists and
+   * belongs to `tenant` (when given), is paused (at `expectIteration`, when given), and each call is pending a
+   * decision of a fitting kind. A resume returns the run's state after the flip.
+   */
+  async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
+    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? JSON.stringify(d.outcome) : '', d.meta ? JSON.stringify(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
     const r = (await this.scripts.run('apply-decisions', this.runKeys(runId), [
-      ...this.head(runId), iteration, JSON.stringify(rows), Object.keys(edits).length ? JSON.stringify(edits) : '',
+      ...this.head(runId), p.expectIteration ?? '', p.tenant ?? '', JSON.stringify(rows), Object.keys(p.edits).length ? JSON.stringify(p.edits) : '',
     ])) as string[];
     const [kind, ...rest] = r;
-    if (kind === 'resumed') return { kind, approved: rest };
-    if (kind === 'waiting') return { kind, remaining: rest };
-    if (kind === 'conflict') return { kind, callId: rest[0]! };
-    return { kind: 'not_paused' };
+    switch (kind) {
+      case 'resumed': {
+        const n = Number(rest[0]);
+        const h: Record<string, string> = {};
+        for (let i = 1 + n; i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
+        return { kind, approved: rest.slice(1, 1 + n), state: parseRunState(h)! };
+      }
+      case 'waiting':
+        return { kind, remaining: rest };
+      case 'conflict':
+        return { kind, callId: rest[0]! };
+      case 'invalid':
+        return { kind, callId: rest[0]!, pauseType: rest[1]! };
+      case 'not_paused':
+        return { kind, status: rest[0] ?? '' };
+      default:
+        return { kind: 'not_found' };
+    }
   }
 
   /** Runs whose resume was flipped before `beforeMs` and has not started yet (for the reconciler). */

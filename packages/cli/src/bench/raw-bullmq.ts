@@ -1,23 +1,47 @@
 import { FlowProducer, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-/** Round trip of one no-op job: add → processed → completed, measured in this process, one job at a time. */
-export async function rawRoundTrip(redis: Redis, prefix: string, samples: number): Promise<number[]> {
-  const queue = new Queue('rt', { connection: redis, prefix });
-  const pending = new Map<string, (t: number) => void>();
-  const worker = new Worker('rt', async () => undefined, { connection: redis.duplicate(), prefix, concurrency: 1 });
-  worker.on('completed', (job) => pending.get(job.id!)?.(performance.now()));
-  await worker.waitUntilReady();
-  const out: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    const done = new Promise<number>((r) => pending.set(`j${i}`, r));
-    await queue.add('noop', {}, { jobId: `j${i}`, removeOnComplete: true });
-    out.push(((await done) - t0) / 1000);
-    pending.delete(`j${i}`);
+/** A queue and a worker for timing single round trips of a no-op job (add → processed → completed). */
+export class RoundTripProbe {
+  private readonly queue: Queue;
+  private readonly worker: Worker;
+  private readonly pending = new Map<string, (t: number) => void>();
+  private n = 0;
+
+  constructor(redis: Redis, prefix: string) {
+    this.queue = new Queue('rt', { connection: redis, prefix });
+    this.worker = new Worker('rt', async () => undefined, { connection: redis.duplicate(), prefix, concurrency: 1 });
+    this.worker.on('completed', (job) => this.pending.get(job.id!)?.(performance.now()));
   }
-  await worker.close();
-  await queue.close();
+
+  ready(): Promise<unknown> {
+    return this.worker.waitUntilReady();
+  }
+
+  /** One round trip, in seconds. */
+  async sample(): Promise<number> {
+    const id = `j${this.n++}`;
+    const t0 = performance.now();
+    const done = new Promise<number>((r) => this.pending.set(id, r));
+    await this.queue.add('noop', {}, { jobId: id, removeOnComplete: true });
+    const t = await done;
+    this.pending.delete(id);
+    return (t - t0) / 1000;
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.queue.close();
+  }
+}
+
+/** Round trips one at a time, back to back (the baseline of the per-iteration overhead target). */
+export async function rawRoundTrip(redis: Redis, prefix: string, samples: number): Promise<number[]> {
+  const probe = new RoundTripProbe(redis, prefix);
+  await probe.ready();
+  const out: number[] = [];
+  for (let i = 0; i < samples; i++) out.push(await probe.sample());
+  await probe.close();
   return out;
 }
 

@@ -1,13 +1,43 @@
-import type { Redis } from 'ioredis';
+import http from 'node:http';
+import { Redis } from 'ioredis';
+import { RoundTripProbe } from './raw-bullmq.js';
 import { percentile } from './stats.js';
 import { startMockProcess, startServeProcess } from './processes.js';
 
+/** Idle time before each resume sample (the raw round trip it is compared with is paced the same way). */
+export const RESUME_GAP_MS = 20;
+
+/** A backend's HTTP client: one kept-alive connection, no per-request setup beyond writing the request. */
+function keepAlivePost(baseUrl: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const base = new URL(baseUrl);
+  return (path: string, body: unknown) =>
+    new Promise<any>((resolve, reject) => {
+      const data = JSON.stringify(body);
+      const req = http.request(
+        { host: base.hostname, port: base.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => resolve(JSON.parse(text)));
+        },
+      );
+      req.on('error', reject);
+      req.end(data);
+    });
+}
+
 /**
  * Resume latency: from the decision request to the first model request of the resumed iteration (its arrival at the
- * model server), with `sizes[i]` runs parked. Three processes, as deployed: this client, `agentloop serve`, and the
+ * model server), with `sizes[i]` runs parked. Each sample is paired with a raw BullMQ round trip taken just before it,
+ * after the same idle time, so the ratio compares like with like. Three processes, as deployed: this client, `agentloop serve`, and the
  * mock model; both instants are read from the machine's monotonic clock (process.hrtime), shared by all processes.
  */
 export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule: string, sizes: number[], samples: number) {
+  // the baseline, sampled between the resumes: the same pacing, the same moment, the same state of the machine
+  const probe = new RoundTripProbe(new Redis(redisUrl, { maxRetriesPerRequest: null }), 'bench-resume-rt');
+  await probe.ready();
   const arrivals = new Map<string, bigint>();
   const waiters = new Map<string, () => void>();
   const mock = await startMockProcess(['resume'], (line) => {
@@ -21,10 +51,10 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
     REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
     AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
   });
-  const post = async (path: string, body: unknown) => (await fetch(`${proc.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const post = keepAlivePost(proc.apiUrl);
   let next = 0;
   const parked: string[] = [];
-  const results: Array<{ parked: number; p50: number; p99: number }> = [];
+  const results: Array<{ parked: number; p50: number; p99: number; rawP50: number }> = [];
   const park = async (total: number) => {
     while (next < total) {
       const batch = Array.from({ length: Math.min(200, total - next) }, () => next++);
@@ -37,24 +67,31 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
     for (const size of sizes) {
       await park(size + samples);
       const latencies: number[] = [];
+      const raw: number[] = [];
       const warmup = results.length === 0 ? 10 : 0; // the first resumes pay for JIT and connection warm-up
       for (let i = 0; i < samples; i++) {
         const idx = parked.length - 1 - i - results.length * samples;
         const runId = parked[idx]!;
         const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as { pending: Array<{ callId: string }>; status: string };
-        await new Promise((r) => setTimeout(r, 20)); // let the previous resume's iteration settle
+        await new Promise((r) => setTimeout(r, RESUME_GAP_MS)); // let the previous resume's iteration settle
+        const rawSample = await probe.sample();
+        await new Promise((r) => setTimeout(r, RESUME_GAP_MS));
         const marker = `r${idx}`;
         const arrived = new Promise<void>((r) => waiters.set(marker, r));
         const t0 = process.hrtime.bigint();
         await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
         if (!arrivals.has(marker)) await arrived;
-        if (i >= warmup) latencies.push(Number(arrivals.get(marker)! - t0) / 1e9);
+        if (i >= warmup) {
+          latencies.push(Number(arrivals.get(marker)! - t0) / 1e9);
+          raw.push(rawSample);
+        }
       }
-      results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99) });
+      results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rawP50: percentile(raw, 50) });
     }
   } finally {
     await proc.stop();
     mock.child.kill('SIGTERM');
+    await probe.close();
   }
   return results;
 }

@@ -68,8 +68,28 @@ export function messageTokens(counter: TokenCounter, m: Message): number {
   return n;
 }
 
+const utf8 = (s: string | null | undefined) => (s ? Buffer.byteLength(s, 'utf8') : 0);
+
+/**
+ * An upper bound of messageTokens without tokenizing: a BPE token covers at least one byte, so bytes bound the
+ * exact count; the estimate is cheap already and is its own bound.
+ */
+export function messageTokenBound(counter: TokenCounter, m: Message): number {
+  if (!counter.exact) return messageTokens(counter, m);
+  let n = MESSAGE_OVERHEAD + utf8(m.content) + utf8(m.reasoning);
+  for (const c of m.toolCalls ?? []) n += 8 + utf8(c.name) + utf8(c.arguments);
+  return n;
+}
+
 /** Tokens of the tool definitions sent with a request. */
 export function toolsTokens(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
   if (!tools?.length) return 0;
   return tools.reduce((n, t) => n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(JSON.stringify(t.parameters)), 0);
+}
+
+/** An upper bound of toolsTokens, without tokenizing (bytes; the estimate as it is). */
+export function toolsTokenBound(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
+  if (!tools?.length) return 0;
+  if (!counter.exact) return toolsTokens(counter, tools);
+  return tools.reduce((n, t) => n + 10 + utf8(t.name) + utf8(t.description) + utf8(JSON.stringify(t.parameters)), 0);
 }

@@ -2,6 +2,7 @@ import type { ModelSpec } from '@agentloop/protocol';
 import { LlmError, type ModelClient } from '../types.js';
 import { OpenAIChatModel } from './openai/openai-chat-model.js';
 import { GeminiModel } from './google/gemini-model.js';
+import { nodeFetch } from './node-fetch.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -28,7 +29,7 @@ export class ProviderRegistry {
     const key = `${provider}|${baseURL ?? ''}|${apiKey}`;
     let client = this.cache.get(key);
     if (!client) {
-      client = new OpenAIChatModel({ provider, apiKey, baseURL });
+      client = new OpenAIChatModel({ provider, apiKey, baseURL, ...(this.env.AGENTLOOP_HTTP_CLIENT === 'fetch' ? {} : { fetch: nodeFetch }) });
       this.cache.set(key, client);
     }
     return client;

@@ -155,13 +155,14 @@ export function createApp(d: ApiDeps): express.Express {
   }));
 
   app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {
-    const st = await ownRun(req);
+    const id = String(req.params.id);
     const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
     if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
-    const r = await d.decisions.apply(req.tenant!, st.id, parsed.data.decisions, st);
+    // no read first: the decision script checks that the run exists, is this tenant's and is paused
+    const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions);
     switch (r.kind) {
       case 'not_found':
-        throw new ApiError('not_found', `run ${st.id} not found`);
+        throw new ApiError('not_found', `run ${id} not found`);
       case 'conflict':
         throw new ApiError('conflict', r.message);
       case 'invalid':

@@ -1,7 +1,8 @@
 import {
-  QUEUES, advanceJobId, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent, type PendingCall,
-  type ToolJob, type ToolOutcome,
+  QUEUES, advanceJobId, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent,
+  type AdvanceJob, type ToolJob, type ToolOutcome,
 } from '@agentloop/protocol';
+import { decideAdvance } from '../loop/decide-advance.js';
 import { DEFAULT_JOB_OPTIONS, type CallMeta, type Metrics, type PreparedDecision, type QueueSet, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
 
@@ -10,6 +11,16 @@ export type DecisionResult =
   | { kind: 'not_found' }
   | { kind: 'conflict'; message: string }
   | { kind: 'invalid'; message: string; details: unknown };
+
+/**
+ * How the resumed iteration will start, decided here from the state just read (what its job would decide after
+ * reading it again): the job can then start in one step. Its compare-and-set catches a plan that went stale.
+ */
+function resumePlan(st: RunState): AdvanceJob['plan'] {
+  const k = st.iteration + 1;
+  const action = decideAdvance({ ...st, status: 'running', phase: 'tools', resuming: true, pending: [] }, k, Date.now());
+  return action.kind === 'start' ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage } : undefined;
+}
 
 /** The denial text the model sees (SPEC §5). */
 export const denialMessage = (reason?: string) => `Tool execution denied by user.${reason ? ` Reason: ${reason}` : ''}`;
@@ -28,70 +39,68 @@ export class DecisionService {
     private readonly metrics: Metrics,
   ) {}
 
-  /** `loaded`: the run's state when the caller has just read it (the API has, to check the tenant). */
-  async apply(tenant: string | null, runId: string, decisions: Decision[], loaded?: RunState): Promise<DecisionResult> {
-    const st = loaded ?? (await this.store.load(runId));
-    if (!st || (tenant !== null && st.tenant !== tenant)) return { kind: 'not_found' };
-    if (st.status !== 'paused') return { kind: 'conflict', message: `run ${runId} is not paused (${st.status})` };
-    const pending = new Map(st.pending.map((p) => [p.callId, p]));
+  /**
+   * Applies decisions without reading the run first: the store's script checks ownership (`tenant`, when given),
+   * status and each call, so a decision costs one Redis step (plus one to read the call records of edits).
+   * `expectIteration` ties the decisions to one pause (expiry).
+   */
+  async apply(tenant: string | null, runId: string, decisions: Decision[], expectIteration?: number): Promise<DecisionResult> {
     const prepared: PreparedDecision[] = [];
     const edits: Record<string, string> = {};
-    // the pending list names each call; only an edit needs the stored call record (read only then: resume latency)
-    const editing = decisions.filter((d) => d.action === 'approve' && d.arguments && pending.has(d.callId)).map((d) => d.callId);
+    // only an edit needs the stored call record: its tool's schema validates the new arguments
+    const editing = decisions.filter((d) => d.action === 'approve' && d.arguments).map((d) => d.callId);
     const metas = new Map(editing.length ? (await this.store.callMeta(runId, editing)).map((m, i) => [editing[i]!, m] as const) : []);
     for (const d of decisions) {
-      const p = pending.get(d.callId);
-      if (!p || (editing.includes(d.callId) && !metas.get(d.callId))) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
-      const r = await this.prepare(d, p, metas.get(d.callId) ?? null);
+      if (editing.includes(d.callId) && !metas.get(d.callId)) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
+      const r = await this.prepare(d, metas.get(d.callId) ?? null);
       if ('invalid' in r) return { kind: 'invalid', message: r.invalid, details: r.details };
       prepared.push(r.decision);
       if (r.edited !== undefined) edits[d.callId] = r.edited;
     }
-    const out = await this.store.applyDecisions(runId, st.iteration, prepared, edits);
+    const out = await this.store.applyDecisions(runId, { tenant, expectIteration, decisions: prepared, edits });
     switch (out.kind) {
+      case 'not_found':
+        return { kind: 'not_found' };
       case 'not_paused':
-        return { kind: 'conflict', message: `run ${runId} is not paused` };
+        return { kind: 'conflict', message: `run ${runId} is not paused (${out.status})` };
       case 'conflict':
-        return { kind: 'conflict', message: `call ${out.callId} is not pending or was already decided` };
+        return { kind: 'conflict', message: `call ${out.callId} is not pending a decision, or was already decided` };
+      case 'invalid':
+        return {
+          kind: 'invalid',
+          message: out.pauseType === 'requires_client_execution' ? `call ${out.callId} is a client tool: answer it with submit_result` : `call ${out.callId} awaits approval: approve or deny it`,
+          details: [{ path: ['decisions', out.callId, 'action'], message: `not allowed for a call that is ${out.pauseType}` }],
+        };
       case 'waiting':
         return { kind: 'applied', status: 'waiting', remaining: out.remaining };
-      case 'resumed':
-        await this.publishResume(runId, { iteration: st.iteration, tenant: st.tenant, approved: out.approved });
+      case 'resumed': {
+        const st = out.state;
+        await this.publishResume(runId, { iteration: st.iteration, tenant: st.tenant, approved: out.approved, plan: resumePlan(st) });
         return { kind: 'applied', status: 'resumed', remaining: [] };
+      }
     }
   }
 
-  private async prepare(d: Decision, p: PendingCall, meta: CallMeta | null): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
-    const base = { callId: d.callId, name: p.name, arguments: p.arguments };
-    const client = p.pauseType === 'requires_client_execution';
+  private async prepare(d: Decision, meta: CallMeta | null): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
     switch (d.action) {
       case 'approve': {
-        if (client) return { invalid: `call ${d.callId} is a client tool: answer it with submit_result` };
-        if (!d.arguments || !meta) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, event: { ...base, status: 'approved' } } };
+        if (!d.arguments || !meta) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, eventSuffix: '' } };
         const entry = await this.catalog.get(meta.name);
         const problems = entry ? this.validator.validate(entry.parameters, d.arguments) : [];
         if (problems.length) return { invalid: `edited arguments do not match the schema of ${meta.name}`, details: problems.map((message) => ({ path: ['decisions', d.callId, 'arguments'], message })) };
         const text = JSON.stringify(d.arguments);
-        return {
-          decision: {
-            callId: d.callId, action: 'approve', outcome: null,
-            meta: { ...meta, arguments: text, display: text },
-            event: { ...base, arguments: d.arguments, originalArguments: base.arguments, status: 'approved' },
-          },
-          edited: text,
-        };
+        return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: { ...meta, arguments: text, display: text }, eventSuffix: '' }, edited: text };
       }
       case 'deny': {
         const outcome = toolErrorOutcome('denied', denialMessage(d.reason));
-        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, event: { ...base, status: 'denied', error: outcome.error } } };
+        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, eventSuffix: `,"error":${JSON.stringify(outcome.error)}` } };
       }
       case 'submit_result': {
-        if (!client) return { invalid: `call ${d.callId} awaits approval: approve or deny it` };
         const outcome: ToolOutcome = d.isError
           ? toolErrorOutcome('tool_error', typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null))
           : { status: 'completed', content: resultContent(d.result), result: d.result };
-        const event = outcome.status === 'completed' ? { ...base, status: 'completed' as const, result: d.result } : { ...base, status: 'error' as const, error: outcome.error };
-        return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, event } };
+        const suffix = outcome.status === 'completed' ? (d.result === undefined ? '' : `,"result":${JSON.stringify(d.result)}`) : `,"error":${JSON.stringify(outcome.error)}`;
+        return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, eventSuffix: suffix } };
       }
     }
   }
@@ -101,7 +110,7 @@ export class DecisionService {
    * calls as its children. Idempotent (fixed job ids): the reconciler calls it again, without `known`, for runs
    * whose resume did not start.
    */
-  async publishResume(runId: string, known?: { iteration: number; tenant: string; approved: string[] }): Promise<void> {
+  async publishResume(runId: string, known?: { iteration: number; tenant: string; approved: string[]; plan?: AdvanceJob['plan'] }): Promise<void> {
     let resume = known;
     if (!resume) {
       const st = await this.store.load(runId);
@@ -111,7 +120,8 @@ export class DecisionService {
       resume = { iteration: st.iteration, tenant: st.tenant, approved };
     }
     const { iteration: k, tenant, approved } = resume;
-    const parent = { name: 'advance', data: { runId, iteration: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
+    const data: AdvanceJob = { runId, iteration: k + 1, ...(known?.plan ? { plan: known.plan } : {}) };
+    const parent = { name: 'advance', data, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
     if (!approved.length) await this.queues.orchestrator.add(parent.name, parent.data, parent.opts);
     else {
       const metas = await this.store.callMeta(runId, approved);
@@ -142,7 +152,7 @@ export class DecisionService {
     }
     const undecided = await this.undecided(st);
     if (!undecided.length) return;
-    await this.apply(null, runId, undecided.map((callId) => ({ callId, action: 'deny', reason: 'no decision before the approval timeout' })));
+    await this.apply(null, runId, undecided.map((callId) => ({ callId, action: 'deny', reason: 'no decision before the approval timeout' })), iteration);
   }
 
   private async undecided(st: RunState): Promise<string[]> {

@@ -1,5 +1,5 @@
 import { WaitingChildrenError, type Job } from 'bullmq';
-import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
+import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
 import { QUEUES, toolErrorOutcome, type Message, type NewEvent } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
@@ -38,6 +38,8 @@ export class ContextGate {
     let view = fitted.view;
     let stage = ((job.data as { compressStage?: Stage }).compressStage ?? 0) as Stage;
     const estimate = () => Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration);
+    // far from full by a byte bound: no tokenizing before the call (the view counts itself afterwards)
+    if (!force && Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold) return fitted;
     if (!force && estimate() < threshold) return fitted;
     const setStage = async (s: Stage) => {
       stage = s;

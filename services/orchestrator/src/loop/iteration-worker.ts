@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
+  AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
 import { LlmError, callModelChain, costUsd, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
@@ -100,13 +100,17 @@ export class IterationWorker {
       await this.o.decisions.expire(runId, iteration);
       return;
     }
-    const { runId, iteration: k } = AdvanceJobSchema.parse(job.data);
+    const { runId, iteration: k, plan } = AdvanceJobSchema.parse(job.data);
     const t0 = performance.now();
     // The state this process left after checkpointing iteration k-1 saves a read; the start script's
     // compare-and-set proves it is still current, and a stale guess costs one reload and a second decision.
     const cached = this.states.take(runId, k - 1);
     let external = 0; // seconds spent in the model call (excluded from the overhead metric)
-    for (const source of cached ? (['cache', 'redis'] as const) : (['redis'] as const)) {
+    // A resume's publisher planned the start: try it before reading anything (the start returns the state).
+    const planned = !cached && plan && k > 1 ? await this.startPlanned(job, token, runId, k, plan) : 'stale';
+    const sources = planned !== 'stale' ? [] : cached ? (['cache', 'redis'] as const) : (['redis'] as const);
+    if (typeof planned === 'number') external = planned;
+    for (const source of sources) {
       const st = source === 'cache' ? cached! : await this.o.store.load(runId);
       if (!st) return;
       const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now()));
@@ -140,30 +144,39 @@ export class IterationWorker {
         return 'done';
       }
       case 'start': {
-        const events: NewEvent[] = [];
-        if (k === 1) events.push({ type: 'run.started', data: {} });
-        else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: st.iterUsage } });
-        events.push({ type: 'iteration.started', data: { iteration: k } });
-        const finalize = action.callMode !== 'tools';
-        const started = await this.o.store.startIteration(runId, {
-          iteration: k,
-          expectPhase: action.expectPhase,
-          expectPendingFinal: st.pendingFinal,
-          callMode: action.callMode,
-          extraMessage: finalize ? { role: 'user', content: finalizeInstruction(action.callMode) } : undefined,
-          events,
-        });
+        const started = await this.o.store.startIteration(runId, this.startParams(k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done'; // a call of a resumed batch still runs: its completion starts the iteration
-        if (k === 1) this.o.metrics.runsStarted.inc();
-        if (started.edited) this.transcripts.forget(runId); // a decision rewrote arguments in the cached transcript
-        else if (started.length !== null) this.transcripts.appended(runId, started.length, started.appended);
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
-        return this.callModel(job, token, current, k, action.callMode, false, started.length ?? undefined);
+        return this.afterStart(job, token, current, k, action.callMode, started);
       }
       case 'resume_call':
         return this.callModel(job, token, st, k, action.callMode, true);
     }
+  }
+
+  private startParams(k: number, expectPhase: 'queued' | 'tools', callMode: string, pendingFinal: string, iterUsage: RunState['iterUsage'], returnState: boolean) {
+    const events: NewEvent[] = [];
+    if (k === 1) events.push({ type: 'run.started', data: {} });
+    else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
+    events.push({ type: 'iteration.started', data: { iteration: k } });
+    const extraMessage: Message | undefined = callMode !== 'tools' ? { role: 'user', content: finalizeInstruction(callMode) } : undefined;
+    return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState };
+  }
+
+  /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
+  private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
+    const started = await this.o.store.startIteration(runId, this.startParams(k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true));
+    if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';
+    if (!started.state) return 'stale';
+    return this.afterStart(job, token, started.state, k, plan.callMode, started);
+  }
+
+  private async afterStart(job: Job, token: string | undefined, current: RunState, k: number, callMode: string, started: { length: number | null; edited: boolean; appended: Message[] }): Promise<number> {
+    if (k === 1) this.o.metrics.runsStarted.inc();
+    if (started.edited) this.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
+    else if (started.length !== null) this.transcripts.appended(current.id, started.length, started.appended);
+    return this.callModel(job, token, current, k, callMode, false, started.length ?? undefined);
   }
 
   /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */

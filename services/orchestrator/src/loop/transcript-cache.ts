@@ -1,11 +1,13 @@
-import { counterFor, messageTokens, type TokenCounter } from '@agentloop/llm';
+import { counterFor, messageTokenBound, messageTokens, type TokenCounter } from '@agentloop/llm';
 import type { Message, ModelSpec } from '@agentloop/protocol';
 import type { RunState, RunStore } from '@agentloop/runtime';
 
 interface Entry {
   history: Message[];
-  /** cum[i] = tokens of history[0..i-1], so any suffix costs one subtraction. */
+  /** cum[i] = tokens of history[0..i-1], so any suffix costs one subtraction — for the messages counted so far. */
   cum: number[];
+  /** bound[i] = an upper bound of the same (cheap: bytes), for every message. */
+  bound: number[];
   counter: TokenCounter;
   /** Provider-reported prompt tokens ÷ our count of the same request, smoothed (corrects the estimate). */
   calibration: number;
@@ -13,8 +15,10 @@ interface Entry {
 
 export interface ContextView {
   messages: Message[];
-  /** Tokens of the messages, by the model family's counter (exact BPE or the estimate). */
-  tokens: number;
+  /** Tokens of the messages, by the model family's counter (exact BPE or the estimate); counted on first read. */
+  readonly tokens: number;
+  /** A cheap upper bound of `tokens` (BPE never yields more tokens than bytes): when even this fits, nothing is counted before the call. */
+  upperBound: number;
   counter: TokenCounter;
   /** Length of the full history (what the next append extends). */
   historyLength: number;
@@ -27,8 +31,15 @@ export interface ContextView {
  * is append-only, so the cache is extended with what this process appended (the start script returns the messages
  * it added, the checkpoint adds the assistant message) and read from Redis only from the first index it lacks; the
  * view the model sees (compression prefix + history from an index) and its token count cost O(new messages) per
- * iteration, whatever the length of the conversation.
+ * iteration, whatever the length of the conversation. Exact counts are taken lazily: while a byte bound shows the
+ * context is far from full, the model request goes out first and the new messages are counted afterwards (for the
+ * calibration), off the path to the provider.
  */
+/** Counts exactly the messages not counted yet. */
+const count = (e: Entry) => {
+  for (let i = e.cum.length - 1; i < e.history.length; i++) e.cum.push(e.cum[i]! + messageTokens(e.counter, e.history[i]!));
+};
+
 export class TranscriptCache {
   private readonly entries = new Map<string, Entry>();
 
@@ -40,7 +51,7 @@ export class TranscriptCache {
   private entry(runId: string, model: ModelSpec): Entry {
     let e = this.entries.get(runId);
     if (e) this.entries.delete(runId); // re-inserted below: Map order = recency
-    else e = { history: [], cum: [0], counter: counterFor(model), calibration: 1 };
+    else e = { history: [], cum: [0], bound: [0], counter: counterFor(model), calibration: 1 };
     this.entries.set(runId, e);
     if (this.entries.size > this.maxRuns) this.entries.delete(this.entries.keys().next().value!);
     return e;
@@ -49,7 +60,7 @@ export class TranscriptCache {
   private push(e: Entry, msgs: readonly Message[]): void {
     for (const m of msgs) {
       e.history.push(m);
-      e.cum.push(e.cum[e.cum.length - 1]! + messageTokens(e.counter, m));
+      e.bound.push(e.bound[e.bound.length - 1]! + messageTokenBound(e.counter, m));
     }
   }
 
@@ -60,16 +71,26 @@ export class TranscriptCache {
       if (knownLength !== undefined && e.history.length > knownLength) {
         e.history = [];
         e.cum = [0];
+        e.bound = [0];
       }
       this.push(e, await this.store.messages(st.id, e.history.length));
     }
     const from = Math.min(st.viewFrom, e.history.length);
-    const prefixTokens = st.viewPrefix.reduce((n, m) => n + messageTokens(e.counter, m), 0);
+    const len = e.history.length;
+    const prefix = st.viewPrefix;
+    let tokens: number | null = null;
     return {
-      messages: st.viewPrefix.length || from ? [...st.viewPrefix, ...e.history.slice(from)] : e.history,
-      tokens: prefixTokens + e.cum[e.history.length]! - e.cum[from]!,
+      messages: prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history,
+      get tokens() {
+        if (tokens === null) {
+          count(e);
+          tokens = prefix.reduce((n, m) => n + messageTokens(e.counter, m), 0) + e.cum[len]! - e.cum[from]!;
+        }
+        return tokens;
+      },
+      upperBound: prefix.reduce((n, m) => n + messageTokenBound(e.counter, m), 0) + e.bound[len]! - e.bound[from]!,
       counter: e.counter,
-      historyLength: e.history.length,
+      historyLength: len,
       calibration: e.calibration,
     };
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listFixtures, openAIFixtureChunks, openAIFixtureSse, startMockLlm, type MockLlmServer } from '@agentloop/testing';
 import { OpenAIChatModel } from './openai-chat-model.js';
+import { nodeFetch } from '../node-fetch.js';
 
 /** An independent reading of a recorded stream: what the canonical message must hold. */
 function expected(chunks: Array<Record<string, any>>) {
@@ -45,11 +46,13 @@ describe('recorded OpenAI-family streams replay through the real openai SDK', ()
     expect(FIXTURES.length).toBeGreaterThanOrEqual(17);
   });
 
+  // both transports the SDK may run on: global fetch, and the node:http fetch the registry gives it
+  for (const [transport, fetchImpl] of [['global fetch', undefined], ['nodeFetch', nodeFetch]] as const)
   for (const file of FIXTURES) {
-    it(file, async () => {
+    it(`${file} (${transport})`, async () => {
       current = file;
       const provider = file.startsWith('deepseek') ? 'deepseek' : 'openai';
-      const model = new OpenAIChatModel({ provider, apiKey: 'sk-test', baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}` });
+      const model = new OpenAIChatModel({ provider, apiKey: 'sk-test', baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}`, fetch: fetchImpl });
       const deltas: string[] = [];
       const reasoningDeltas: string[] = [];
       const res = await model.call({

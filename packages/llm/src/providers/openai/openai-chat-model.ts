@@ -10,6 +10,8 @@ export interface OpenAIChatModelOptions {
   apiKey: string;
   baseURL?: string;
   timeoutMs?: number;
+  /** The SDK's HTTP transport [global fetch]; the registry passes `nodeFetch` (AGENTLOOP_HTTP_CLIENT=node). */
+  fetch?: typeof fetch;
 }
 
 /** Request fields a run's `model.params` may not override (the loop owns them). */
@@ -30,7 +32,7 @@ export class OpenAIChatModel implements ModelClient {
 
   constructor(private readonly opts: OpenAIChatModelOptions) {
     this.provider = opts.provider;
-    this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000 });
+    this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { nodeFetch } from './node-fetch.js';
+
+describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', () => {
+  let server: http.Server;
+  let base = '';
+  let release: () => void = () => {};
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        if (req.url === '/echo') return void res.writeHead(200, { 'content-type': 'application/json', 'x-multi': ['a', 'b'] }).end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'], length: req.headers['content-length'] }));
+        if (req.url === '/limited') return void res.writeHead(429, { 'retry-after-ms': '1234', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
+        if (req.url === '/empty') return void res.writeHead(204).end();
+        if (req.url === '/stream') {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write('data: first\n\n');
+          release = () => res.end('data: last\n\n');
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('sends method, headers and body; reads status, headers (repeated ones too) and JSON', async () => {
+    const r = await nodeFetch(`${base}/echo`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"a":1}' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-multi')).toBe('a, b');
+    expect(await r.json()).toEqual({ method: 'POST', body: '{"a":1}', type: 'application/json', length: '7' });
+  });
+
+  it('streams: the first event is readable before the response ends', async () => {
+    const r = await nodeFetch(`${base}/stream`, { method: 'POST', body: '{}' });
+    const reader = r.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('data: first\n\n');
+    release();
+    let rest = '';
+    for (let x = await reader.read(); !x.done; x = await reader.read()) rest += new TextDecoder().decode(x.value);
+    expect(rest).toBe('data: last\n\n');
+  });
+
+  it('an abort mid-stream ends the body with an AbortError', async () => {
+    const ac = new AbortController();
+    const r = await nodeFetch(`${base}/stream`, { method: 'POST', body: '{}', signal: ac.signal });
+    const reader = r.body!.getReader();
+    await reader.read();
+    ac.abort();
+    const err = await reader.read().then(() => null, (e) => e);
+    expect(err?.name).toBe('AbortError');
+    release();
+  });
+
+  it('an aborted signal rejects at once; a refused connection is a TypeError like fetch’s', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    await expect(nodeFetch(`${base}/echo`, { signal: ac.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(nodeFetch('http://127.0.0.1:1/x', { method: 'POST', body: '' })).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('a 204 has no body', async () => {
+    const r = await nodeFetch(`${base}/empty`);
+    expect(r.status).toBe(204);
+    expect(r.body).toBeNull();
+  });
+
+  it('the OpenAI SDK on it sees HTTP errors with their headers (retry-after-ms) and connection errors as such', async () => {
+    const client = new OpenAI({ apiKey: 'k', baseURL: base, maxRetries: 0, fetch: nodeFetch });
+    const limited = (await client.post('/limited', { body: {} }).catch((e) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(limited.headers.get('retry-after-ms')).toBe('1234');
+    const down = new OpenAI({ apiKey: 'k', baseURL: 'http://127.0.0.1:1', maxRetries: 0, fetch: nodeFetch });
+    expect(await down.post('/x', { body: {} }).catch((e) => e)).toBeInstanceOf(OpenAI.APIConnectionError);
+  });
+});

@@ -1,0 +1,75 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Readable } from 'node:stream';
+
+/** Kept-alive connections to model APIs, shared by every client of the process. */
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, keepAliveMsecs: 15_000 }),
+  'https:': new https.Agent({ keepAlive: true, keepAliveMsecs: 15_000 }),
+};
+
+function headerRecord(h: RequestInit['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  if (h instanceof Headers) h.forEach((v, k) => (out[k] = v));
+  else if (Array.isArray(h)) for (const [k, v] of h) out[k!.toLowerCase()] = v!;
+  else for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = String(v);
+  return out;
+}
+
+function bodyBytes(body: RequestInit['body']): Buffer | null | undefined {
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  return undefined; // streams, forms: not this fetch's job
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason = signal.reason;
+  if (reason instanceof Error && reason.name === 'AbortError') return reason;
+  return Object.assign(new Error('This operation was aborted'), { name: 'AbortError', cause: reason });
+}
+
+/**
+ * A `fetch` for the provider SDKs over node:http with kept-alive agents. Global fetch (undici) spends about
+ * 0.35 ms per request before its bytes reach the wire here (docs/BENCHMARKS.md) — paid by every model call.
+ * Bodies the SDKs send for chat calls (strings, bytes) go this way; anything else falls back to global fetch.
+ * The response streams (SSE) through a web ReadableStream, as the SDKs expect.
+ */
+export const nodeFetch: typeof fetch = async (input, init = {}) => {
+  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+  const body = bodyBytes(init.body);
+  const proto = url.protocol as 'http:' | 'https:';
+  if (body === undefined || !(proto in agents) || !(typeof input === 'string' || input instanceof URL)) return fetch(input, init);
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) throw abortError(signal);
+  const headers = headerRecord(init.headers);
+  if (body) headers['content-length'] = String(body.length);
+  const mod = proto === 'https:' ? https : http;
+  return new Promise<Response>((resolve, reject) => {
+    let response: http.IncomingMessage | null = null;
+    const req = mod.request(url, { method: init.method ?? 'GET', headers, agent: agents[proto] }, (res) => {
+      response = res;
+      const status = res.statusCode ?? 0;
+      const h = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) {
+        if (Array.isArray(v)) for (const x of v) h.append(k, x);
+        else if (v !== undefined) h.set(k, v);
+      }
+      const empty = status === 204 || status === 304 || init.method === 'HEAD';
+      if (empty) res.resume();
+      resolve(new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage ?? '', headers: h }));
+    });
+    // the body stream ends with the AbortError too (not the socket's own 'aborted')
+    const onAbort = () => {
+      const err = abortError(signal!);
+      response?.destroy(err);
+      req.destroy(err);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.once('close', () => signal?.removeEventListener('abort', onAbort));
+    req.once('error', (err) => reject(signal?.aborted ? abortError(signal) : Object.assign(new TypeError('fetch failed'), { cause: err })));
+    req.end(body ?? undefined);
+  });
+};

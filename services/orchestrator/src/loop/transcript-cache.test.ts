@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { RunRequestSchema, newRunId, type Message } from '@agentloop/protocol';
+import { RunStore } from '@agentloop/runtime';
+import { counterFor, messageTokens } from '@agentloop/llm';
+import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
+import { TranscriptCache } from './transcript-cache.js';
+
+describe('TranscriptCache (real Redis)', () => {
+  let redis: Redis;
+  const prefix = testPrefix('tc');
+  beforeAll(() => {
+    redis = new Redis(testRedisUrl());
+  });
+  afterAll(async () => {
+    await cleanupPrefix(redis, prefix);
+    redis.disconnect();
+  });
+
+  it('bounds the count cheaply, counts exactly only when read, and both agree with a full count', async () => {
+    const store = new RunStore(redis, prefix);
+    const runId = newRunId();
+    const messages: Message[] = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Wie spät ist es in 東京? 🙂' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'current_time', arguments: '{"timezone":"Asia/Tokyo"}' }] },
+      { role: 'tool', toolCallId: 'c1', content: '{"iso":"2026-11-30T10:00:00+09:00"}' },
+    ];
+    const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
+    await store.create({ runId, tenant: 't', request: RunRequestSchema.parse({ input: 'x', model }), messages, bodyHash: 'h' });
+    const st = (await store.load(runId))!;
+    const view = await new TranscriptCache(store).view(st);
+    const counter = counterFor(model);
+    const exact = messages.reduce((n, m) => n + messageTokens(counter, m), 0);
+    expect(view.upperBound).toBeGreaterThanOrEqual(exact);
+    expect(view.tokens).toBe(exact);
+    // the estimate counter (non-OpenAI families) is its own bound
+    const gem = await new TranscriptCache(store).view({ ...st, model: { provider: 'google', name: 'gemini-2.5-flash', params: {} } });
+    expect(gem.upperBound).toBe(gem.tokens);
+  });
+});
