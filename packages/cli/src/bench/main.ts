@@ -158,8 +158,11 @@ async function main() {
       targets();
       return; // the rest (resume, context, scale-out) does not depend on the provider adapter
     }
-    const resume = await resumeLatency(server.url, admin, TOOLS_MODULE, PARKED, 40);
-    for (const r of resume) console.log(`resume latency with ${r.parked} parked runs (decision request → first model request of the resumed iteration): p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  (raw BullMQ round trip sampled between them: p50 ${ms(r.rawP50)})`);
+    const resume = await resumeLatency(server.url, admin, TOOLS_MODULE, PARKED, 100);
+    for (const r of resume) {
+      console.log(`resume latency with ${r.parked} parked runs (decision request → first model request of the resumed iteration): p50 ${ms(r.p50)}  p99 ${ms(r.p99)}  (raw BullMQ round trip sampled between them: p50 ${ms(r.rawP50)})`);
+      if (r.coldP50 !== undefined) console.log(`  the first 100 resumes of the fresh process (JIT warming up, not counted above): p50 ${ms(r.coldP50)}`);
+    }
     // each resume sample is paced (idle time before it) and paired with a raw round trip paced the same way
     const resumeRatio = resume[0]!.p50 / resume[0]!.rawP50;
     const resumeGrowth = resume[resume.length - 1]!.p50 / resume[0]!.p50;

@@ -6,6 +6,11 @@ import { startMockProcess, startServeProcess } from './processes.js';
 
 /** Idle time before each resume sample (the raw round trip it is compared with is paced the same way). */
 export const RESUME_GAP_MS = 20;
+/**
+ * Resumes before the first measurement (a fresh process JIT-compiles its hot paths during its first few hundred;
+ * a long-running one has): reported separately as the cold figure.
+ */
+const WARMUP_RESUMES = Number(process.env.BENCH_RESUME_WARMUP ?? 500);
 
 /** A backend's HTTP client: one kept-alive connection, no per-request setup beyond writing the request. */
 function keepAlivePost(baseUrl: string) {
@@ -53,40 +58,54 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
   });
   const post = keepAlivePost(proc.apiUrl);
   let next = 0;
-  const parked: string[] = [];
-  const results: Array<{ parked: number; p50: number; p99: number; rawP50: number }> = [];
-  const park = async (total: number) => {
-    while (next < total) {
-      const batch = Array.from({ length: Math.min(200, total - next) }, () => next++);
-      parked.push(...(await Promise.all(batch.map(async (i) => (await post('/v1/runs', { input: `go [r${i}]`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['notify'] })).id as string))));
+  const markers = new Map<string, string>(); // run id → the [marker] in its input
+  const parked: string[] = []; // parked and not resumed yet
+  const results: Array<{ parked: number; p50: number; p99: number; rawP50: number; coldP50?: number }> = [];
+  /** Creates runs until `count` are parked (each pauses on its first call), and waits until they are. */
+  const parkUntil = async (count: number) => {
+    while (parked.length < count) {
+      const batch = Array.from({ length: Math.min(200, count - parked.length) }, () => next++);
+      parked.push(
+        ...(await Promise.all(
+          batch.map(async (i) => {
+            const id = (await post('/v1/runs', { input: `go [r${i}]`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['notify'] })).id as string;
+            markers.set(id, `r${i}`);
+            return id;
+          }),
+        )),
+      );
     }
-    const resumed = results.length * samples;
-    while ((await admin.zcard(`${prefix}:parked`)) < total - resumed) await new Promise((r) => setTimeout(r, 200));
+    while ((await admin.zcard(`${prefix}:parked`)) < count) await new Promise((r) => setTimeout(r, 200));
+  };
+  /** Resumes one parked run; returns [resume latency, the raw round trip sampled just before it] in seconds. */
+  const resumeOne = async (): Promise<[number, number]> => {
+    const runId = parked.pop()!;
+    const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as { pending: Array<{ callId: string }> };
+    const marker = markers.get(runId)!;
+    await new Promise((r) => setTimeout(r, RESUME_GAP_MS)); // let the previous resume's iteration settle
+    const rawSample = await probe.sample();
+    await new Promise((r) => setTimeout(r, RESUME_GAP_MS));
+    const arrived = new Promise<void>((r) => waiters.set(marker, r));
+    const t0 = process.hrtime.bigint();
+    await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
+    if (!arrivals.has(marker)) await arrived;
+    return [Number(arrivals.get(marker)! - t0) / 1e9, rawSample];
   };
   try {
-    for (const size of sizes) {
-      await park(size + samples);
+    for (const [n, size] of sizes.entries()) {
+      // the first resumes of a fresh process pay for JIT compilation and connection set-up: not what is measured
+      const warmup = n === 0 ? WARMUP_RESUMES : 0;
+      await parkUntil(size + samples + warmup);
+      const cold: number[] = [];
+      for (let i = 0; i < warmup; i++) cold.push((await resumeOne())[0]);
       const latencies: number[] = [];
       const raw: number[] = [];
-      const warmup = results.length === 0 ? 10 : 0; // the first resumes pay for JIT and connection warm-up
       for (let i = 0; i < samples; i++) {
-        const idx = parked.length - 1 - i - results.length * samples;
-        const runId = parked[idx]!;
-        const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as { pending: Array<{ callId: string }>; status: string };
-        await new Promise((r) => setTimeout(r, RESUME_GAP_MS)); // let the previous resume's iteration settle
-        const rawSample = await probe.sample();
-        await new Promise((r) => setTimeout(r, RESUME_GAP_MS));
-        const marker = `r${idx}`;
-        const arrived = new Promise<void>((r) => waiters.set(marker, r));
-        const t0 = process.hrtime.bigint();
-        await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
-        if (!arrivals.has(marker)) await arrived;
-        if (i >= warmup) {
-          latencies.push(Number(arrivals.get(marker)! - t0) / 1e9);
-          raw.push(rawSample);
-        }
+        const [latency, rawSample] = await resumeOne();
+        latencies.push(latency);
+        raw.push(rawSample);
       }
-      results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rawP50: percentile(raw, 50) });
+      results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rawP50: percentile(raw, 50), ...(cold.length ? { coldP50: percentile(cold.slice(0, 100), 50) } : {}) });
     }
   } finally {
     await proc.stop();
