@@ -144,7 +144,7 @@ export class MockLlmServer {
     if (spec.error) {
       this.journal.push({ req: entryReq, status: spec.error.status, error: spec.error.message, injected: true });
       res.writeHead(spec.error.status, { 'content-type': 'application/json', ...(spec.error.headers ?? {}) });
-      res.end(JSON.stringify({ error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
+      res.end(JSON.stringify(spec.error.body ?? { error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
       return;
     }
     this.journal.push({ req: entryReq, status: 200, injected: false });

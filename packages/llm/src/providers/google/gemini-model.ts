@@ -27,12 +27,18 @@ function mapFinish(reason: string | undefined, hasCalls: boolean): ModelResponse
   }
 }
 
+/** google.rpc.RetryInfo's `retryDelay` ("34.4s") in the error body the SDK puts in its message, in ms. */
+export function retryInfoMs(message: string): number | undefined {
+  const m = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(message);
+  return m ? Math.ceil(Number(m[1]) * 1000) : undefined;
+}
+
 function mapError(err: unknown, outputStarted: boolean): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof Error && err.name === 'AbortError') return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
   if (err instanceof ApiError) {
     const opts = { status: err.status, outputStarted, cause: err };
-    if (err.status === 429) return new LlmError('rate_limit', err.message, opts);
+    if (err.status === 429) return new LlmError('rate_limit', err.message, { ...opts, retryAfterMs: retryInfoMs(err.message) });
     if (err.status >= 500) return new LlmError('server', err.message, opts);
     if (err.status === 401 || err.status === 403) return new LlmError('auth', err.message, opts);
     if (/exceeds the maximum number of tokens|context/i.test(err.message)) return new LlmError('context_length', err.message, opts);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { FIXTURES_DIR, googleFixtureSse, googleInteractions, listFixtures, parseGeminiRequest, startMockLlm, type MockLlmServer } from '@agentloop/testing';
 import { GoogleGenAI } from '@google/genai';
 import { GeminiModel } from './gemini-model.js';
+import { LlmError } from '../../types.js';
 import { toGeminiContents } from './convert-contents.js';
 
 /** An independent reading of a recorded Gemini stream. */
@@ -162,6 +163,63 @@ describe('js-genai recordings (interactions[]) replay through @google/genai', ()
       }
     });
   }
+});
+
+describe('recorded non-streaming Gemini bodies, the 429 with RetryInfo and the parallel-call capture', () => {
+  const BODIES = ['google/google-tool-call.json', 'google/google-tool-call-gemini3.json', 'google/google-recursive-tool-call.json'];
+  const read = (f: string) => JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, f), 'utf8'));
+  let mock: MockLlmServer;
+  let body: unknown = null;
+  let error: { status: number; body: unknown } | null = null;
+  beforeAll(async () => {
+    mock = await startMockLlm({ script: () => (error ? { error } : { rawJson: body, rawSse: `data: ${JSON.stringify(body)}\r\n\r\n` }) });
+  });
+  afterAll(async () => {
+    await mock.close();
+  });
+
+  for (const file of BODIES) {
+    it(`${file}: the SDK's generateContent, and our adapter reading it as a one-event stream`, async () => {
+      body = read(file);
+      error = null;
+      const parts = (body as { candidates: Array<{ content: { parts: Array<{ functionCall: { name: string; args: unknown; id?: string }; thoughtSignature?: string }> } }> }).candidates[0]!.content.parts;
+      const usage = (body as { usageMetadata: { promptTokenCount: number; thoughtsTokenCount: number } }).usageMetadata;
+      const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
+      const whole = await ai.models.generateContent({ model: 'gemini-3-pro-preview', contents: 'q' });
+      expect(whole.functionCalls).toEqual(parts.map((p) => p.functionCall));
+      expect(whole.usageMetadata?.thoughtsTokenCount).toBe(usage.thoughtsTokenCount);
+      const res = await new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({ model: { provider: 'google', name: 'gemini-3-pro-preview', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null });
+      expect(res.message.toolCalls!.map((c) => ({ name: c.name, args: JSON.parse(c.arguments), sig: c.providerData?.thoughtSignature }))).toEqual(parts.map((p) => ({ name: p.functionCall.name, args: p.functionCall.args, sig: p.thoughtSignature })));
+      if (parts[0]!.functionCall.id) expect(res.message.toolCalls![0]!.id).toBe(parts[0]!.functionCall.id);
+      expect(res.usage).toMatchObject({ promptTokens: usage.promptTokenCount, reasoningTokens: usage.thoughtsTokenCount });
+    });
+  }
+
+  it('google/google-429-retry-info.json: a 429 carries its RetryInfo delay (34.4 s), which defers rather than waits', async () => {
+    error = { status: 429, body: read('google/google-429-retry-info.json') };
+    const err = await new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({ model: { provider: 'google', name: 'gemini-2.5-flash', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null }).catch((e) => e);
+    expect(err).toBeInstanceOf(LlmError);
+    expect(err.kind).toBe('rate_limit');
+    expect(err.opts.retryAfterMs).toBe(34_400);
+    error = null;
+  });
+
+  it('issue-16298 capture: parallel calls keep their shape (only the first signed); a dropped signature gets the documented sentinel', () => {
+    const capture = read('google/issue-16298-gemini3-parallel-tool-calls.json') as { toolCalls: Array<{ toolCallId: string; toolName: string; input: unknown; providerMetadata: { vertex?: { thoughtSignature: string } } | null }> };
+    const calls = capture.toolCalls.map((c) => ({
+      id: c.toolCallId, name: c.toolName, arguments: JSON.stringify(c.input),
+      ...(c.providerMetadata?.vertex ? { providerData: { provider: 'google', thoughtSignature: c.providerMetadata.vertex.thoughtSignature } } : {}),
+    }));
+    const transcript = (cs: typeof calls) => [
+      { role: 'user' as const, content: 'weather in Paris and Tokyo' },
+      { role: 'assistant' as const, content: null, toolCalls: cs },
+      ...cs.map((c) => ({ role: 'tool' as const, toolCallId: c.id, content: '{"t":20}' })),
+    ];
+    const kept = toGeminiContents(transcript(calls), { requireSignatures: true }).contents[1]!.parts!;
+    expect(kept.map((p) => p.thoughtSignature)).toEqual([capture.toolCalls[0]!.providerMetadata!.vertex!.thoughtSignature, undefined]);
+    const dropped = toGeminiContents(transcript(calls.map(({ providerData: _p, ...c }) => c)), { requireSignatures: true }).contents[1]!.parts!;
+    expect(dropped.map((p) => p.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+  });
 });
 
 describe('Gemini specifics against the mock Gemini API', () => {
