@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SUMMARIZE_SYSTEM } from '@agentloop/llm';
 import { isReactRequest, reactObservations, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
@@ -40,13 +41,27 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
     return { text: `Final Answer: sent=${String(field(obs[0]!, 'sent'))}` };
   },
   final: () => ({ text: 'Thought: enough.\nAction: lookup\nAction Input: {"key": "x"}' }),
+  // six big results in a small window: the compressor summarizes older turns between ReAct steps
+  long: (req) => {
+    const key = req.messages.find((m) => m.role === 'user' && m.content?.includes('[long]'))!.content!.split('\n')[0]!;
+    const n = issued.get(key) ?? 0;
+    if (n < 6) {
+      issued.set(key, n + 1);
+      return { text: `Thought: fetch result ${n}\nAction: big\nAction Input: {"n": ${3000 + n}}` };
+    }
+    return { text: `Final Answer: done after ${n} results` };
+  },
 };
+/** Actions issued per run (a compressed transcript no longer shows them all). */
+const issued = new Map<string, number>();
 
 describe('ReAct strategy: the same orchestration for a model without native tool calls', () => {
   let s: InProcessStack;
   beforeAll(async () => {
     s = await InProcessStack.start({
+      contextWindows: { 'gpt-4o-mini': 4000 },
       script: (req) => {
+        if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- SUMMARY: six big results were fetched for the user' };
         if (!isReactRequest(req)) return { error: { status: 400, message: 'the ReAct mock expects a ReAct prompt' } };
         return byScenario(scenarios, 'multi')(req);
       },
@@ -117,6 +132,17 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     expect(last).toBe(snap.output);
     const lastReq = s.mock.journal.at(-1)!.req;
     expect(lastReq.messages[0]!.content).toContain('No tools are available now');
+  });
+
+  it('compresses a long ReAct run like a native one: the summary reaches the model in the ReAct rendering', async () => {
+    const before = s.mock.journal.length;
+    const id = await start(`[long] fetch big results (${Math.random()})`, { tools: ['big'], model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, limits: { maxIterations: 20 } });
+    const { snap, events } = await finishedRun(s.a, id, 60_000);
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'final_answer', output: 'done after 6 results' });
+    expect(events.filter((e) => e.type === 'context.compressed').map((e) => e.data.strategy)).toContain('summarize');
+    const react = s.mock.journal.slice(before).map((j) => j.req).filter((r) => isReactRequest(r));
+    expect(react.some((r) => r.messages.some((m) => m.role === 'user' && m.content?.includes('SUMMARY: six big results')))).toBe(true);
+    for (const r of react) expect(r.body.tools).toBeUndefined();
   });
 
   it('runs on Gemini the same way (the strict Gemini mock accepts the ReAct turns)', async () => {
