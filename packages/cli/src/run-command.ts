@@ -4,34 +4,48 @@ import { followEvents } from './sse-client.js';
 import { promptDecisions } from './inline-decisions.js';
 import type { PendingCall } from '@agentloop/protocol';
 
+const RUN_OPTIONS = {
+  tools: { type: 'string' },
+  model: { type: 'string', default: process.env.AGENTLOOP_MODEL ?? 'openai/gpt-4o-mini' },
+  fallbacks: { type: 'string' },
+  strategy: { type: 'string' },
+  mode: { type: 'string' },
+  system: { type: 'string' },
+  follow: { type: 'boolean', default: false },
+  url: { type: 'string', default: process.env.AGENTLOOP_URL ?? 'http://127.0.0.1:8080' },
+  key: { type: 'string', default: process.env.AGENTLOOP_API_KEY },
+  'max-iterations': { type: 'string' },
+} as const;
+
+const modelSpec = (s: string) => {
+  const [provider, ...name] = s.trim().split('/');
+  return { provider, name: name.join('/') };
+};
+const list = (s: string | undefined) => (s ? s.split(',').map((t) => t.trim()).filter(Boolean) : []);
+
+/**
+ * The RunRequest of `agentloop run "<prompt>" [--model p/name] [--fallbacks p/name,p/name] [--tools a,b]
+ * [--strategy react] [--mode headless] [--system ...] [--max-iterations N]` (the server validates it).
+ */
+export function runRequestFromArgs(args: string[]) {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: RUN_OPTIONS });
+  const prompt = positionals.join(' ').trim();
+  const body: Record<string, unknown> = { input: prompt, model: modelSpec(values.model!), tools: list(values.tools) };
+  if (values.fallbacks) body.fallbacks = list(values.fallbacks).map(modelSpec);
+  if (values.strategy) body.strategy = values.strategy;
+  if (values.mode) body.mode = values.mode;
+  if (values.system) body.system = values.system;
+  if (values['max-iterations']) body.limits = { maxIterations: Number(values['max-iterations']) };
+  return { prompt, body, values };
+}
+
 /** `agentloop run "<prompt>" --tools a,b --follow`: create a run over HTTP and render its events live. */
 export async function runCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      tools: { type: 'string' },
-      model: { type: 'string', default: process.env.AGENTLOOP_MODEL ?? 'openai/gpt-4o-mini' },
-      system: { type: 'string' },
-      follow: { type: 'boolean', default: false },
-      url: { type: 'string', default: process.env.AGENTLOOP_URL ?? 'http://127.0.0.1:8080' },
-      key: { type: 'string', default: process.env.AGENTLOOP_API_KEY },
-      'max-iterations': { type: 'string' },
-    },
-  });
-  const prompt = positionals.join(' ').trim();
+  const { prompt, body, values } = runRequestFromArgs(args);
   if (!prompt) {
     console.error('agentloop run: a prompt is required');
     return 2;
   }
-  const [provider, ...name] = values.model!.split('/');
-  const body: Record<string, unknown> = {
-    input: prompt,
-    model: { provider, name: name.join('/') },
-    tools: values.tools ? values.tools.split(',').map((t) => t.trim()).filter(Boolean) : [],
-  };
-  if (values.system) body.system = values.system;
-  if (values['max-iterations']) body.limits = { maxIterations: Number(values['max-iterations']) };
   const headers: Record<string, string> = values.key ? { authorization: `Bearer ${values.key}` } : {};
   const res = await fetch(`${values.url}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const created = (await res.json()) as { id?: string; error?: { code: string; message: string; details?: unknown } };
