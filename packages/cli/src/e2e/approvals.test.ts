@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { QUEUES, advanceJobId } from '@agentloop/protocol';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
@@ -143,6 +145,21 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     expect(snap.status).toBe('completed');
     expect(snap.output).toContain('sent');
     await q.close();
+  });
+
+  it('a resume job whose plan went stale reads the state and decides as usual (and still starts exactly once)', async () => {
+    const id = await s.a.startRun(body('email'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    // take the resume job's id first, with a plan that no longer matches the run (a pendingFinal it does not have);
+    // carried out, it would make a final call without tools (stopReason max_iterations)
+    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
+    await queue.add('advance', { runId: id, iteration: paused.iteration + 1, plan: { callMode: 'max_iterations', pendingFinal: 'loop_detected', iterUsage: {} } }, { jobId: advanceJobId(id, paused.iteration + 1, 'resume'), delay: 300 });
+    expect((await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'stale plan test' }])).status).toBe(202);
+    const { snap, events } = await finished(id);
+    expect(snap).toMatchObject({ status: 'completed', iteration: 2, stopReason: 'final_answer' });
+    expect(snap.output).toContain('Tool execution denied by user. Reason: stale plan test');
+    expect(events.filter((e) => e.type === 'iteration.started' && e.data.iteration === 2)).toHaveLength(1);
+    await queue.close();
   });
 
   it('exposes the parked gauge and the pause counter', async () => {

@@ -102,25 +102,32 @@ export class IterationWorker {
     }
     const { runId, iteration: k, plan } = AdvanceJobSchema.parse(job.data);
     const t0 = performance.now();
-    // The state this process left after checkpointing iteration k-1 saves a read; the start script's
-    // compare-and-set proves it is still current, and a stale guess costs one reload and a second decision.
-    const cached = this.states.take(runId, k - 1);
-    let external = 0; // seconds spent in the model call (excluded from the overhead metric)
-    // A resume's publisher planned the start: try it before reading anything (the start returns the state).
-    const planned = !cached && plan && k > 1 ? await this.startPlanned(job, token, runId, k, plan) : 'stale';
-    const sources = planned !== 'stale' ? [] : cached ? (['cache', 'redis'] as const) : (['redis'] as const);
-    if (typeof planned === 'number') external = planned;
-    for (const source of sources) {
-      const st = source === 'cache' ? cached! : await this.o.store.load(runId);
-      if (!st) return;
-      const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now()));
-      if (outcome === 'stale' && source === 'cache') continue;
-      external = typeof outcome === 'number' ? outcome : 0;
-      break;
-    }
+    const outcome = await this.advance(job, token, runId, k, plan);
+    const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
     const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
     this.o.metrics.iterationOverhead.observe(overheadSeconds);
     this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
+  }
+
+  /**
+   * Decides and acts from the cheapest view of the run that proves current: the publisher's plan (a resume: one
+   * start script that returns the state), else the state this process left after checkpointing iteration k-1,
+   * else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
+   */
+  private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
+    const cached = this.states.take(runId, k - 1);
+    if (!cached && plan && k > 1) {
+      const planned = await this.startPlanned(job, token, runId, k, plan);
+      if (planned !== 'stale') return planned;
+    }
+    if (cached) {
+      const outcome = await this.act(job, token, cached, k, decideAdvance(cached, k, Date.now()));
+      if (outcome !== 'stale') return outcome;
+    }
+    const st = await this.o.store.load(runId);
+    if (!st) return 'done';
+    const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now()));
+    return outcome === 'stale' ? 'done' : outcome;
   }
 
   /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
