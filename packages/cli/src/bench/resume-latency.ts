@@ -5,7 +5,7 @@ import { percentile } from './stats.js';
 import { startMockProcess, startServeProcess } from './processes.js';
 
 /** Idle time before each resume sample (the raw round trip it is compared with is paced the same way). */
-export const RESUME_GAP_MS = 20;
+export const RESUME_GAP_MS = Number(process.env.BENCH_RESUME_GAP_MS ?? 20);
 /**
  * Resumes before the first measurement (a fresh process JIT-compiles its hot paths during its first few hundred;
  * a long-running one has): reported separately as the cold figure.

@@ -145,6 +145,16 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     for (const r of react) expect(r.body.tools).toBeUndefined();
   });
 
+  it('runs on an OpenAI reasoning model, which takes no stop sequences: the parser stops at the invented Observation', async () => {
+    const before = s.mock.journal.length;
+    const id = await start('[multi] reasoning model', { model: { provider: 'openai', name: 'gpt-5-mini' } });
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.output).toBe(`The key reads ${TRICKY.toUpperCase()} and 17*23 = 391.`);
+    const reqs = s.mock.journal.slice(before);
+    expect(reqs.map((j) => j.status)).toEqual([200, 200, 200]);
+    for (const j of reqs) expect(j.req.body.stop).toBeUndefined();
+  });
+
   it('runs on Gemini the same way (the strict Gemini mock accepts the ReAct turns)', async () => {
     const before = s.mock.journal.length;
     const id = await start('[multi] gemini please', { model: { provider: 'google', name: 'gemini-3-flash' } });

@@ -2,10 +2,13 @@ import type { Message } from '@agentloop/protocol';
 import type { MockRequest, ReplySpec } from './types.js';
 
 /** OpenAI's own 400 texts for broken pairing, as the real API words them. */
+export const OPENAI_REASONING_MODEL = /^(o1|o3|o4|gpt-5)/;
+
 export const OPENAI_ERRORS = {
   orphanTool: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
   missingResults: (ids: string[]) =>
     `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
+  unsupportedStop: "Unsupported parameter: 'stop' is not supported with this model.",
   contextLength: (limit: number, tokens: number) =>
     `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
 };
@@ -35,6 +38,9 @@ const text = (c: unknown): string | null => {
 /** Parse and validate a Chat Completions body like the real API: throws WireError with the API's own text. */
 export function parseOpenAIRequest(body: Record<string, unknown>, provider: MockRequest['provider']): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools'> {
   if (typeof body.model !== 'string' || !body.model) throw new WireError(400, 'you must provide a model parameter', 'model');
+  // OpenAI's reasoning models (o-series, gpt-5) reject stop sequences
+  if (provider === 'openai' && body.stop !== undefined && body.stop !== null && OPENAI_REASONING_MODEL.test(body.model))
+    throw new WireError(400, OPENAI_ERRORS.unsupportedStop, 'stop', 'unsupported_parameter');
   if (!Array.isArray(body.messages) || body.messages.length === 0) throw new WireError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
   const messages: Message[] = [];
   let open: { ids: string[]; answered: Set<string> } | null = null;

@@ -14,6 +14,9 @@ export interface OpenAIChatModelOptions {
   fetch?: typeof fetch;
 }
 
+/** OpenAI models that take no `stop` (o-series, gpt-5 family). */
+const REASONING_MODEL = /^(o1|o3|o4|gpt-5)/;
+
 /** Request fields a run's `model.params` may not override (the loop owns them). */
 const RESERVED_PARAMS = new Set(['model', 'messages', 'tools', 'tool_choice', 'stream', 'stream_options', 'n']);
 
@@ -43,7 +46,8 @@ export class OpenAIChatModel implements ModelClient {
       model: req.model.name,
       messages: toOpenAIMessages(req.messages, { sendReasoning: this.opts.provider === 'deepseek' }),
       ...(req.tools?.length ? { tools: toOpenAITools(req.tools) } : {}),
-      ...(req.stop?.length ? { stop: mergeStops(params.stop, req.stop) } : {}),
+      // OpenAI's reasoning models reject stop sequences; ReAct's parser stops at an Observation by itself
+      ...(req.stop?.length && !(this.opts.provider === 'openai' && REASONING_MODEL.test(req.model.name)) ? { stop: mergeStops(params.stop, req.stop) } : {}),
       stream: true as const,
       stream_options: { include_usage: true },
     };
