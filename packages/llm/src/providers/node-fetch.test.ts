@@ -3,6 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { nodeFetch } from './node-fetch.js';
+import { ProviderRegistry } from './registry.js';
+import type { OpenAIChatModel } from './openai/openai-chat-model.js';
 
 describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', () => {
   let server: http.Server;
@@ -79,5 +81,15 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
     expect(limited.headers.get('retry-after-ms')).toBe('1234');
     const down = new OpenAI({ apiKey: 'k', baseURL: 'http://127.0.0.1:1', maxRetries: 0, fetch: nodeFetch });
     expect(await down.post('/x', { body: {} }).catch((e) => e)).toBeInstanceOf(OpenAI.APIConnectionError);
+  });
+});
+
+describe('transport choice', () => {
+  const spec = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
+  const transport = (env: Record<string, string>) => (new ProviderRegistry({ OPENAI_API_KEY: 'k', ...env }).clientFor(spec) as OpenAIChatModel).transport;
+  it('node:http by default; global fetch when asked, or when a proxy is configured', () => {
+    expect(transport({})).toBe('node');
+    expect(transport({ AGENTLOOP_HTTP_CLIENT: 'fetch' })).toBe('fetch');
+    expect(transport({ HTTPS_PROXY: 'http://proxy.internal:3128' })).toBe('fetch');
   });
 });

@@ -29,7 +29,7 @@ export class ProviderRegistry {
     const key = `${provider}|${baseURL ?? ''}|${apiKey}`;
     let client = this.cache.get(key);
     if (!client) {
-      client = new OpenAIChatModel({ provider, apiKey, baseURL, ...(this.env.AGENTLOOP_HTTP_CLIENT === 'fetch' ? {} : { fetch: nodeFetch }) });
+      client = new OpenAIChatModel({ provider, apiKey, baseURL, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) });
       this.cache.set(key, client);
     }
     return client;
@@ -46,6 +46,12 @@ export class ProviderRegistry {
       case 'google':
         throw new LlmError('config', 'unreachable: google is served by GeminiModel');
     }
+  }
+
+  /** node:http unless told otherwise — or unless a proxy is configured (global fetch then applies Node's proxy support). */
+  private useNodeFetch(): boolean {
+    if (this.env.AGENTLOOP_HTTP_CLIENT === 'fetch') return false;
+    return !['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => this.env[k]);
   }
 
   private need(name: string, spec: ModelSpec): string {

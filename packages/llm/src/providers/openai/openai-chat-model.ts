@@ -4,6 +4,7 @@ import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type 
 import { toOpenAIMessages, toOpenAITools } from './convert-messages.js';
 import { mapOpenAIError } from './map-error.js';
 import { mapOpenAIFinishReason } from './map-finish-reason.js';
+import { nodeFetch } from '../node-fetch.js';
 
 export interface OpenAIChatModelOptions {
   provider: 'openai' | 'deepseek' | 'openai-compatible';
@@ -33,8 +34,12 @@ export class OpenAIChatModel implements ModelClient {
   readonly provider: string;
   private readonly client: OpenAI;
 
+  /** Which HTTP transport the SDK runs on. */
+  readonly transport: 'node' | 'fetch';
+
   constructor(private readonly opts: OpenAIChatModelOptions) {
     this.provider = opts.provider;
+    this.transport = opts.fetch === nodeFetch ? 'node' : 'fetch';
     this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
   }
 
