@@ -93,3 +93,27 @@ describe('transport choice', () => {
     expect(transport({ HTTPS_PROXY: 'http://proxy.internal:3128' })).toBe('fetch');
   });
 });
+
+describe('a kept-alive connection closed as it is reused', () => {
+  it('is retried once on a fresh connection (the request never reached the server)', async () => {
+    const served = new WeakSet<object>();
+    let arrivals = 0;
+    const server = http.createServer((req, res) => {
+      arrivals++;
+      if (served.has(req.socket)) return void req.socket.destroy(); // the server's idle close, racing the reuse
+      served.add(req.socket);
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
+    try {
+      expect(await (await nodeFetch(url, { method: 'POST', body: 'a' })).text()).toBe('ok');
+      expect(await (await nodeFetch(url, { method: 'POST', body: 'b' })).text()).toBe('ok');
+      expect(arrivals).toBe(3); // ok, reset on the reused socket, ok on a fresh one
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

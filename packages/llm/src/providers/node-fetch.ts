@@ -47,29 +47,37 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
   const headers = headerRecord(init.headers);
   if (body) headers['content-length'] = String(body.length);
   const mod = proto === 'https:' ? https : http;
-  return new Promise<Response>((resolve, reject) => {
-    let response: http.IncomingMessage | null = null;
-    const req = mod.request(url, { method: init.method ?? 'GET', headers, agent: agents[proto] }, (res) => {
-      response = res;
-      const status = res.statusCode ?? 0;
-      const h = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) {
-        if (Array.isArray(v)) for (const x of v) h.append(k, x);
-        else if (v !== undefined) h.set(k, v);
-      }
-      const empty = status === 204 || status === 304 || init.method === 'HEAD';
-      if (empty) res.resume();
-      resolve(new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage ?? '', headers: h }));
+  const send = (retried: boolean) =>
+    new Promise<Response>((resolve, reject) => {
+      let response: http.IncomingMessage | null = null;
+      const req = mod.request(url, { method: init.method ?? 'GET', headers, agent: agents[proto] }, (res) => {
+        response = res;
+        const status = res.statusCode ?? 0;
+        const h = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) {
+          if (Array.isArray(v)) for (const x of v) h.append(k, x);
+          else if (v !== undefined) h.set(k, v);
+        }
+        const empty = status === 204 || status === 304 || init.method === 'HEAD';
+        if (empty) res.resume();
+        resolve(new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage ?? '', headers: h }));
+      });
+      // the body stream ends with the AbortError too (not the socket's own 'aborted')
+      const onAbort = () => {
+        const err = abortError(signal!);
+        response?.destroy(err);
+        req.destroy(err);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      req.once('close', () => signal?.removeEventListener('abort', onAbort));
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        if (signal?.aborted) return reject(abortError(signal));
+        // a kept-alive connection the server closed just as it was reused: the request never reached it (Node's
+        // documented pattern: retry once on a fresh connection)
+        if (!response && !retried && req.reusedSocket && err.code === 'ECONNRESET') return resolve(send(true));
+        reject(Object.assign(new TypeError('fetch failed'), { cause: err }));
+      });
+      req.end(body ?? undefined);
     });
-    // the body stream ends with the AbortError too (not the socket's own 'aborted')
-    const onAbort = () => {
-      const err = abortError(signal!);
-      response?.destroy(err);
-      req.destroy(err);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    req.once('close', () => signal?.removeEventListener('abort', onAbort));
-    req.once('error', (err) => reject(signal?.aborted ? abortError(signal) : Object.assign(new TypeError('fetch failed'), { cause: err })));
-    req.end(body ?? undefined);
-  });
+  return send(false);
 };
