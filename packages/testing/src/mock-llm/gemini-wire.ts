@@ -78,6 +78,11 @@ function callParts(spec: ReplySpec): Part[] {
 
 /** SSE frames of a scripted reply in Gemini's format (the first call of a step carries a thoughtSignature). */
 export function geminiFrames(spec: ReplySpec, model: string, promptTokens: number): string {
+  return geminiFrameList(spec, model, promptTokens).join('');
+}
+
+/** The same frames one by one (for slow streams). */
+export function geminiFrameList(spec: ReplySpec, model: string, promptTokens: number): string[] {
   const frame = (parts: Part[], finish?: string) => `data: ${JSON.stringify(responseOf(spec, model, promptTokens, parts, finish))}\r\n\r\n`;
   const frames: string[] = [];
   if (spec.reasoning) frames.push(frame([{ text: spec.reasoning, thought: true }]));
@@ -85,7 +90,7 @@ export function geminiFrames(spec: ReplySpec, model: string, promptTokens: numbe
   for (const p of pieces) frames.push(frame([{ text: p }]));
   const calls = callParts(spec);
   frames.push(frame(calls.length ? calls : [{ text: '' }], spec.finishReason ?? 'STOP'));
-  return frames.join('');
+  return frames;
 }
 
 /** The same reply as one `:generateContent` JSON response. */

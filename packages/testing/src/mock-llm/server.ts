@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
-import { geminiFrames, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
+import { geminiFrameList, geminiFrames, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
 
 export interface MockLlmOptions {
@@ -154,7 +154,13 @@ export class MockLlmServer {
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.end(spec.rawSse ?? geminiFrames(spec, model, estimateTokens(entryReq)));
+    if (spec.rawSse !== undefined || !spec.delayMs) return void res.end(spec.rawSse ?? geminiFrames(spec, model, estimateTokens(entryReq)));
+    for (const frame of geminiFrameList(spec, model, estimateTokens(entryReq))) {
+      await sleep(spec.delayMs);
+      if (res.destroyed) return;
+      res.write(frame);
+    }
+    res.end();
   }
 
   private usageFor(spec: ReplySpec, promptTokens: number) {

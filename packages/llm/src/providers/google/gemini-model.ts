@@ -8,6 +8,8 @@ export interface GeminiModelOptions {
   apiKey: string;
   /** GEMINI_BASE_URL, without /v1beta. */
   baseUrl?: string;
+  /** Longest a call may take, streaming included [600000, as for OpenAI]. */
+  timeoutMs?: number;
 }
 
 function mapFinish(reason: string | undefined, hasCalls: boolean): ModelResponse['finishReason'] {
@@ -33,9 +35,11 @@ export function retryInfoMs(message: string): number | undefined {
   return m ? Math.ceil(Number(m[1]) * 1000) : undefined;
 }
 
-function mapError(err: unknown, outputStarted: boolean): LlmError {
+function mapError(err: unknown, outputStarted: boolean, callerAborted: boolean): LlmError {
   if (err instanceof LlmError) return err;
-  if (err instanceof Error && err.name === 'AbortError') return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
+  if (err instanceof Error && err.name === 'AbortError')
+    // the SDK aborts on its own timeout too: only the caller's abort is an abort
+    return callerAborted ? new LlmError('aborted', 'request aborted', { outputStarted, cause: err }) : new LlmError('timeout', 'the Gemini call timed out', { outputStarted, cause: err });
   if (err instanceof ApiError) {
     const opts = { status: err.status, outputStarted, cause: err };
     if (err.status === 429) return new LlmError('rate_limit', err.message, { ...opts, retryAfterMs: retryInfoMs(err.message) });
@@ -80,7 +84,7 @@ export class GeminiModel implements ModelClient {
   private readonly ai: GoogleGenAI;
 
   constructor(opts: GeminiModelOptions) {
-    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, ...(opts.baseUrl ? { httpOptions: { baseUrl: opts.baseUrl } } : {}) });
+    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, httpOptions: { timeout: opts.timeoutMs ?? 600_000, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) } });
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
@@ -138,7 +142,7 @@ export class GeminiModel implements ModelClient {
         }
       }
     } catch (err) {
-      throw mapError(err, outputStarted);
+      throw mapError(err, outputStarted, !!req.signal?.aborted);
     }
     const u: LlmUsage = {
       promptTokens: usage?.promptTokenCount ?? 0,

@@ -276,6 +276,19 @@ describe('Gemini specifics against the mock Gemini API', () => {
     expect(next.message.content).toBe('ok');
   });
 
+  it('a call that outlives its timeout is a retryable timeout, not the caller’s abort', async () => {
+    mock.setScript(() => ({ text: 'slow answer in many pieces', chunking: 'fine', delayMs: 40 }));
+    const slow = new GeminiModel({ apiKey: 'k', baseUrl: mock.url, timeoutMs: 50 });
+    const err = await slow.call({ model: spec, messages: [{ role: 'user', content: 'q' }], tools: null }).catch((e) => e);
+    expect(err).toBeInstanceOf(LlmError);
+    expect(err.kind).toBe('timeout');
+    expect(err.retryable).toBe(true);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 30);
+    const aborted = await model().call({ model: spec, messages: [{ role: 'user', content: 'q' }], tools: null, signal: ac.signal }).catch((e) => e);
+    expect(aborted.kind).toBe('aborted');
+  });
+
   it('serves :generateContent as one JSON response (the SDK’s non-streaming call)', async () => {
     mock.setScript(() => ({ text: 'whole', toolCalls: [{ name: 't', args: { a: 1 } }] }));
     const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
