@@ -26,6 +26,11 @@ export interface ContextView {
   calibration: number;
 }
 
+/** Counts exactly the messages of `history` not counted in `cum` yet. */
+const count = (history: readonly Message[], cum: number[], counter: TokenCounter) => {
+  for (let i = cum.length - 1; i < history.length; i++) cum.push(cum[i]! + messageTokens(counter, history[i]!));
+};
+
 /**
  * The transcripts of recently advanced runs, kept in memory with a running token count per message. The history
  * is append-only, so the cache is extended with what this process appended (the start script returns the messages
@@ -35,11 +40,6 @@ export interface ContextView {
  * context is far from full, the model request goes out first and the new messages are counted afterwards (for the
  * calibration), off the path to the provider.
  */
-/** Counts exactly the messages not counted yet. */
-const count = (e: Entry) => {
-  for (let i = e.cum.length - 1; i < e.history.length; i++) e.cum.push(e.cum[i]! + messageTokens(e.counter, e.history[i]!));
-};
-
 export class TranscriptCache {
   private readonly entries = new Map<string, Entry>();
 
@@ -78,13 +78,15 @@ export class TranscriptCache {
     const from = Math.min(st.viewFrom, e.history.length);
     const len = e.history.length;
     const prefix = st.viewPrefix;
+    // a reset replaces the entry's arrays: this view keeps counting the ones it was made from
+    const { history, cum, counter } = e;
     let tokens: number | null = null;
     return {
       messages: prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history,
       get tokens() {
         if (tokens === null) {
-          count(e);
-          tokens = prefix.reduce((n, m) => n + messageTokens(e.counter, m), 0) + e.cum[len]! - e.cum[from]!;
+          count(history, cum, counter);
+          tokens = prefix.reduce((n, m) => n + messageTokens(counter, m), 0) + cum[len]! - cum[from]!;
         }
         return tokens;
       },
