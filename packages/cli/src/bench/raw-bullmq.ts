@@ -5,12 +5,14 @@ import type { Redis } from 'ioredis';
 export class RoundTripProbe {
   private readonly queue: Queue;
   private readonly worker: Worker;
+  private readonly workerRedis: Redis;
   private readonly pending = new Map<string, (t: number) => void>();
   private n = 0;
 
   constructor(redis: Redis, prefix: string) {
     this.queue = new Queue('rt', { connection: redis, prefix });
-    this.worker = new Worker('rt', async () => undefined, { connection: redis.duplicate(), prefix, concurrency: 1 });
+    this.workerRedis = redis.duplicate();
+    this.worker = new Worker('rt', async () => undefined, { connection: this.workerRedis, prefix, concurrency: 1 });
     this.worker.on('completed', (job) => this.pending.get(job.id!)?.(performance.now()));
   }
 
@@ -32,6 +34,7 @@ export class RoundTripProbe {
   async close(): Promise<void> {
     await this.worker.close();
     await this.queue.close();
+    this.workerRedis.disconnect();
   }
 }
 

@@ -41,7 +41,8 @@ function keepAlivePost(baseUrl: string) {
  */
 export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule: string, sizes: number[], samples: number) {
   // the baseline, sampled between the resumes: the same pacing, the same moment, the same state of the machine
-  const probe = new RoundTripProbe(new Redis(redisUrl, { maxRetriesPerRequest: null }), 'bench-resume-rt');
+  const probeRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const probe = new RoundTripProbe(probeRedis, 'bench-resume-rt');
   await probe.ready();
   const arrivals = new Map<string, bigint>();
   const waiters = new Map<string, () => void>();
@@ -111,6 +112,7 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
     await proc.stop();
     mock.child.kill('SIGTERM');
     await probe.close();
+    probeRedis.disconnect();
   }
   return results;
 }
