@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ProviderRegistry, slotGate } from '@agentloop/llm';
+import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RunStore, Shutdown, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -39,7 +39,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
   });
-  const store = new RunStore(redis, config.prefix);
+  const store = new RunStore(redis, config.prefix, config.runRetentionS);
+  const env = opts.env ?? process.env;
+  const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
+  const prices = new PriceTable(config.modelPrices);
+  const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
+  const newIntake = () => new RunIntake(store, queues, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
+  const newProviders = () => new ProviderRegistry(env, endpoints);
   const metrics = new Metrics();
   const queues = new QueueSet(redis, config.prefix);
   shutdown.add('queues', () => queues.close());
@@ -60,7 +66,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     started.push('tool-runner');
   }
   if (has('orchestrator')) {
-    const providers = new ProviderRegistry(opts.env ?? process.env);
+    const providers = newProviders();
     const limiter = new ProviderLimiter(redis, config.prefix, config.providerLimits);
     const gate = Object.keys(config.providerLimits).length
       ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
@@ -69,10 +75,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       gate,
       redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
-      onIterationTimed: opts.onIterationTimed, decisions,
+      onIterationTimed: opts.onIterationTimed, decisions, prices,
     });
     await worker.start();
-    const intake = new RequestsWorker(redis, config.prefix, new RunIntake(store, queues, catalog, metrics), logger);
+    const intake = new RequestsWorker(redis, config.prefix, newIntake(), logger);
     await intake.start();
     const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger);
     await decisionsWorker.start();
@@ -81,8 +87,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   }
   if (has('compressor')) {
     const compressor = new CompressorWorker({
-      redis, prefix: config.prefix, store, providers: new ProviderRegistry(opts.env ?? process.env), metrics, logger, lockMs: config.lockMs,
-      compressionModel: (opts.env ?? process.env).AGENTLOOP_COMPRESSION_MODEL || undefined,
+      redis, prefix: config.prefix, store, providers: newProviders(), metrics, logger, lockMs: config.lockMs, prices,
+      compressionModel: env.AGENTLOOP_COMPRESSION_MODEL || undefined,
     });
     await compressor.start();
     drainables.push(compressor);
@@ -105,7 +111,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const app = createApp({
       admin,
       store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
-      intake: new RunIntake(store, queues, catalog, metrics),
+      intake: newIntake(),
+      limiter: tenantLimiter,
+      metrics,
       ready: async () => (await redis.ping()) === 'PONG',
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
     });
@@ -116,6 +124,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     apiUrl = `http://${displayHost(config.host)}:${port}`;
     metricsUrl = `${apiUrl}/metrics`;
     shutdown.add('http', () => closeServer(server));
+    // retention: finished runs' keys expire by themselves; their index entries are swept here
+    const sweeper = new RetentionSweeper(redis, config.prefix);
+    sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) => logger.warn({ err }, 'retention sweep failed'));
+    shutdown.add('retention', async () => sweeper.stop());
     started.unshift('api');
     console.log(`agentloop api listening on ${apiUrl}`);
   } else {

@@ -17,3 +17,5 @@ export * from './strategies/react/action-input.js';
 export * from './strategies/react/render.js';
 export * from './provider-gate.js';
 export * from './providers/node-fetch.js';
+export * from './endpoint-policy.js';
+export * from './context/cap-text.js';

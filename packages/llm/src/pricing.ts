@@ -23,12 +23,40 @@ const PRICES: Array<[string, number, number, number]> = [
   ['gemini-3-pro', 2, 12, 0.2],
 ].sort((a, b) => (b[0] as string).length - (a[0] as string).length) as Array<[string, number, number, number]>;
 
-/** Cost of one call in USD; 0 for models not in the table (budgets by cost then never trip: documented). */
-export function costUsd(model: string, usage: LlmUsage): number {
-  const row = PRICES.find(([prefix]) => model.startsWith(prefix));
-  if (!row) return 0;
-  const [, prompt, completion, cached] = row;
-  const uncached = Math.max(0, usage.promptTokens - usage.cachedTokens);
-  return (uncached * prompt + usage.cachedTokens * cached + (usage.completionTokens) * completion) / 1e6;
+export interface ModelPrice {
+  /** USD per million prompt tokens (the uncached part). */
+  input: number;
+  /** USD per million completion tokens (reasoning included). */
+  output: number;
+  /** USD per million cached prompt tokens [input]. */
+  cachedInput?: number;
 }
 
+/**
+ * Model prices: the built-in table (prefix match on the model name, longest first) extended by the operator's
+ * AGENTLOOP_MODEL_PRICES (`{"provider/model": {input, output, cachedInput}}`, exact model or prefix, longest first,
+ * consulted first). A model with no price costs 0 — which is why intake refuses `maxCostUsd` for it.
+ */
+export class PriceTable {
+  private readonly extra: Array<[string, ModelPrice]>;
+
+  constructor(extra: Record<string, ModelPrice> = {}) {
+    this.extra = Object.entries(extra).sort((a, b) => b[0].length - a[0].length);
+  }
+
+  price(provider: string, model: string): ModelPrice | null {
+    const full = `${provider}/${model}`;
+    const own = this.extra.find(([key]) => full.startsWith(key));
+    if (own) return own[1];
+    const row = PRICES.find(([prefix]) => model.startsWith(prefix));
+    return row ? { input: row[1], output: row[2], cachedInput: row[3] } : null;
+  }
+
+  /** Cost of one call in USD; cached prompt tokens at the cached rate. */
+  cost(provider: string, model: string, usage: LlmUsage): number {
+    const p = this.price(provider, model);
+    if (!p) return 0;
+    const uncached = Math.max(0, usage.promptTokens - usage.cachedTokens);
+    return (uncached * p.input + usage.cachedTokens * (p.cachedInput ?? p.input) + usage.completionTokens * p.output) / 1e6;
+  }
+}

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { DecisionSchema } from './decisions.js';
 
+/** A tenant id (from AGENTLOOP_API_KEYS or a queue job): it becomes part of Redis key names. */
+export const TENANT_ID_RE = /^[A-Za-z0-9_.@-]{1,128}$/;
+export const TenantIdSchema = z.string().regex(TENANT_ID_RE, 'a tenant id matches [A-Za-z0-9_.@-]{1,128}');
+
 /** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
 export const AdvanceJobSchema = z.object({
   runId: z.string(),
@@ -35,12 +39,12 @@ export const toolJobId = (runId: string, callId: string) => `${runId}-${callId}`
 
 /** Queue intake (SPEC §2): a backend enqueues this on `requests`; the job's return value is `{id}`. */
 export const RequestJobSchema = z.object({
-  tenantId: z.string().min(1),
+  tenantId: TenantIdSchema,
   idempotencyKey: z.string().min(1).max(255).optional(),
-  runId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/).optional(),
+  runId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
   request: z.unknown(),
 });
 export type RequestJob = z.infer<typeof RequestJobSchema>;
 
-export const DecisionJobSchema = z.object({ tenantId: z.string(), runId: z.string(), decisions: z.array(DecisionSchema).min(1) });
+export const DecisionJobSchema = z.object({ tenantId: TenantIdSchema, runId: z.string(), decisions: z.array(DecisionSchema).min(1) });
 export type DecisionJob = z.infer<typeof DecisionJobSchema>;

@@ -1,6 +1,8 @@
 /** JSON helpers shared by every boundary: depth limits and canonical (key-sorted) serialisation. */
 
 export const MAX_JSON_DEPTH = 64;
+/** The largest tool-call arguments text a model may send (bytes of UTF-16 text, i.e. characters). */
+export const MAX_ARGUMENTS_CHARS = 1_048_576;
 
 /** Nesting depth of a parsed JSON value (a scalar is 0, `{}` and `[]` are 1). */
 export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH + 1): number {
@@ -60,8 +62,24 @@ export function tryParseJson(text: string): { ok: true; value: unknown } | { ok:
   }
 }
 
-/** Tool-call arguments as shown in events and `pending`: the parsed object, or the raw string when it does not parse. */
+/**
+ * Why a JSON text from an untrusted source must not be parsed or walked (too large, nested too deep), or null.
+ * Checked on the text itself, before anything recursive touches it.
+ */
+export function jsonTextProblem(text: string, maxChars = MAX_ARGUMENTS_CHARS): string | null {
+  if (text.length > maxChars) return `${text.length} characters, more than the ${maxChars} allowed`;
+  if (textJsonDepth(text) > MAX_JSON_DEPTH) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
+  return null;
+}
+
+const DISPLAY_CUT = 4096;
+
+/**
+ * Tool-call arguments as shown in events and `pending`: the parsed object, or the raw string when it does not
+ * parse. Arguments too large or too deep to walk safely are shown as (the start of) their raw text.
+ */
 export function argumentsForDisplay(raw: string): unknown {
+  if (jsonTextProblem(raw)) return raw.length > DISPLAY_CUT ? `${raw.slice(0, DISPLAY_CUT)}… [${raw.length - DISPLAY_CUT} more characters]` : raw;
   const p = tryParseJson(raw);
   return p.ok ? p.value : raw;
 }

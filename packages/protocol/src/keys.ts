@@ -36,8 +36,21 @@ export class RunKeys {
 
 export class DeploymentKeys {
   constructor(readonly prefix: string) {}
+  /** The tenant's runs (zset, score = createdAt ms). Mirrored in lua/common.lua (runIndex), which keeps it. */
   tenantRuns(tenantId: string): string {
     return `${this.prefix}:tenant:${tenantId}:runs`;
+  }
+  /** The tenant's runs in one status (zset, score = createdAt ms); moved atomically with the status field. */
+  tenantRunsByStatus(tenantId: string, status: string): string {
+    return `${this.prefix}:tenant:${tenantId}:runs:${status}`;
+  }
+  /** The tenant's request token bucket (AGENTLOOP_TENANT_LIMITS requestsPerSecond). */
+  tenantBucket(tenantId: string): string {
+    return `${this.prefix}:tenant:${tenantId}:bucket`;
+  }
+  /** Finished runs scored by when they expire, member `<runId>|<tenant>`: the sweeper drops their index entries. */
+  get retention(): string {
+    return `${this.prefix}:retention`;
   }
   idempotency(tenantId: string, key: string): string {
     return `${this.prefix}:idem:${tenantId}:${key}`;

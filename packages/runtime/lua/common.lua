@@ -26,6 +26,42 @@ local function emitAll(eventsJson)
   for _, e in ipairs(cjson.decode(eventsJson)) do emit(e[1], e[2]) end
 end
 
+local function isTerminal(status)
+  return status == 'completed' or status == 'failed' or status == 'cancelled'
+end
+
+-- The deployment prefix, from the state key (<prefix>:run:{<runId>}). Index key names mirror DeploymentKeys.
+local keyPrefix = string.sub(stateKey, 1, #stateKey - #runId - 7)
+local function runIndex(tenant, status)
+  if status then return keyPrefix .. ':tenant:' .. tenant .. ':runs:' .. status end
+  return keyPrefix .. ':tenant:' .. tenant .. ':runs'
+end
+-- Every key of one run: the state hash and the keys named after it (RunKeys).
+local RUN_KEY_SUFFIXES = { '', ':msgs', ':events', ':calls', ':compressions' }
+
+-- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
+-- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
+local function expireRun(tenant, retentionS, idemKey)
+  for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
+  if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
+  rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
+end
+
+-- Moves the run from its tenant's index of status `from` to that of `to` (same score: createdAt), so that listing
+-- by status and counting active runs never read the tenant's history. A run that finishes starts its retention.
+local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey)
+  if from == to then return end
+  if from then rcall('ZREM', runIndex(tenant, from), runId) end
+  rcall('ZADD', runIndex(tenant, to), createdAt, runId)
+  local ret = tonumber(retentionS) or 0
+  if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey) end
+end
+
+-- Runs of a tenant that count against activeRuns.
+local function activeRuns(tenant)
+  return rcall('ZCARD', runIndex(tenant, 'queued')) + rcall('ZCARD', runIndex(tenant, 'running')) + rcall('ZCARD', runIndex(tenant, 'paused'))
+end
+
 local function commit(seq)
   seq = tonumber(seq) or 0
   local n = #events
@@ -37,12 +73,16 @@ local function commit(seq)
     rcall('RPUSH', eventsKey, unpack(items))
     set('seq', seq + n)
   end
+  local newStatus
+  for i = 1, #updates, 2 do
+    if updates[i] == 'status' then newStatus = updates[i + 1] end
+  end
+  if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
+    local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
+    if cur[2] then indexStatus(cur[2], cur[1], newStatus, cur[3], cur[4], cur[5]) end
+  end
   if #updates > 0 then rcall('HSET', stateKey, unpack(updates)) end
   if n > 0 then rcall('PUBLISH', channel, seq + n) end
-end
-
-local function isTerminal(status)
-  return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
 
 local function toolCallEvent(callId, name, display, status, extra)

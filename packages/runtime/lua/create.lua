@@ -1,24 +1,41 @@
---[[ Create a run (HTTP or queue intake), honouring an idempotency key.
+--[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
   KEYS[1] state  KEYS[2] transcript  KEYS[3] events  KEYS[4] tenant run index (zset)  KEYS[5] idempotency key
   ARGV[5] tenant  ARGV[6] request JSON  ARGV[7] body hash  ARGV[8] idempotency TTL s (0 = no key)
   ARGV[9] initial messages (JSON array of message JSON strings)  ARGV[10] events JSON  ARGV[11] status
   ARGV[12] error JSON or ''  ARGV[13] model JSON  ARGV[14] mode  ARGV[15] metadata JSON  ARGV[16] schema version
-  ARGV[17] maxWallMs (0 = none)
-  Returns {1, runId} when created, {0, "<runId> <bodyHash>"} when the idempotency key already names a run. ]]
+  ARGV[17] maxWallMs (0 = none)  ARGV[18] activeRuns limit (-1 = none)  ARGV[19] retention s
+  ARGV[20] events JSON of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
+  Returns {1, status} when created, {0, "<runId> <bodyHash>"} when the idempotency key already names a run,
+  {2, activeRuns} when the tenant is at its activeRuns limit (nothing written). ]]
 if tonumber(ARGV[8]) > 0 then
   local existing = rcall('GET', KEYS[5])
   if existing then return { 0, existing } end
-  rcall('SET', KEYS[5], runId .. ' ' .. ARGV[7], 'EX', ARGV[8])
 end
-set('v', ARGV[16]); set('id', runId); set('tenant', ARGV[5]); set('status', ARGV[11]); set('phase', 'queued')
+local status, errorJson, eventsJson = ARGV[11], ARGV[12], ARGV[10]
+local limit = tonumber(ARGV[18])
+if limit >= 0 and status ~= 'failed' then
+  local active = activeRuns(ARGV[5])
+  if active >= limit then
+    if ARGV[20] == '' then return { 2, active } end
+    status, errorJson, eventsJson = 'failed', ARGV[21], ARGV[20]
+  end
+end
+local idemKey = ''
+if tonumber(ARGV[8]) > 0 then
+  idemKey = KEYS[5]
+  rcall('SET', idemKey, runId .. ' ' .. ARGV[7], 'EX', ARGV[8])
+end
+set('v', ARGV[16]); set('id', runId); set('tenant', ARGV[5]); set('status', status); set('phase', 'queued')
+if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', ARGV[6]); set('model', ARGV[13])
-set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', ARGV[12]); set('cancel', '')
-set('batch', ''); set('pendingFinal', ''); set('callMode', '')
+set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
+set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey)
 local msgs = cjson.decode(ARGV[9])
 for i = 1, #msgs, 1000 do
   rcall('RPUSH', msgsKey, unpack(msgs, i, math.min(i + 999, #msgs)))
 end
 rcall('ZADD', KEYS[4], nowMs, runId)
-emitAll(ARGV[10])
+emitAll(eventsJson)
 commit(0)
-return { 1, runId }
+indexStatus(ARGV[5], nil, status, nowMs, ARGV[19], idemKey) -- after the keys exist: a run created failed expires too
+return { 1, status }

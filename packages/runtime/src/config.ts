@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TENANT_ID_RE } from '@agentloop/protocol';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 
@@ -25,6 +26,15 @@ export const EnvSchema = z.object({
   /** Bull Board at /admin/queues on the api role, behind this key (off when unset). */
   AGENTLOOP_ADMIN_KEY: z.string().min(16, 'at least 16 characters').optional(),
   AGENTLOOP_ADMIN_WRITE: z.enum(['true', 'false']).default('false'),
+  /** Base-URL prefixes a request's model.baseUrl may use, and env variable names its model.apiKeyEnv may name. */
+  AGENTLOOP_MODEL_BASE_URLS: z.string().default(''),
+  AGENTLOOP_MODEL_KEY_ENVS: z.string().default(''),
+  /** JSON {"provider/model":{"input":USD,"output":USD,"cachedInput":USD}} per million tokens. */
+  AGENTLOOP_MODEL_PRICES: z.string().default('{}'),
+  /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000},"tenantA":{...}}. */
+  AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
+  /** How long a finished run stays readable (seconds). */
+  AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -42,17 +52,38 @@ export const ProviderLimitsSchema = z.partialRecord(z.enum(['openai', 'google', 
 export type ProviderLimit = z.infer<typeof ProviderLimitSchema>;
 export type ProviderLimits = Partial<Record<string, ProviderLimit>>;
 
-function parseProviderLimits(raw: string): ProviderLimits {
+export const TenantLimitSchema = z
+  .object({
+    /** Authenticated requests per second (token bucket refill rate), shared by every api process. */
+    requestsPerSecond: z.number().positive().optional(),
+    /** Bucket size: requests that may arrive back to back [requestsPerSecond, at least 1]. */
+    burst: z.number().int().min(1).optional(),
+    /** Runs queued, running or paused at once. */
+    activeRuns: z.number().int().min(0).optional(),
+  })
+  .strict();
+export const TenantLimitsSchema = z.record(z.string(), TenantLimitSchema);
+export type TenantLimit = z.infer<typeof TenantLimitSchema>;
+
+export const ModelPricesSchema = z.record(
+  z.string().regex(/^[a-z-]+\/.+$/, 'keys are "provider/model"'),
+  z.object({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional() }).strict(),
+);
+
+/** A JSON-valued variable, parsed and validated; a bad value stops the process with the variable's name and path. */
+function parseJsonEnv<T>(name: string, raw: string, schema: z.ZodType<T>, example: string): T {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new Error('invalid environment:\n  AGENTLOOP_PROVIDER_LIMITS: not JSON (example: {"openai":{"concurrency":50,"rpm":3000}})');
+    throw new Error(`invalid environment:\n  ${name}: not JSON (example: ${example})`);
   }
-  const parsed = ProviderLimitsSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`invalid environment:\n${parsed.error.issues.map((i) => `  AGENTLOOP_PROVIDER_LIMITS.${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new Error(`invalid environment:\n${parsed.error.issues.map((i) => `  ${name}.${i.path.join('.')}: ${i.message}`).join('\n')}`);
   return parsed.data;
 }
+
+const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
 
 export interface Config {
   redisUrl: string;
@@ -72,6 +103,11 @@ export interface Config {
   llmMaxWaitMs: number;
   providerLimits: ProviderLimits;
   logLevel: string;
+  modelBaseUrls: string[];
+  modelKeyEnvs: string[];
+  modelPrices: z.infer<typeof ModelPricesSchema>;
+  tenantLimits: Record<string, TenantLimit>;
+  runRetentionS: number;
   adminKey: string | null;
   adminWritable: boolean;
 }
@@ -89,7 +125,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const pair of e.AGENTLOOP_API_KEYS.split(',').map((s) => s.trim()).filter(Boolean)) {
     const eq = pair.indexOf('=');
     if (eq <= 0 || eq === pair.length - 1) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: '${pair.slice(0, 4)}…' is not key=tenant`);
-    apiKeys.set(pair.slice(0, eq), pair.slice(eq + 1));
+    const tenant = pair.slice(eq + 1);
+    if (!TENANT_ID_RE.test(tenant)) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: tenant '${tenant.slice(0, 40)}' does not match [A-Za-z0-9_.@-]{1,128}`);
+    apiKeys.set(pair.slice(0, eq), tenant);
+  }
+  for (const name of list(e.AGENTLOOP_MODEL_KEY_ENVS))
+    if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`);
+  for (const url of list(e.AGENTLOOP_MODEL_BASE_URLS)) {
+    const u = URL.parse(url);
+    if (!u || !/^https?:$/.test(u.protocol) || u.username || u.password || u.search || u.hash)
+      throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_BASE_URLS: '${url}' is not an http(s) URL prefix without credentials, query or fragment`);
   }
   return {
     redisUrl: e.REDIS_URL,
@@ -107,7 +152,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,
-    providerLimits: parseProviderLimits(e.AGENTLOOP_PROVIDER_LIMITS),
+    providerLimits: parseJsonEnv('AGENTLOOP_PROVIDER_LIMITS', e.AGENTLOOP_PROVIDER_LIMITS, ProviderLimitsSchema, '{"openai":{"concurrency":50,"rpm":3000}}') as ProviderLimits,
+    modelBaseUrls: list(e.AGENTLOOP_MODEL_BASE_URLS),
+    modelKeyEnvs: list(e.AGENTLOOP_MODEL_KEY_ENVS),
+    modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
+    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000}}'),
+    runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',

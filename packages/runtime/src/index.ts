@@ -11,3 +11,5 @@ export * from './tool-catalog.js';
 export * from './shutdown.js';
 export * from './drain.js';
 export * from './provider-limiter.js';
+export * from './tenant-limiter.js';
+export * from './retention-sweeper.js';

@@ -21,9 +21,28 @@ export interface CreateRunInput {
   idempotencyKey?: string;
   /** An intake request that failed validation becomes a run that is failed from the start. */
   invalid?: { error: ErrorInfo & { details?: unknown } };
+  /**
+   * The tenant's activeRuns limit (null: none). At the limit, 'refuse' creates nothing (HTTP answers 429), 'fail'
+   * creates the run failed with code rate_limited (queue intake: a job is never silently dropped).
+   */
+  activeRuns?: { limit: number; atLimit: 'refuse' | 'fail' } | null;
 }
 
-export type CreateRunResult = { created: true; runId: string } | { created: false; runId: string; bodyHash: string };
+export type CreateRunResult =
+  | { created: true; runId: string; status: 'queued' | 'failed' }
+  | { created: false; runId: string; bodyHash: string }
+  | { created: false; limited: true; activeRuns: number };
+
+export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
+
+/** Finished runs stay readable this long by default (AGENTLOOP_RUN_RETENTION_S). */
+export const DEFAULT_RETENTION_S = 604_800;
+
+/** A position in a run listing: the last run returned (its createdAt score and id). */
+export interface ListCursor {
+  score: number;
+  runId: string;
+}
 
 export interface CheckpointInput {
   iteration: number;
@@ -85,6 +104,8 @@ export class RunStore {
   constructor(
     readonly redis: Redis,
     readonly prefix: string,
+    /** How long a finished run's keys live (seconds). */
+    readonly retentionS = DEFAULT_RETENTION_S,
   ) {
     this.keys = new DeploymentKeys(prefix);
     this.scripts = new Scripts(redis);
@@ -109,6 +130,7 @@ export class RunStore {
     const { input: _omit, ...requestWithoutInput } = input.request;
     const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
     if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
+    const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
     const res = (await this.scripts.run(
       'create',
       [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey],
@@ -127,15 +149,25 @@ export class RunStore {
         JSON.stringify(input.request.metadata),
         SCHEMA_VERSION,
         input.request.limits.maxWallMs ?? 0,
+        input.activeRuns ? input.activeRuns.limit : -1,
+        this.retentionS,
+        limited ? eventsArg(limited) : '',
+        JSON.stringify(RATE_LIMITED_ERROR),
       ],
-    )) as [number, string];
-    if (res[0] === 1) return { created: true, runId: input.runId };
-    const [runId, bodyHash] = res[1].split(' ');
+    )) as [number, string | number];
+    if (res[0] === 2) return { created: false, limited: true, activeRuns: Number(res[1]) };
+    if (res[0] === 1) return { created: true, runId: input.runId, status: res[1] === 'failed' ? 'failed' : 'queued' };
+    const [runId, bodyHash] = String(res[1]).split(' ');
     return { created: false, runId: runId!, bodyHash: bodyHash! };
   }
 
   async load(runId: string): Promise<RunState | null> {
     return parseRunState(await this.redis.hgetall(this.keys.run(runId).state));
+  }
+
+  /** The tenant that owns a run, or null when there is no such run. */
+  async tenantOf(runId: string): Promise<string | null> {
+    return this.redis.hget(this.keys.run(runId).state, 'tenant');
   }
 
   /** The transcript from index `from` on (append-only: callers cache what they have read). */
@@ -156,6 +188,14 @@ export class RunStore {
       ...this.head(runId), p.iteration, p.tv, JSON.stringify(p.prefix), p.from, JSON.stringify(p.record), eventsArg(p.events),
     ]);
     return Number(r) > 0 ? Number(r) : null;
+  }
+
+  /** Adds a model call made outside the loop's checkpoints (a summary) to the run's usage; false when the run ended. */
+  async addUsage(runId: string, u: Omit<Usage, 'toolCalls'>): Promise<boolean> {
+    const r = await this.scripts.run('add-usage', this.runKeys(runId), [
+      ...this.head(runId), u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls,
+    ]);
+    return r === 1;
   }
 
   /** The last three compression records, newest first. */
@@ -206,7 +246,8 @@ export class RunStore {
     return r === 1;
   }
 
-  async checkpoint(runId: string, c: CheckpointInput): Promise<boolean> {
+  /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
+  async checkpoint(runId: string, c: CheckpointInput): Promise<boolean | { taken: string[] }> {
     const calls = c.calls.map((x) => [x.id, JSON.stringify(x.meta), x.outcome ? JSON.stringify(x.outcome) : '']);
     const t = c.totals;
     const updates: Array<string | number> = [
@@ -220,6 +261,7 @@ export class RunStore {
     const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
       ...this.head(runId), c.iteration, JSON.stringify(c.message), JSON.stringify(updates), JSON.stringify(calls), eventsArg(c.events), c.pause ? c.pause.expiresAt : '',
     ]);
+    if (Array.isArray(r)) return { taken: r.map(String) };
     return r === 1;
   }
 
@@ -319,28 +361,38 @@ export class RunStore {
     return (await this.scripts.run('request-cancel', this.runKeys(runId), [...this.head(runId), reason, eventsArg(events)])) as 'terminal' | 'ended' | 'requested';
   }
 
-  /** A tenant's runs, newest first. The cursor is the position in the tenant's index. */
-  async listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: number }): Promise<{ runs: RunState[]; nextCursor: number | null }> {
-    const idx = this.keys.tenantRuns(tenant);
+  /**
+   * A tenant's runs, newest first (by creation), optionally in one status. Keyset paging: the cursor is the last run
+   * returned, so a page never repeats or skips a run while new ones arrive, and a page costs the same with 100 or
+   * 100,000 runs in the history (the status filter reads its own index, never the history).
+   */
+  async listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunState[]; nextCursor: ListCursor | null }> {
+    const idx = opts.status ? this.keys.tenantRunsByStatus(tenant, opts.status) : this.keys.tenantRuns(tenant);
     const out: RunState[] = [];
-    let pos = opts.cursor ?? 0;
-    const batch = Math.max(opts.limit, 50);
+    let after = opts.cursor ?? null;
     for (;;) {
-      const ids = await this.redis.zrevrange(idx, pos, pos + batch - 1);
-      if (!ids.length) return { runs: out, nextCursor: null };
-      const pipe = this.redis.pipeline();
-      for (const id of ids) pipe.hgetall(this.keys.run(id).state);
-      const rows = (await pipe.exec()) ?? [];
-      for (let i = 0; i < ids.length; i++) {
-        pos++;
-        const st = parseRunState((rows[i]?.[1] ?? {}) as Record<string, string>);
-        if (st && (!opts.status || st.status === opts.status)) out.push(st);
-        if (out.length === opts.limit) {
-          const more = (await this.redis.zcard(idx)) > pos;
-          return { runs: out, nextCursor: more ? pos : null };
-        }
+      const want = opts.limit - out.length + 1; // one more than needed: whether another page follows
+      // runs created in the same millisecond share a score; ZRANGE REV orders those by id, descending
+      const raw = await this.redis.zrange(idx, after ? after.score : '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, want + 16, 'WITHSCORES');
+      const page: ListCursor[] = [];
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        const c = { runId: raw[i]!, score: Number(raw[i + 1]) };
+        if (after && c.score === after.score && c.runId >= after.runId) continue;
+        page.push(c);
       }
-      if (ids.length < batch) return { runs: out, nextCursor: null };
+      if (!page.length) return { runs: out, nextCursor: null };
+      const pipe = this.redis.pipeline();
+      for (const c of page) pipe.hgetall(this.keys.run(c.runId).state);
+      const rows = (await pipe.exec()) ?? [];
+      for (let i = 0; i < page.length; i++) {
+        after = page[i]!;
+        const st = parseRunState((rows[i]?.[1] ?? {}) as Record<string, string>);
+        // gone (retention over, not swept yet) or moved to another status since the index was read: not listed
+        if (!st || (opts.status && st.status !== opts.status)) continue;
+        if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? out[out.length - 1]!.createdAt : after.score, runId: out[out.length - 1]!.id } };
+        out.push(st);
+      }
+      if (raw.length / 2 < want + 16) return { runs: out, nextCursor: null };
     }
   }
 }

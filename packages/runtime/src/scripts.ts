@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
-const SCRIPT_NAMES = ['create', 'start-iteration', 'append-events', 'checkpoint-response', 'close-tool-call', 'mark-tool-running', 'record-tool-result', 'finish-run', 'request-cancel', 'apply-decisions', 'apply-compression'] as const;
+const SCRIPT_NAMES = ['create', 'start-iteration', 'append-events', 'checkpoint-response', 'close-tool-call', 'mark-tool-running', 'record-tool-result', 'finish-run', 'request-cancel', 'apply-decisions', 'apply-compression', 'add-usage'] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
 let sources: Map<ScriptName, string> | null = null;

@@ -2,9 +2,11 @@ import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
-  LlmError, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
-  type ProviderRegistry,
+  LlmError, PriceTable, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
+  type LlmUsage, type ProviderRegistry,
 } from '@agentloop/llm';
+
+const DEFAULT_PRICES = new PriceTable();
 import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
 import type { Logger, Metrics, RunStore } from '@agentloop/runtime';
 
@@ -25,6 +27,7 @@ export interface CompressorOptions {
   /** AGENTLOOP_COMPRESSION_MODEL ("provider/name"): summarize with this model instead of the run's. */
   compressionModel?: string;
   lockMs: number;
+  prices?: PriceTable;
 }
 
 /**
@@ -85,6 +88,7 @@ export class CompressorWorker {
         tools: null,
       });
       summary = res.message.content ?? '';
+      await this.bill(runId, res.provider, res.model, res.usage);
     } catch (e) {
       return { outcome: 'failed', reason: e instanceof LlmError ? `${e.kind}: ${e.message}` : String(e) };
     }
@@ -104,6 +108,17 @@ export class CompressorWorker {
     });
     if (!applied) return { outcome: 'skipped', reason: 'the transcript changed meanwhile' };
     return { outcome: 'ok', tokensBefore: before, tokensAfter: after };
+  }
+
+  /** A summary is billed like a loop call: usage totals (so budgets see it) and token metrics. */
+  private async bill(runId: string, provider: string, model: string, u: LlmUsage): Promise<void> {
+    const cost = (this.o.prices ?? DEFAULT_PRICES).cost(provider, model, u);
+    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
+      if (n) this.o.metrics.llmTokens.inc({ provider, model, kind }, n);
+    await this.o.store.addUsage(runId, {
+      promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens,
+      totalTokens: u.promptTokens + u.completionTokens, costUsd: cost, llmCalls: 1,
+    });
   }
 
   private models(runModel: ModelSpec, fallbacks: ModelSpec[]): ModelSpec[] {

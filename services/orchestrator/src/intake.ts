@@ -2,13 +2,36 @@ import { z } from 'zod';
 import {
   MAX_JSON_DEPTH, QUEUES, RunRequestSchema, advanceJobId, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
 } from '@agentloop/protocol';
-import { DEFAULT_JOB_OPTIONS, RunStore, type Metrics, type QueueSet, type ToolCatalog } from '@agentloop/runtime';
+import { EndpointPolicy, PriceTable } from '@agentloop/llm';
+import { DEFAULT_JOB_OPTIONS, RunStore, type Metrics, type QueueSet, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 
 export type IntakeResult =
   | { kind: 'created'; runId: string }
   | { kind: 'existing'; runId: string; status: string }
   | { kind: 'invalid'; issues: unknown; message: string }
-  | { kind: 'mismatch'; runId: string };
+  | { kind: 'mismatch'; runId: string }
+  | { kind: 'limited'; activeRuns: number };
+
+export interface IntakePolicy {
+  endpoints: EndpointPolicy;
+  prices: PriceTable;
+  limits: TenantLimiter | null;
+}
+
+/**
+ * What a valid request may still not do on this deployment: name an endpoint or credential the operator did not
+ * allow (in `model` or any fallback), or set `maxCostUsd` with a model that has no price.
+ */
+export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoints' | 'prices'>): Array<{ path: string[]; code: string; message: string }> {
+  const issues: Array<{ path: string[]; code: string; message: string }> = [];
+  const specs: Array<[string[], RunRequest['model']]> = [[['model'], req.model], ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']])];
+  for (const [at, spec] of specs) {
+    for (const i of policy.endpoints.issues(spec)) issues.push({ path: [...at, ...i.path], code: 'not_allowed', message: i.message });
+    if (req.limits.maxCostUsd !== null && !policy.prices.price(spec.provider, spec.name))
+      issues.push({ path: [...at, 'name'], code: 'unpriced_model', message: `limits.maxCostUsd needs a price for ${spec.provider}/${spec.name}: it is not in the built-in table or AGENTLOOP_MODEL_PRICES` });
+  }
+  return issues;
+}
 
 /** The first messages of a run's transcript: the system prompt, then the input (text or prior conversation). */
 export function initialMessages(req: RunRequest): Message[] {
@@ -33,6 +56,7 @@ export class RunIntake {
     private readonly queues: QueueSet,
     private readonly catalog: ToolCatalog,
     private readonly metrics: Metrics,
+    private readonly policy: IntakePolicy = { endpoints: new EndpointPolicy(), prices: new PriceTable(), limits: null },
   ) {}
 
   /** Validation only: the parsed request, or the issues to answer with 400. */
@@ -40,6 +64,8 @@ export class RunIntake {
     if (jsonDepth(body) > MAX_JSON_DEPTH) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
+    const refused = policyIssues(parsed.data, this.policy);
+    if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
     const catalog = await this.catalog.all();
     if (catalog.size) {
       const unknown = parsed.data.tools.filter((t) => !catalog.has(t));
@@ -57,6 +83,8 @@ export class RunIntake {
     const v = await this.validate(body);
     const runId = opts.runId ?? newRunId();
     const bodyHash = RunStore.bodyHash(canonicalJson(body));
+    const cap = this.policy.limits?.activeRuns(tenant) ?? null;
+    const activeRuns = cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {
       if (!opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
@@ -66,9 +94,20 @@ export class RunIntake {
         invalid: { error: { code: 'invalid_request', message: v.message, details: v.issues } },
       });
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      if ('limited' in res) throw new Error('unreachable: an invalid run is not counted against activeRuns');
       return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
-    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey });
+    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
+    if ('limited' in res) {
+      this.metrics.rateLimited.inc({ limit: 'active_runs' });
+      return { kind: 'limited', activeRuns: res.activeRuns };
+    }
+    if (res.created && res.status === 'failed') {
+      // queue intake at the activeRuns limit: the run exists, failed (rate_limited); nothing to queue
+      this.metrics.rateLimited.inc({ limit: 'active_runs' });
+      this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      return { kind: 'created', runId };
+    }
     if (!res.created) {
       if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
       const st = await this.store.load(res.runId);

@@ -1,6 +1,6 @@
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { QUEUES, RequestJobSchema } from '@agentloop/protocol';
+import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
 import type { Logger } from '@agentloop/runtime';
 import type { RunIntake } from './intake.js';
 import { zodIssues } from './intake.js';
@@ -31,8 +31,8 @@ export class RequestsWorker {
     const envelope = RequestJobSchema.safeParse(job.data);
     if (!envelope.success) {
       // Without a tenant there is no one to own a failed run: record the problem on the job itself.
-      const tenant = typeof job.data?.tenantId === 'string' && job.data.tenantId ? job.data.tenantId : null;
-      if (!tenant) throw new Error(`invalid intake job: ${JSON.stringify(zodIssues(envelope.error))}`);
+      // (retrying cannot make it valid: the job fails at once)
+      if (!TenantIdSchema.safeParse(job.data?.tenantId).success) throw new UnrecoverableError(`invalid intake job: ${JSON.stringify(zodIssues(envelope.error))}`);
     }
     const data = envelope.success ? envelope.data : { tenantId: String(job.data.tenantId), request: job.data?.request, idempotencyKey: undefined, runId: undefined };
     const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId: data.runId, failInvalid: true });

@@ -1,7 +1,7 @@
 import { MAX_JSON_DEPTH, resultContent, textJsonDepth, toolErrorOutcome, tryParseJson, type ToolOutcome } from '@agentloop/protocol';
 import type { RegisteredTool } from './registry.js';
 import { ToolFailure, type ToolContext } from './tool-definition.js';
-import { capText } from './cap-result.js';
+import { capText } from '@agentloop/llm';
 
 export interface ExecuteOptions {
   /** Hard cap on a result's serialized size: bigger results are answered result_too_large. */

@@ -1,7 +1,6 @@
 export * from './tool-definition.js';
 export * from './registry.js';
 export * from './execute-tool-call.js';
-export * from './cap-result.js';
 export * from './tool-runner.js';
 export * from './builtins/calculator.js';
 export * from './builtins/http-get.js';

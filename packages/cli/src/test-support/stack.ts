@@ -12,12 +12,14 @@ export interface StackOptions {
   script?: Script;
   /** A Redis other than the test run's (e.g. one whose command counters the test reads). */
   redisUrl?: string;
-  env?: Record<string, string>;
+  /** Extra environment of the product's processes (a function: derived from the mock model server's URL). */
+  env?: Record<string, string> | ((mock: MockLlmServer) => Record<string, string>);
   contextWindows?: Record<string, number>;
 }
 
 /** Environment shared by every process of one test stack. */
-function stackEnv(prefix: string, redisUrl: string, mock: MockLlmServer, effectLog: string, extra: Record<string, string> = {}): Record<string, string> {
+function stackEnv(prefix: string, redisUrl: string, mock: MockLlmServer, effectLog: string, extraOpt: StackOptions['env'] = {}): Record<string, string> {
+  const extra = typeof extraOpt === 'function' ? extraOpt(mock) : extraOpt;
   return {
     REDIS_URL: redisUrl,
     AGENTLOOP_PREFIX: prefix,
@@ -109,17 +111,21 @@ export class ProcessStack extends BaseStack {
   static async start(roles: string[], opts: StackOptions = {}): Promise<ProcessStack> {
     const s = new ProcessStack(opts.redisUrl);
     await s.startMock(opts);
-    s.env = stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, { AGENTLOOP_LOCK_MS: '3000', ...opts.env });
+    s.env = { AGENTLOOP_LOCK_MS: '3000', ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) };
     for (const r of roles) await s.spawn(r);
     return s;
   }
 
-  /** Starts a process for `name` (`role` or `role#n`); resolves once it printed its ready line. */
-  async spawn(name: string): Promise<RoleProcess> {
-    const role = name.split('#')[0] as Role;
+  /**
+   * Starts a process for `name` (`role`, `role#n`, or `all` for every role in one process); resolves once it printed
+   * its ready line. A restarted api takes the first api's port unless `extraEnv` says otherwise.
+   */
+  async spawn(name: string, extraEnv: Record<string, string> = {}): Promise<RoleProcess> {
+    const role = name.split('#')[0] as Role | 'all';
     const env = { ...process.env, ...this.env };
-    if (role === 'api' && this.a) env.AGENTLOOP_PORT = new URL(this.a.baseUrl).port;
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--role', role], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if ((role === 'api' || role === 'all') && this.a) env.AGENTLOOP_PORT = new URL(this.a.baseUrl).port;
+    Object.assign(env, extraEnv);
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...(role === 'all' ? [] : ['--role', role])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const rp: RoleProcess = { name, child, output, exited };

@@ -3,24 +3,35 @@ import { LlmError, type ModelClient } from '../types.js';
 import { OpenAIChatModel } from './openai/openai-chat-model.js';
 import { GeminiModel } from './google/gemini-model.js';
 import { nodeFetch } from './node-fetch.js';
+import { EndpointPolicy } from '../endpoint-policy.js';
 
 export type Env = Record<string, string | undefined>;
 
 /**
  * Builds (and caches) a ModelClient for a ModelSpec from the process environment. Credentials come from the
- * environment only: `model.apiKeyEnv` names the variable for openai-compatible endpoints.
+ * environment only. A spec's `baseUrl` and `apiKeyEnv` override the provider's defaults, and only when the
+ * operator allowed them (EndpointPolicy): intake refuses the others with 400, and this check repeats it before any
+ * request, for runs stored before a configuration change.
  */
 export class ProviderRegistry {
   private readonly cache = new Map<string, ModelClient>();
-  constructor(private readonly env: Env = process.env) {}
+  private readonly policy: EndpointPolicy;
+
+  constructor(
+    private readonly env: Env = process.env,
+    policy?: EndpointPolicy,
+  ) {
+    this.policy = policy ?? EndpointPolicy.fromEnv(env);
+  }
 
   clientFor(spec: ModelSpec): ModelClient {
     if (spec.provider === 'google') {
-      const apiKey = this.need('GEMINI_API_KEY', spec);
-      const key = `google|${this.env.GEMINI_BASE_URL ?? ''}|${apiKey}`;
+      const apiKey = this.key(spec, 'GEMINI_API_KEY');
+      const baseUrl = this.baseUrl(spec, this.env.GEMINI_BASE_URL || undefined);
+      const key = `google|${baseUrl ?? ''}|${apiKey}`;
       let gemini = this.cache.get(key);
       if (!gemini) {
-        gemini = new GeminiModel({ apiKey, baseUrl: this.env.GEMINI_BASE_URL || undefined });
+        gemini = new GeminiModel({ apiKey, baseUrl });
         this.cache.set(key, gemini);
       }
       return gemini;
@@ -38,11 +49,11 @@ export class ProviderRegistry {
   private resolve(spec: ModelSpec): { provider: 'openai' | 'deepseek' | 'openai-compatible'; apiKey: string; baseURL?: string } {
     switch (spec.provider) {
       case 'openai':
-        return { provider: 'openai', apiKey: this.need('OPENAI_API_KEY', spec), baseURL: this.env.OPENAI_BASE_URL || undefined };
+        return { provider: 'openai', apiKey: this.key(spec, 'OPENAI_API_KEY'), baseURL: this.baseUrl(spec, this.env.OPENAI_BASE_URL || undefined) };
       case 'deepseek':
-        return { provider: 'deepseek', apiKey: this.need('DEEPSEEK_API_KEY', spec), baseURL: this.env.DEEPSEEK_BASE_URL || 'https://api.deepseek.com/v1' };
+        return { provider: 'deepseek', apiKey: this.key(spec, 'DEEPSEEK_API_KEY'), baseURL: this.baseUrl(spec, this.env.DEEPSEEK_BASE_URL || 'https://api.deepseek.com/v1') };
       case 'openai-compatible':
-        return { provider: 'openai-compatible', apiKey: spec.apiKeyEnv ? this.need(spec.apiKeyEnv, spec) : 'none', baseURL: spec.baseUrl };
+        return { provider: 'openai-compatible', apiKey: spec.apiKeyEnv ? this.key(spec, null) : 'none', baseURL: this.baseUrl(spec, undefined) };
       case 'google':
         throw new LlmError('config', 'unreachable: google is served by GeminiModel');
     }
@@ -54,9 +65,25 @@ export class ProviderRegistry {
     return !['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => this.env[k]);
   }
 
-  private need(name: string, spec: ModelSpec): string {
-    const v = this.env[name];
-    if (!v) throw new LlmError('config', `${name} is not set: provider ${spec.provider} cannot be called`);
+  /**
+   * The key from the spec's (allowed) apiKeyEnv, else from the provider's own variable — but never the provider's
+   * own key for a base URL the request chose: that key was configured for the provider's endpoint only.
+   */
+  private key(spec: ModelSpec, providerVar: string | null): string {
+    if (spec.apiKeyEnv !== undefined && !this.policy.keyEnvAllowed(spec.apiKeyEnv))
+      throw new LlmError('config', `model.apiKeyEnv names a variable the operator did not list in AGENTLOOP_MODEL_KEY_ENVS`);
+    if (spec.apiKeyEnv === undefined && spec.baseUrl !== undefined) return 'none';
+    const name = spec.apiKeyEnv ?? providerVar;
+    const v = name ? this.env[name] : undefined;
+    if (!v) throw new LlmError('config', `${name ?? 'model.apiKeyEnv'} is not set: provider ${spec.provider} cannot be called`);
     return v;
+  }
+
+  /** The spec's base URL (normalized, when the operator allowed it), else the provider's default. */
+  private baseUrl(spec: ModelSpec, fallback: string | undefined): string | undefined {
+    if (spec.baseUrl === undefined) return fallback;
+    const allowed = this.policy.allowedBaseUrl(spec.baseUrl);
+    if (allowed === null) throw new LlmError('config', `model.baseUrl is not under a prefix the operator listed in AGENTLOOP_MODEL_BASE_URLS`);
+    return allowed;
   }
 }

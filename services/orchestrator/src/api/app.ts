@@ -1,6 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, argumentsForDisplay, textJsonDepth } from '@agentloop/protocol';
-import { toSnapshot, type EventHub, type Logger, type RunStore, type ToolCatalog } from '@agentloop/runtime';
+
+const TERMINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+import { toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { zodIssues } from '../intake.js';
@@ -24,12 +26,20 @@ export interface ApiDeps {
   admin?: express.Router;
   /** Broadcast a cancellation so the process holding the run's step aborts it. */
   publishCancel: (runId: string) => Promise<void>;
+  /** AGENTLOOP_TENANT_LIMITS (requests per second); null when no tenant has limits. */
+  limiter?: TenantLimiter | null;
+  metrics?: Metrics;
 }
+
+/** Listing cursors are the last run returned: `<createdAt ms>.<run id>`. */
+const CURSOR_RE = /^(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/;
+const encodeCursor = (c: ListCursor) => `${c.score}.${c.runId}`;
 
 type Authed = Request & { tenant?: string };
 
-const wrap = (fn: (req: Authed, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => {
-  fn(req as Authed, res).catch(next);
+/** An async handler; `passThrough`: a middleware that calls next() when it resolves. */
+const wrap = (fn: (req: Authed, res: Response) => Promise<void>, passThrough = false) => (req: Request, res: Response, next: NextFunction) => {
+  fn(req as Authed, res).then(() => passThrough && next(), next);
 };
 
 /** Parses a JSON body read as text: depth-limited before parsing, 400 on malformed JSON. */
@@ -73,6 +83,17 @@ export function createApp(d: ApiDeps): express.Express {
     next();
   });
 
+  // tenant request rate (AGENTLOOP_TENANT_LIMITS): one Redis round trip, only for tenants with a rate
+  if (d.limiter)
+    app.use('/v1', wrap(async (req, res) => {
+      const admitted = await d.limiter!.admitRequest(req.tenant!);
+      if (!admitted.ok) {
+        d.metrics?.rateLimited.inc({ limit: 'requests' });
+        res.set('retry-after', String(Math.max(1, Math.ceil(admitted.retryAfterMs / 1000))));
+        throw new ApiError('rate_limited', 'too many requests for this tenant (AGENTLOOP_TENANT_LIMITS requestsPerSecond)');
+      }
+    }, true));
+
   const ownRun = async (req: Authed) => {
     const st = await d.store.load(String(req.params.id));
     if (!st || st.tenant !== req.tenant) throw new ApiError('not_found', `run ${req.params.id} not found`);
@@ -93,6 +114,9 @@ export function createApp(d: ApiDeps): express.Express {
       case 'existing':
         res.status(200).json(created(r.runId, r.status));
         return;
+      case 'limited':
+        res.set('retry-after', '1');
+        throw new ApiError('rate_limited', `the tenant has ${r.activeRuns} active runs, its activeRuns limit (AGENTLOOP_TENANT_LIMITS)`);
       case 'created':
         res.status(202).location(`/v1/runs/${r.runId}`).json(created(r.runId, 'queued'));
     }
@@ -103,10 +127,14 @@ export function createApp(d: ApiDeps): express.Express {
     if (status && !status.success) throw new ApiError('invalid_request', 'status must be one of queued, running, paused, completed, failed, cancelled', zodIssues(status.error));
     const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ApiError('invalid_request', 'limit must be an integer from 1 to 200');
-    const cursor = req.query.cursor === undefined || req.query.cursor === '' ? 0 : Number(req.query.cursor);
-    if (!Number.isInteger(cursor) || cursor < 0) throw new ApiError('invalid_request', 'cursor is not valid');
+    let cursor: ListCursor | null = null;
+    if (req.query.cursor !== undefined && req.query.cursor !== '') {
+      const m = typeof req.query.cursor === 'string' ? CURSOR_RE.exec(req.query.cursor) : null;
+      if (!m) throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from the previous page');
+      cursor = { score: Number(m[1]), runId: m[2]! };
+    }
     const page = await d.store.listRuns(req.tenant!, { status: status?.data, limit, cursor });
-    res.json({ data: page.runs.map((s) => toSnapshot(s)), nextCursor: page.nextCursor === null ? null : String(page.nextCursor) });
+    res.json({ data: page.runs.map((s) => toSnapshot(s)), nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
   }));
 
   app.get('/v1/runs/:id', wrap(async (req, res) => {
@@ -121,8 +149,10 @@ export function createApp(d: ApiDeps): express.Express {
   app.get('/v1/runs/:id/events', wrap(async (req, res) => {
     const st = await ownRun(req);
     const raw = req.get('last-event-id') ?? (req.query.after as string | undefined) ?? '0';
-    const after = Number(raw);
+    const after = typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
+    // at or past the terminal event there is nothing more to send: 204 stops a standard EventSource reconnecting
+    if (TERMINAL_STATUSES.has(st.status) && after >= st.seq) return void res.status(204).end();
     await streamEvents(req, res, st.id, after, d.store, d.hub);
   }));
 
@@ -156,8 +186,18 @@ export function createApp(d: ApiDeps): express.Express {
 
   app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {
     const id = String(req.params.id);
-    const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
-    if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
+    let parsed;
+    try {
+      parsed = DecisionRequestSchema.safeParse(jsonBody(req));
+    } catch (e) {
+      parsed = { success: false as const, thrown: e };
+    }
+    if (!parsed.success) {
+      // another tenant's run answers like a missing one, before any other check (the body's included)
+      if ((await d.store.tenantOf(id)) !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+      if ('thrown' in parsed) throw parsed.thrown;
+      throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
+    }
     // no read first: the decision script checks that the run exists, is this tenant's and is paused
     const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions);
     switch (r.kind) {
@@ -183,7 +223,8 @@ export function createApp(d: ApiDeps): express.Express {
     if (err instanceof ApiError) return sendError(res, err);
     const e = err as { type?: string; status?: number; message?: string };
     if (e?.type === 'entity.too.large') return sendError(res, new ApiError('payload_too_large', 'the request body is larger than 1 MiB'));
-    if (e?.status === 400) return sendError(res, new ApiError('invalid_request', e.message ?? 'bad request'));
+    // a body that cannot be read (unknown Content-Encoding or charset, broken compression, aborted upload): 400
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return sendError(res, new ApiError('invalid_request', `the request body cannot be decoded: ${e.message ?? 'bad request'}`));
     d.logger.error({ err }, 'unhandled API error');
     sendError(res, new ApiError('internal', 'internal error'));
   });

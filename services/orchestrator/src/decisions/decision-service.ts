@@ -5,6 +5,9 @@ import {
 import { decideAdvance } from '../loop/decide-advance.js';
 import { DEFAULT_JOB_OPTIONS, type CallMeta, type Metrics, type PreparedDecision, type QueueSet, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
+import { capText } from '@agentloop/llm';
+
+const DEFAULT_RESULT_TOKENS = 20_000;
 
 export type DecisionResult =
   | { kind: 'applied'; status: 'resumed' | 'waiting'; remaining: string[] }
@@ -49,7 +52,11 @@ export class DecisionService {
     const edits: Record<string, string> = {};
     // only an edit needs the stored call record: its tool's schema validates the new arguments
     const editing = decisions.filter((d) => d.action === 'approve' && d.arguments).map((d) => d.callId);
-    const metas = new Map(editing.length ? (await this.store.callMeta(runId, editing)).map((m, i) => [editing[i]!, m] as const) : []);
+    // an edit is validated against its tool's schema, a submitted result capped like any tool result: both need the
+    // call's record. Ownership first, so another tenant's run answers like a missing one and no tool name leaks.
+    const reading = decisions.filter((d) => (d.action === 'approve' && d.arguments) || d.action === 'submit_result').map((d) => d.callId);
+    if (reading.length && tenant !== null && (await this.store.tenantOf(runId)) !== tenant) return { kind: 'not_found' };
+    const metas = new Map(reading.length ? (await this.store.callMeta(runId, reading)).map((m, i) => [reading[i]!, m] as const) : []);
     for (const d of decisions) {
       if (editing.includes(d.callId) && !metas.get(d.callId)) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
       const r = await this.prepare(d, metas.get(d.callId) ?? null);
@@ -96,9 +103,10 @@ export class DecisionService {
         return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, eventSuffix: `,"error":${JSON.stringify(outcome.error)}` } };
       }
       case 'submit_result': {
+        const cap = meta?.maxResultTokens ?? DEFAULT_RESULT_TOKENS;
         const outcome: ToolOutcome = d.isError
-          ? toolErrorOutcome('tool_error', typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null))
-          : { status: 'completed', content: resultContent(d.result), result: d.result };
+          ? toolErrorOutcome('tool_error', capText(typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null), cap))
+          : { status: 'completed', content: capText(resultContent(d.result), cap), result: d.result };
         const suffix = outcome.status === 'completed' ? (d.result === undefined ? '' : `,"result":${JSON.stringify(d.result)}`) : `,"error":${JSON.stringify(outcome.error)}`;
         return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, eventSuffix: suffix } };
       }

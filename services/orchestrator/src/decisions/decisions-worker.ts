@@ -1,6 +1,6 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DecisionJobSchema, QUEUES } from '@agentloop/protocol';
+import { DecisionJobSchema, MAX_JSON_DEPTH, QUEUES, jsonDepth } from '@agentloop/protocol';
 import type { Logger, RunStore } from '@agentloop/runtime';
 import type { DecisionResult, DecisionService } from './decision-service.js';
 
@@ -37,6 +37,7 @@ export class DecisionsWorker {
   }
 
   private async process(job: Job): Promise<DecisionResult> {
+    if (jsonDepth(job.data) > MAX_JSON_DEPTH) return { kind: 'invalid', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, details: [] };
     const parsed = DecisionJobSchema.safeParse(job.data);
     if (!parsed.success) return { kind: 'invalid', message: 'not a valid decision job', details: parsed.error.issues };
     return this.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);

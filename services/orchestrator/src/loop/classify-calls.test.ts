@@ -23,6 +23,16 @@ describe('pause policy (SPEC §5)', () => {
 });
 
 describe('classifyCalls', () => {
+  it('answers arguments too deep or too large with invalid_arguments, without walking them', () => {
+    const deep = '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    const deepArray = '['.repeat(100_000) + ']'.repeat(100_000);
+    const huge = JSON.stringify({ x: 'y'.repeat(2_000_000) });
+    const r = classifyCalls({ ...base, request: request(), calls: [call('read_it', deep), call('read_it', deepArray), call('read_it', huge), call('read_it', '{"ok":true}')] });
+    expect(r.calls.map((c) => c.outcome?.error?.code ?? 'run')).toEqual(['invalid_arguments', 'invalid_arguments', 'invalid_arguments', 'run']);
+    expect(r.calls[0]!.outcome!.error!.message).toMatch(/nested deeper than 64/);
+    // shown as (the start of) the raw text, and small enough for an event
+    for (const c of r.calls.slice(0, 3)) expect(c.meta.display.length).toBeLessThan(10_000);
+  });
   it('answers unknown tools and tools the run was not given', () => {
     const r = classifyCalls({ ...base, request: request({ tools: ['read_it'] }), calls: [call('ghost'), call('edit'), call('read_it')] });
     expect(r.calls.map((c) => c.outcome?.error?.code ?? 'run')).toEqual(['unknown_tool', 'unknown_tool', 'run']);

@@ -1,4 +1,4 @@
-import { argumentsForDisplay, canonicalJson, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
+import { argumentsForDisplay, canonicalJson, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -41,6 +41,7 @@ export function pauseReason(entry: CatalogEntry | undefined, name: string, reque
 }
 
 export function fingerprint(call: ToolCall): string {
+  if (jsonTextProblem(call.arguments)) return `${call.name}\u0000${call.arguments}`; // never walked: compared as text
   const p = tryParseJson(call.arguments);
   return `${call.name}\u0000${p.ok ? canonicalJson(p.value) : call.arguments}`;
 }
@@ -70,6 +71,9 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
     const malformed = call.providerData?.malformed;
     if (typeof malformed === 'string')
       return answered(toolErrorOutcome('invalid_arguments', `Your function call could not be parsed (${malformed}). Call the function again with its arguments as a JSON object matching its parameters.`));
+    // checked on the text, before anything parses or walks it (a model may send any size and nesting)
+    const unsafe = jsonTextProblem(call.arguments);
+    if (unsafe) return answered(toolErrorOutcome('invalid_arguments', `The arguments of this call cannot be used: ${unsafe}. Call the function again with a JSON object matching its parameters.`));
     const isClient = request.clientTools.some((t) => t.name === call.name);
     if (!allowed.has(call.name) || (!entry && !isClient))
       return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${call.name}'. Available tools: ${[...allowed].join(', ') || 'none'}.`));

@@ -47,7 +47,8 @@ export class ContextGate {
     };
     const reload = async () => {
       const fresh = (await this.store.load(st.id))!;
-      Object.assign(st, { viewPrefix: fresh.viewPrefix, viewFrom: fresh.viewFrom, tv: fresh.tv });
+      // usage too: a summary is billed to the run (budgets must see it)
+      Object.assign(st, { viewPrefix: fresh.viewPrefix, viewFrom: fresh.viewFrom, tv: fresh.tv, usage: fresh.usage });
       view = await this.transcripts.view(st);
     };
     const mode = request.context.compression;

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
-import { LlmError, callModelChain, costUsd, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { LlmError, PriceTable, callModelChain, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
@@ -14,6 +14,9 @@ import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
+import { normalizeCallIds } from './normalize-call-ids.js';
+
+const DEFAULT_PRICES = new PriceTable();
 
 export interface IterationWorkerOptions {
   redis: Redis;
@@ -33,6 +36,8 @@ export interface IterationWorkerOptions {
   /** Per-provider admission (AGENTLOOP_PROVIDER_LIMITS), shared by every orchestrator. */
   gate?: ProviderGate;
   decisions: DecisionService;
+  /** Model prices (built-in table + AGENTLOOP_MODEL_PRICES). */
+  prices?: PriceTable;
   /** Called after every iteration job with its timings (benchmarks). */
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
 }
@@ -293,19 +298,25 @@ export class IterationWorker {
     }
   }
 
-  /** Checkpoints the response (with the deltas still buffered) and dispatches its tool calls. */
-  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number): Promise<void> {
+  /**
+   * Checkpoints the response (with the deltas still buffered) and dispatches its tool calls. `taken`: call ids the
+   * run already used, found by a first checkpoint attempt (a provider reusing ids): they are renamed this time.
+   */
+  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
     const runId = st.id;
     const request = st.request;
     const u = res.usage;
-    const cost = costUsd(res.model, u);
+    const cost = (this.o.prices ?? DEFAULT_PRICES).cost(res.provider, res.model, u);
     const total = u.promptTokens + u.completionTokens;
-    this.o.metrics.loopIterations.inc({ provider: res.provider, model: request.model.name });
-    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
-      if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: request.model.name, kind }, n);
+    if (!taken) {
+      // labelled with the model that answered (a fallback's, when one did)
+      this.o.metrics.loopIterations.inc({ provider: res.provider, model: res.model });
+      for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
+        if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: res.model, kind }, n);
+    }
     const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
     // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
-    const message: Message = { ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } };
+    const message: Message = normalizeCallIds({ ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } }, res.provider, taken);
     const totals = {
       promptTokens: st.usage.promptTokens + u.promptTokens,
       completionTokens: st.usage.completionTokens + u.completionTokens,
@@ -366,6 +377,7 @@ export class IterationWorker {
       events,
       pause,
     });
+    if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return;
     if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
     this.transcripts.appended(runId, transcriptLength + 1, [message]);

@@ -1,5 +1,5 @@
 import type { Content, Part } from '@google/genai';
-import { tryParseJson, type Message } from '@agentloop/protocol';
+import { jsonTextProblem, tryParseJson, type Message } from '@agentloop/protocol';
 
 /** Provider data produced by Gemini is sent back only to Gemini (and only then does a signature travel). */
 export const GOOGLE = 'google';
@@ -10,10 +10,14 @@ export const GOOGLE = 'google';
  */
 export const DUMMY_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 
-const argsObject = (raw: string): Record<string, unknown> => {
+/** A JSON object from a text (arguments, a tool result); text too large or deep to walk travels as a string. */
+const jsonObject = (raw: string, key: string): Record<string, unknown> => {
+  if (jsonTextProblem(raw)) return { [key]: raw };
   const p = tryParseJson(raw);
-  return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : { value: raw };
+  return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : { [key]: raw };
 };
+
+const argsObject = (raw: string) => jsonObject(raw, 'value');
 
 /**
  * Canonical transcript → Gemini `contents` + `systemInstruction`. Assistant tool calls become functionCall parts
@@ -23,6 +27,7 @@ const argsObject = (raw: string): Record<string, unknown> => {
 export function toGeminiContents(messages: readonly Message[], opts: { requireSignatures?: boolean } = {}): { contents: Content[]; systemInstruction?: string } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').filter(Boolean);
   const names = new Map<string, string>();
+  const ids = new Map<string, string>();
   const contents: Content[] = [];
   for (const m of messages) {
     if (m.role === 'system') continue;
@@ -32,8 +37,11 @@ export function toGeminiContents(messages: readonly Message[], opts: { requireSi
       if (m.content) parts.push({ text: m.content });
       for (const [i, c] of (m.toolCalls ?? []).entries()) {
         names.set(c.id, c.name);
-        const part: Part = { functionCall: { id: c.id, name: c.name, args: argsObject(c.arguments) } };
-        const pd = c.providerData as { provider?: string; thoughtSignature?: string } | undefined;
+        const pd = c.providerData as { provider?: string; thoughtSignature?: string; providerCallId?: string } | undefined;
+        // Gemini's own id goes back to Gemini (ours replaced it when it was unsafe or reused)
+        const id = pd?.provider === GOOGLE && pd.providerCallId !== undefined ? pd.providerCallId : c.id;
+        ids.set(c.id, id);
+        const part: Part = { functionCall: { id, name: c.name, args: argsObject(c.arguments) } };
         if (pd?.provider === GOOGLE && pd.thoughtSignature) part.thoughtSignature = pd.thoughtSignature;
         else if (i === 0 && opts.requireSignatures)
           // another provider's step, or a call Gemini itself failed to form (it came without a signature)
@@ -43,12 +51,11 @@ export function toGeminiContents(messages: readonly Message[], opts: { requireSi
       if (!parts.length) parts.push({ text: '' });
       contents.push({ role: 'model', parts });
     } else {
-      const response = tryParseJson(m.content ?? '');
       const part: Part = {
         functionResponse: {
-          id: m.toolCallId,
+          id: ids.get(m.toolCallId ?? '') ?? m.toolCallId,
           name: names.get(m.toolCallId ?? '') ?? 'tool',
-          response: response.ok && response.value && typeof response.value === 'object' && !Array.isArray(response.value) ? (response.value as Record<string, unknown>) : { output: m.content ?? '' },
+          response: jsonObject(m.content ?? '', 'output'),
         },
       };
       const last = contents[contents.length - 1];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { counterFor } from '@agentloop/llm';
-import { capText } from './cap-result.js';
+import { counterFor } from './token-counter.js';
+import { capText } from './cap-text.js';
 
 const counter = counterFor({ provider: 'openai', name: 'gpt-4o', params: {} });
 
