@@ -9,6 +9,7 @@ import { SAFE_CALL_ID_RE, newCallId, type Message } from '@agentloop/protocol';
 export function normalizeCallIds(message: Message, provider: string, taken: ReadonlySet<string> = new Set()): Message {
   if (!message.toolCalls?.length) return message;
   const seen = new Set<string>();
+  let renamed = false;
   const toolCalls = message.toolCalls.map((c) => {
     const id = typeof c.id === 'string' ? c.id : '';
     if (SAFE_CALL_ID_RE.test(id) && !seen.has(id) && !taken.has(id)) {
@@ -17,7 +18,8 @@ export function normalizeCallIds(message: Message, provider: string, taken: Read
     }
     const fresh = newCallId();
     seen.add(fresh);
+    renamed = true;
     return { ...c, id: fresh, providerData: { provider, ...c.providerData, providerCallId: id } };
   });
-  return { ...message, toolCalls };
+  return renamed ? { ...message, toolCalls } : message;
 }
