@@ -5,7 +5,9 @@ import { QUEUES } from '@agentloop/protocol';
 export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 200 },
-  removeOnComplete: { age: 3600 },
+  // a finished job is gone at once: every key that names a run expires with the run (retention); duplicates stay
+  // harmless because every transition is a compare-and-set on the run, not a job-id dedupe
+  removeOnComplete: true,
   removeOnFail: { age: 7 * 86_400 },
 };
 
