@@ -42,8 +42,13 @@ const wrap = (fn: (req: Authed, res: Response) => Promise<void>, passThrough = f
   fn(req as Authed, res).then(() => passThrough && next(), next);
 };
 
+/** Media types a JSON body may be sent as (none at all is accepted too). */
+const JSON_MEDIA_TYPE = /^\s*(application\/(json|[\w.-]+\+json)|text\/plain)\s*(;|$)/i;
+
 /** Parses a JSON body read as text: depth-limited before parsing, 400 on malformed JSON. */
 function jsonBody(req: Request): unknown {
+  const type = req.get('content-type');
+  if (type !== undefined && !JSON_MEDIA_TYPE.test(type)) throw new ApiError('invalid_request', 'unsupported media type: send the body as application/json');
   const text = typeof req.body === 'string' ? req.body : '';
   if (text.trim() === '') throw new ApiError('invalid_request', 'the request body must be a JSON object');
   if (textJsonDepth(text) > MAX_JSON_DEPTH) throw new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
