@@ -10,6 +10,7 @@ import { contextBench } from './context.js';
 import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
 import { startMockProcess } from './processes.js';
+import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -34,6 +35,7 @@ function providersFromArgs(argv: string[]): Array<'openai' | 'google'> {
 const PROVIDERS = providersFromArgs(process.argv.slice(2));
 const MODELS = { openai: { provider: 'openai', name: 'gpt-4o-mini' }, google: { provider: 'google', name: 'gemini-2.5-flash' } } as const;
 
+const LISTING_HISTORY = (process.env.BENCH_LISTING_HISTORY ?? '100,100000').split(',').map(Number);
 const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
 
 function priorConversation(n: number) {
@@ -172,7 +174,18 @@ async function main() {
     const scale = await scaleOut(server.url, { runs: 100, callsPerRun: 4, concurrency: 4 });
     for (const r of scale) console.log(`tool calls/s with ${r.runners} tool-runner process(es) (20 ms tool, 4 calls at a time each): ${r.callsPerSecond.toFixed(0)}`);
     console.log(`  scale-out ratio 2 vs 1 tool-runner: ${(scale[1]!.callsPerSecond / scale[0]!.callsPerSecond).toFixed(2)}× (2 cores: bounded by the machine)`);
+    const mem = await runMemoryBench(server.url, admin, mock.url, TOOLS_MODULE, ITERATIONS);
+    console.log(`Redis memory per finished run (${mem.iterations} iterations with tool calls, ${mem.status}): p50 ${(mem.bytesPerRun / 1024).toFixed(1)} KB in ${mem.keysPerRun} keys; after retention: ${mem.bytesAfterRetention} bytes in ${mem.keysAfterRetention} keys`);
+    const limitCost = await tenantLimitCost(server.url, admin);
+    console.log(`tenant request limit: ${limitCost.limited.toFixed(2)} round trips per request with a rate, ${limitCost.free.toFixed(2)} without (+${limitCost.extra.toFixed(2)})`);
+    const listing = await listingBench(server.url, admin, LISTING_HISTORY);
+    for (const l of listing) console.log(`listing p50 with ${l.history} finished runs in the history: all ${ms(l.all)}, ?status=queued ${ms(l.queued)}`);
+    const [small0, big0] = [listing[0]!, listing[listing.length - 1]!];
     console.log(`\ntargets:`);
+    console.log(`  Redis memory per finished 5-iteration run ${(mem.bytesPerRun / 1024).toFixed(1)} KB  (target ≤ 20 KB)  ${mem.bytesPerRun <= 20 * 1024 ? 'met' : 'MISSED'}; after retention ${mem.bytesAfterRetention} bytes (target 0)  ${mem.bytesAfterRetention === 0 ? 'met' : 'MISSED'}`);
+    console.log(`  tenant-limit check                     +${limitCost.extra.toFixed(2)} round trips per request  (target ≤ 1)  ${limitCost.extra <= 1.001 ? 'met' : 'MISSED'}`);
+    const listRatio = Math.max(big0.all / small0.all, big0.queued / small0.queued);
+    console.log(`  listing, ${big0.history} vs ${small0.history} runs of history  ${(big0.all / small0.all).toFixed(2)}× all, ${(big0.queued / small0.queued).toFixed(2)}× ?status=queued  (target ≤ 1.2×)  ${listRatio <= 1.2 ? 'met' : 'MISSED'}`);
     console.log(`  token counting, 2000 vs 10 messages    ${(ctx.counting[1]!.p50 / ctx.counting[0]!.p50).toFixed(2)}×  (target: flat)`);
     console.log(`  resume p50 / raw round trip p50 (paired, ${RESUME_GAP_MS} ms idle before each)  ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}; vs the back-to-back round trip ${(resume[0]!.p50 / rtP50).toFixed(2)}×`);
     const last = resume[resume.length - 1]!;

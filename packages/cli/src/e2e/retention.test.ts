@@ -39,7 +39,7 @@ async function indexesListing(s: InProcessStack, runId: string): Promise<string[
   const out: string[] = [];
   let cursor = '0';
   do {
-    const [next, batch] = await s.redis.scan(cursor, 'MATCH', `${s.prefix}:*`, 'TYPE', 'zset', 'COUNT', 1000);
+    const [next, batch] = (await s.redis.call('SCAN', cursor, 'MATCH', `${s.prefix}:*`, 'TYPE', 'zset', 'COUNT', '1000')) as [string, string[]];
     for (const k of batch) if ((await s.redis.zscore(k, runId)) !== null) out.push(k);
     for (const k of batch) if ((await s.redis.zscan(k, '0', 'MATCH', `${runId}|*`))[1].length) out.push(k);
     cursor = next;
@@ -92,7 +92,7 @@ describe('retention (AGENTLOOP_RUN_RETENTION_S)', () => {
 
     // the paused run never expires: it is still whole and can be resumed
     expect((await s.a.getRun(paused)).json.status).toBe('paused');
-    const call = (await s.a.getRun(paused)).json.pending[0].callId;
+    const call = (await s.a.getRun(paused)).json.pending[0]!.callId;
     expect((await s.a.request('POST', `/v1/runs/${paused}/decisions`, { decisions: [{ callId: call, action: 'approve' }] })).status).toBe(202);
     expect((await s.a.waitTerminal(paused)).status).toBe('completed');
   }, 60_000);
@@ -113,7 +113,7 @@ describe('listing (GET /v1/runs)', () => {
     let pages = 0;
     const arriving: string[] = [];
     while (cursor !== null) {
-      const r = await s.b.request('GET', `/v1/runs?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { status: number; json: any } = await s.b.request('GET', `/v1/runs?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       expect(r.status).toBe(200);
       seen.push(...r.json.data.map((x: { id: string }) => x.id));
       cursor = r.json.nextCursor;
@@ -129,7 +129,7 @@ describe('listing (GET /v1/runs)', () => {
     const completedIds: string[] = [];
     cursor = '';
     while (cursor !== null) {
-      const r = await s.b.request('GET', `/v1/runs?status=completed&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { status: number; json: any } = await s.b.request('GET', `/v1/runs?status=completed&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       completedIds.push(...r.json.data.map((x: { id: string; status: string }) => x.id));
       expect(r.json.data.every((x: { status: string }) => x.status === 'completed')).toBe(true);
       cursor = r.json.nextCursor;

@@ -84,7 +84,7 @@ describe('tenant limits across two api processes', () => {
 
     // a run that ends frees its place
     const first = (await s.b.getRun(ids[0]!)).json;
-    await s.b.request('POST', `/v1/runs/${ids[0]}/decisions`, { decisions: [{ callId: first.pending[0].callId, action: 'deny' }] });
+    await s.b.request('POST', `/v1/runs/${ids[0]}/decisions`, { decisions: [{ callId: first.pending[0]!.callId, action: 'deny' }] });
     await s.b.waitTerminal(ids[0]!);
     const again = await s.b.createRun(body('plain'));
     expect(again.status).toBe(202);
