@@ -71,11 +71,19 @@ export class GeminiFunctionCallAssembler {
   }
 
   finish(): ToolCall[] {
-    return this.calls.map((c) => ({
-      id: c.id,
-      name: c.name,
-      arguments: JSON.stringify(c.args),
-      ...(c.signature ? { providerData: { provider: GOOGLE, thoughtSignature: c.signature } } : {}),
-    }));
+    return this.calls.map((c) => {
+      const args = argumentsText(c.args);
+      const providerData = { ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}), ...(args === null ? { provider: GOOGLE, malformed: 'arguments nested too deep to serialize' } : {}) };
+      return { id: c.id, name: c.name, arguments: args ?? '{}', ...(Object.keys(providerData).length ? { providerData } : {}) };
+    });
+  }
+}
+
+/** The arguments object as JSON text; null when it is too deep to serialize (a model's output is untrusted). */
+function argumentsText(args: unknown): string | null {
+  try {
+    return JSON.stringify(args);
+  } catch {
+    return null;
   }
 }
