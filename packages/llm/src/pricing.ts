@@ -52,6 +52,14 @@ export class PriceTable {
     return row ? { input: row[1], output: row[2], cachedInput: row[3] } : null;
   }
 
+  /**
+   * A model name as a metric label: known models (priced) by name, any other as `other` — model names come from
+   * requests, and a label per name a tenant invents would grow the metrics without bound.
+   */
+  metricLabel(provider: string, model: string): string {
+    return this.price(provider, model) ? model : 'other';
+  }
+
   /** Cost of one call in USD; cached prompt tokens at the cached rate. */
   cost(provider: string, model: string, usage: LlmUsage): number {
     const p = this.price(provider, model);

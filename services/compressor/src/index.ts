@@ -5,10 +5,10 @@ import {
   LlmError, PriceTable, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
   type LlmUsage, type ProviderRegistry,
 } from '@agentloop/llm';
-
-const DEFAULT_PRICES = new PriceTable();
 import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
 import type { Logger, Metrics, RunStore } from '@agentloop/runtime';
+
+const DEFAULT_PRICES = new PriceTable();
 
 export const CompressJobSchema = z.object({ runId: z.string(), iteration: z.number().int(), tv: z.number().int() });
 
@@ -112,9 +112,11 @@ export class CompressorWorker {
 
   /** A summary is billed like a loop call: usage totals (so budgets see it) and token metrics. */
   private async bill(runId: string, provider: string, model: string, u: LlmUsage): Promise<void> {
-    const cost = (this.o.prices ?? DEFAULT_PRICES).cost(provider, model, u);
+    const prices = this.o.prices ?? DEFAULT_PRICES;
+    const cost = prices.cost(provider, model, u);
+    const label = prices.metricLabel(provider, model);
     for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
-      if (n) this.o.metrics.llmTokens.inc({ provider, model, kind }, n);
+      if (n) this.o.metrics.llmTokens.inc({ provider, model: label, kind }, n);
     await this.o.store.addUsage(runId, {
       promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens,
       totalTokens: u.promptTokens + u.completionTokens, costUsd: cost, llmCalls: 1,

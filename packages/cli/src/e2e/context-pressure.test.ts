@@ -74,6 +74,12 @@ describe('context pressure: compression ladder (issue 4)', () => {
     expect(messages.some((m) => m.content?.startsWith('Summary of the earlier part'))).toBe(true);
     expect(history.length).toBeGreaterThan(messages.length); // the full record is kept
     expect(history.filter((m) => m.role === 'tool')).toHaveLength(8);
+    // summaries are billed like loop calls (SPEC §3): every answered model request of the run is in its usage
+    const answered = s.mock.journal.slice(before).filter((j) => j.status === 200);
+    const summaries = answered.filter((j) => isSummarization(j.req)).length;
+    expect(summaries).toBeGreaterThanOrEqual(1);
+    expect(snap.usage.llmCalls).toBe(answered.length);
+    expect(snap.usage.llmCalls).toBe(snap.iteration + summaries);
   });
 
   it('falls back to pruning when the summarizer fails, and completes', async () => {

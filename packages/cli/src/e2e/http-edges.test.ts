@@ -24,7 +24,7 @@ const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
 describe('HTTP edges', () => {
   let s: InProcessStack;
   beforeAll(async () => {
-    s = await InProcessStack.start({ script });
+    s = await InProcessStack.start({ script, env: { AGENTLOOP_MODEL_PRICES: JSON.stringify({ 'openai/ft:my-finetune': { input: 1, output: 2 } }) } });
   }, 30_000);
   afterAll(() => s?.stop());
 
@@ -94,6 +94,18 @@ describe('HTTP edges', () => {
     // the full result stays in the call's record
     const rec = await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}`);
     expect(rec.json.result.big).toHaveLength(200_000);
+  });
+
+  it('refuses maxCostUsd with a model that has no price, in model or any fallback; AGENTLOOP_MODEL_PRICES prices one', async () => {
+    const limits = { maxCostUsd: 1 };
+    const unpriced = await s.a.createRun(body('plain', { limits, model: { provider: 'openai', name: 'my-own-model' } }));
+    expect(unpriced.status).toBe(400);
+    expect(unpriced.json.error.details.map((d: { path: string[] }) => d.path.join('.'))).toEqual(['model.name']);
+    const fallback = await s.a.createRun(body('plain', { limits, fallbacks: [{ provider: 'deepseek', name: 'deepseek-chat' }, { provider: 'google', name: 'gemini-9' }] }));
+    expect(fallback.status).toBe(400);
+    expect(fallback.json.error.details.map((d: { path: string[] }) => d.path.join('.'))).toEqual(['fallbacks.1.name']);
+    expect((await s.a.createRun(body('plain', { limits, model: { provider: 'openai', name: 'ft:my-finetune:v2' } }))).status).toBe(202);
+    expect((await s.a.createRun(body('plain', { model: { provider: 'openai', name: 'my-own-model' } }))).status).toBe(202); // no cost budget: fine
   });
 
   it('answers 204 for events at or past the terminal event, so an EventSource stops reconnecting', async () => {

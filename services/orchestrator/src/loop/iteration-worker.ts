@@ -264,10 +264,10 @@ export class IterationWorker {
             await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }]);
           },
           onFallback: async (f) => {
-            this.o.metrics.llmFallbacks.inc({ from: f.from, to: f.to });
+            this.o.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
             await this.o.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }]);
           },
-          onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: a.model, outcome: a.outcome }, a.seconds),
+          onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: this.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
         },
         { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.o.gate },
       );
@@ -306,13 +306,14 @@ export class IterationWorker {
     const runId = st.id;
     const request = st.request;
     const u = res.usage;
-    const cost = (this.o.prices ?? DEFAULT_PRICES).cost(res.provider, res.model, u);
+    const cost = this.prices.cost(res.provider, res.model, u);
     const total = u.promptTokens + u.completionTokens;
     if (!taken) {
       // labelled with the model that answered (a fallback's, when one did)
-      this.o.metrics.loopIterations.inc({ provider: res.provider, model: res.model });
+      const model = this.prices.metricLabel(res.provider, res.model);
+      this.o.metrics.loopIterations.inc({ provider: res.provider, model });
       for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
-        if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model: res.model, kind }, n);
+        if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, n);
     }
     const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
     // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
@@ -403,6 +404,16 @@ export class IterationWorker {
     }
     for (const t of request.clientTools) specs.push({ name: t.name, description: t.description, parameters: t.parameters });
     return specs;
+  }
+
+  private get prices(): PriceTable {
+    return this.o.prices ?? DEFAULT_PRICES;
+  }
+
+  /** A chain entry (`provider/model`) as a metric label: unknown model names as `provider/other`. */
+  private chainLabel(entry: string): string {
+    const slash = entry.indexOf('/');
+    return slash < 0 ? entry : `${entry.slice(0, slash)}/${this.prices.metricLabel(entry.slice(0, slash), entry.slice(slash + 1))}`;
   }
 
   private forget(runId: string): void {
