@@ -25,7 +25,8 @@ set('toolCalls', toolCalls)
 if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
 local len = -1 -- unknown: nothing appended
 if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
-set('iteration', k); set('phase', 'model'); set('status', 'running'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
+set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
+if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
 emitAll(ARGV[9])
 commit(st[6])
 local out = { len, toolCalls, resumed, #msgs, unpack(msgs) }
