@@ -78,9 +78,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       onIterationTimed: opts.onIterationTimed, decisions, prices,
     });
     await worker.start();
-    const intake = new RequestsWorker(redis, config.prefix, newIntake(), logger);
+    const intake = new RequestsWorker(redis, config.prefix, newIntake(), logger, config.reconcileMs);
     await intake.start();
-    const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger);
+    const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger, config.reconcileMs);
     await decisionsWorker.start();
     drainables.push(worker, intake, decisionsWorker);
     started.push('orchestrator');

@@ -5,9 +5,12 @@ import { DecisionSchema } from './decisions.js';
 export const TENANT_ID_RE = /^[A-Za-z0-9_.@-]{1,128}$/;
 export const TenantIdSchema = z.string().regex(TENANT_ID_RE, 'a tenant id matches [A-Za-z0-9_.@-]{1,128}');
 
+/** A run id: generated (`run_…`) or given at queue intake; safe in keys and job ids. */
+export const RunIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a run id matches [A-Za-z0-9_-]{1,64}');
+
 /** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
 export const AdvanceJobSchema = z.object({
-  runId: z.string(),
+  runId: RunIdSchema,
   iteration: z.number().int().positive(),
   /**
    * What the publisher expects the job to do, when it knew (a resume): start the iteration with this call mode
@@ -20,12 +23,12 @@ export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
 export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
 
 /** `expire` job (delayed by approval.timeoutMs) on the orchestrator queue: iteration `iteration` paused too long. */
-export const ExpireJobSchema = z.object({ runId: z.string(), iteration: z.number().int().positive() });
+export const ExpireJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int().positive() });
 export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
 /** One tool call, on queue `tools-<pool>` (jobId `<runId>-<callId>`). */
 export const ToolJobSchema = z.object({
-  runId: z.string(),
+  runId: RunIdSchema,
   tenantId: z.string(),
   callId: z.string(),
   name: z.string(),
@@ -41,10 +44,10 @@ export const toolJobId = (runId: string, callId: string) => `${runId}-${callId}`
 export const RequestJobSchema = z.object({
   tenantId: TenantIdSchema,
   idempotencyKey: z.string().min(1).max(255).optional(),
-  runId: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional(),
+  runId: RunIdSchema.optional(),
   request: z.unknown(),
 });
 export type RequestJob = z.infer<typeof RequestJobSchema>;
 
-export const DecisionJobSchema = z.object({ tenantId: TenantIdSchema, runId: z.string(), decisions: z.array(DecisionSchema).min(1) });
+export const DecisionJobSchema = z.object({ tenantId: TenantIdSchema, runId: RunIdSchema, decisions: z.array(DecisionSchema).min(1) });
 export type DecisionJob = z.infer<typeof DecisionJobSchema>;

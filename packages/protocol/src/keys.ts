@@ -63,6 +63,10 @@ export class DeploymentKeys {
   get parkedRuns(): string {
     return `${this.prefix}:parked`;
   }
+  /** Runs in status queued, by creation time (mirrored in lua/common.lua): the intake reconciler's work list. */
+  get queuedRuns(): string {
+    return `${this.prefix}:queued`;
+  }
   /** Runs whose decisions are complete and whose resume is being published (a reconciler re-publishes stragglers). */
   get resumingRuns(): string {
     return `${this.prefix}:resuming`;

@@ -53,6 +53,9 @@ local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey)
   if from == to then return end
   if from then rcall('ZREM', runIndex(tenant, from), runId) end
   rcall('ZADD', runIndex(tenant, to), createdAt, runId)
+  -- queued runs of every tenant, for the reconciler that re-adds a first job its creator did not live to add
+  if to == 'queued' then rcall('ZADD', keyPrefix .. ':queued', createdAt, runId) end
+  if from == 'queued' then rcall('ZREM', keyPrefix .. ':queued', runId) end
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey) end
 end

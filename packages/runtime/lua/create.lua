@@ -5,11 +5,17 @@
   ARGV[12] error JSON or ''  ARGV[13] model JSON  ARGV[14] mode  ARGV[15] metadata JSON  ARGV[16] schema version
   ARGV[17] maxWallMs (0 = none)  ARGV[18] activeRuns limit (-1 = none)  ARGV[19] retention s
   ARGV[20] events JSON of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
-  Returns {1, status} when created, {0, "<runId> <bodyHash>"} when the idempotency key already names a run,
-  {2, activeRuns} when the tenant is at its activeRuns limit (nothing written). ]]
+  Returns {1, status} when created, {0, "<runId> <bodyHash>"} when the idempotency key or the run id already names
+  a run of this tenant (a redelivered intake job), {2, activeRuns} when the tenant is at its activeRuns limit, {3, ''}
+  when the run id is another tenant's (nothing written in those cases). ]]
 if tonumber(ARGV[8]) > 0 then
   local existing = rcall('GET', KEYS[5])
   if existing then return { 0, existing } end
+end
+local owner = rcall('HMGET', stateKey, 'tenant', 'bodyHash')
+if owner[1] then
+  if owner[1] ~= ARGV[5] then return { 3, '' } end
+  return { 0, runId .. ' ' .. (owner[2] or '') }
 end
 local status, errorJson, eventsJson = ARGV[11], ARGV[12], ARGV[10]
 local limit = tonumber(ARGV[18])
@@ -29,7 +35,7 @@ set('v', ARGV[16]); set('id', runId); set('tenant', ARGV[5]); set('status', stat
 if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', ARGV[6]); set('model', ARGV[13])
 set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
-set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey)
+set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey); set('bodyHash', ARGV[7])
 local msgs = cjson.decode(ARGV[9])
 for i = 1, #msgs, 1000 do
   rcall('RPUSH', msgsKey, unpack(msgs, i, math.min(i + 999, #msgs)))

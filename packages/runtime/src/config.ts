@@ -17,6 +17,9 @@ export const EnvSchema = z.object({
   AGENTLOOP_LOCK_MS: intFrom(30_000, 1000),
   AGENTLOOP_ORCHESTRATOR_CONCURRENCY: intFrom(50, 1),
   AGENTLOOP_TOOL_CONCURRENCY: intFrom(20, 1),
+  /** How often the orchestrator re-publishes what a dead process left half done (a queued run without its first job,
+   * a resume flipped but not published), and how old such a run must be. */
+  AGENTLOOP_RECONCILE_MS: intFrom(10_000, 100),
   AGENTLOOP_LLM_ATTEMPTS: intFrom(3, 1),
   AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
   /** Longest retry-after a worker waits out in place; a longer one moves the iteration job to delayed. */
@@ -98,6 +101,7 @@ export interface Config {
   lockMs: number;
   orchestratorConcurrency: number;
   toolConcurrency: number;
+  reconcileMs: number;
   llmAttempts: number;
   llmRetryBaseMs: number;
   llmMaxWaitMs: number;
@@ -149,6 +153,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     lockMs: e.AGENTLOOP_LOCK_MS,
     orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,
     toolConcurrency: e.AGENTLOOP_TOOL_CONCURRENCY,
+    reconcileMs: e.AGENTLOOP_RECONCILE_MS,
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,

@@ -31,7 +31,9 @@ export interface CreateRunInput {
 export type CreateRunResult =
   | { created: true; runId: string; status: 'queued' | 'failed' }
   | { created: false; runId: string; bodyHash: string }
-  | { created: false; limited: true; activeRuns: number };
+  | { created: false; limited: true; activeRuns: number }
+  /** The run id is another tenant's run (queue intake names its run ids). */
+  | { created: false; taken: true };
 
 export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
 
@@ -156,6 +158,7 @@ export class RunStore {
       ],
     )) as [number, string | number];
     if (res[0] === 2) return { created: false, limited: true, activeRuns: Number(res[1]) };
+    if (res[0] === 3) return { created: false, taken: true };
     if (res[0] === 1) return { created: true, runId: input.runId, status: res[1] === 'failed' ? 'failed' : 'queued' };
     const [runId, bodyHash] = String(res[1]).split(' ');
     return { created: false, runId: runId!, bodyHash: bodyHash! };
@@ -325,6 +328,11 @@ export class RunStore {
       default:
         return { kind: 'not_found' };
     }
+  }
+
+  /** Runs still queued that were created before `beforeMs` (their first job may never have been added). */
+  async queuedSince(beforeMs: number, limit = 100): Promise<string[]> {
+    return this.redis.zrangebyscore(this.keys.queuedRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
   }
 
   /** Runs whose resume was flipped before `beforeMs` and has not started yet (for the reconciler). */

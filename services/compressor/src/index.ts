@@ -1,4 +1,4 @@
-import { Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
@@ -60,7 +60,9 @@ export class CompressorWorker {
   }
 
   private async process(job: Job): Promise<CompressResult> {
-    const { runId, iteration, tv } = CompressJobSchema.parse(job.data);
+    const parsed = CompressJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`malformed compress job: ${parsed.error.message}`);
+    const { runId, iteration, tv } = parsed.data;
     const result = await this.compress(runId, iteration, tv);
     this.o.metrics.compressions.inc({ strategy: 'summarize', outcome: result.outcome });
     if (result.outcome !== 'ok') this.o.logger.info({ runId, iteration, ...result }, 'summarization did not apply');

@@ -10,7 +10,9 @@ export type IntakeResult =
   | { kind: 'existing'; runId: string; status: string }
   | { kind: 'invalid'; issues: unknown; message: string }
   | { kind: 'mismatch'; runId: string }
-  | { kind: 'limited'; activeRuns: number };
+  | { kind: 'limited'; activeRuns: number }
+  /** The run id (given at queue intake) names another tenant's run. */
+  | { kind: 'taken'; runId: string };
 
 export interface IntakePolicy {
   endpoints: EndpointPolicy;
@@ -95,6 +97,7 @@ export class RunIntake {
       });
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       if ('limited' in res) throw new Error('unreachable: an invalid run is not counted against activeRuns');
+      if ('taken' in res) return { kind: 'taken', runId };
       return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
@@ -102,6 +105,7 @@ export class RunIntake {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns };
     }
+    if ('taken' in res) return { kind: 'taken', runId };
     if (res.created && res.status === 'failed') {
       // queue intake at the activeRuns limit: the run exists, failed (rate_limited); nothing to queue
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
@@ -116,6 +120,16 @@ export class RunIntake {
     }
     await this.enqueueFirst(runId);
     return { kind: 'created', runId };
+  }
+
+  /**
+   * Queues the first iteration of runs still queued `olderThanMs` after their creation: the process that created one
+   * may have died before adding its job. Adding it again is harmless (the start is a compare-and-set).
+   */
+  async reconcileQueued(olderThanMs: number): Promise<number> {
+    const ids = await this.store.queuedSince(Date.now() - olderThanMs);
+    for (const id of ids) await this.enqueueFirst(id);
+    return ids.length;
   }
 
   private async enqueueFirst(runId: string): Promise<void> {

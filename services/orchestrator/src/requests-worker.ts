@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
@@ -8,22 +9,30 @@ import { zodIssues } from './intake.js';
 /** Queue intake (SPEC §2): runs enqueued by backends on `requests`, validated exactly like the HTTP API. */
 export class RequestsWorker {
   private worker: Worker | null = null;
+  private reconciler: NodeJS.Timeout | null = null;
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly intake: RunIntake,
     private readonly logger: Logger,
+    /** How long a run may stay queued before its first job is added again (its creator may have died). */
+    private readonly reconcileEveryMs = 10_000,
   ) {}
 
   async start(): Promise<void> {
     this.worker = new Worker(QUEUES.requests, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20 });
     this.worker.on('error', (err) => this.logger.error({ err }, 'requests worker error'));
     await this.worker.waitUntilReady();
+    this.reconciler = setInterval(() => {
+      this.intake.reconcileQueued(this.reconcileEveryMs).catch((err: unknown) => this.logger.warn({ err }, 'queued-run reconciliation failed'));
+    }, this.reconcileEveryMs);
+    this.reconciler.unref();
   }
 
   handBack(): void {} // short jobs: nothing worth aborting
 
   async close(): Promise<void> {
+    if (this.reconciler) clearInterval(this.reconciler);
     await this.worker?.close();
   }
 
@@ -35,8 +44,17 @@ export class RequestsWorker {
       if (!TenantIdSchema.safeParse(job.data?.tenantId).success) throw new UnrecoverableError(`invalid intake job: ${JSON.stringify(zodIssues(envelope.error))}`);
     }
     const data = envelope.success ? envelope.data : { tenantId: String(job.data.tenantId), request: job.data?.request, idempotencyKey: undefined, runId: undefined };
-    const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId: data.runId, failInvalid: true });
+    // A redelivered job (a crash after the run was created) must find the same run: without a runId of its own, the
+    // job's id names it.
+    const runId = data.runId ?? runIdForJob(String(job.id));
+    const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId, failInvalid: true });
+    if (res.kind === 'taken') throw new UnrecoverableError(`run id ${runId} belongs to another tenant`);
     if (res.kind === 'created' || res.kind === 'existing' || res.kind === 'mismatch') return { id: res.runId };
     throw new Error('unreachable: intake with failInvalid never answers invalid');
   }
+}
+
+/** The run id of a `requests` job that names none: derived from the job id, so every delivery of the job agrees. */
+export function runIdForJob(jobId: string): string {
+  return `run_q${createHash('sha256').update(jobId).digest('base64url').slice(0, 24)}`;
 }

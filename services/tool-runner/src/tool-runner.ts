@@ -1,4 +1,4 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, advanceJobId, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
@@ -57,7 +57,8 @@ export class ToolRunner {
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
       worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.tools(pool) }));
       worker.on('failed', (job, err) => {
-        if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.onJobFailed(job, err);
+        if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+          this.onJobFailed(job, err).catch((e: unknown) => this.o.logger.error({ err: e, jobId: job.id }, 'could not answer the call of a failed tool job'));
       });
       this.workers.push(worker);
     }
@@ -130,7 +131,9 @@ export class ToolRunner {
   }
 
   private async process(job: Job, pool: string): Promise<{ callId: string }> {
-    const data = ToolJobSchema.parse(job.data);
+    const parsed = ToolJobSchema.safeParse(job.data);
+    if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
+    const data = parsed.data;
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
     if (!(await this.mayExecute(data, tool?.entry.retry ?? 'safe'))) return { callId };

@@ -11,6 +11,8 @@ export class DeltaBuffer {
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
   private written = false;
+  /** The first write that failed: later writes are skipped, and drain() / flush() report it. */
+  private failure: unknown = null;
 
   constructor(
     private readonly iteration: number,
@@ -32,8 +34,8 @@ export class DeltaBuffer {
     if (last && last.type === type) (last.data as { text: string }).text += text;
     else this.pending.push({ type, data: { iteration: this.iteration, text } });
     this.chars += text.length;
-    if (this.chars >= this.maxChars) void this.flush();
-    else if (!this.timer) this.timer = setTimeout(() => void this.flush(), this.intervalMs);
+    if (this.chars >= this.maxChars) this.schedule();
+    else if (!this.timer) this.timer = setTimeout(() => this.schedule(), this.intervalMs);
   }
 
   private take(): NewEvent[] {
@@ -45,20 +47,36 @@ export class DeltaBuffer {
     return batch;
   }
 
-  /** Writes what is buffered; resolves when everything added so far is written. */
-  flush(): Promise<void> {
+  /** Queues a write of what is buffered; never rejects (a failure is kept for flush() and drain()). */
+  private schedule(): void {
     const batch = this.take();
-    if (batch.length) {
-      const first = !this.written;
-      this.written = true;
-      this.chain = this.chain.then(() => this.write(batch, first)).then(() => undefined);
-    }
-    return this.chain;
+    if (!batch.length || this.failure) return;
+    const first = !this.written;
+    this.written = true;
+    this.chain = this.chain.then(async () => {
+      if (this.failure) return;
+      try {
+        await this.write(batch, first);
+      } catch (e) {
+        this.failure = e;
+      }
+    });
   }
 
-  /** Waits for writes in flight and returns what is still buffered, for the caller to write with its own step. */
+  /** Writes what is buffered; resolves when everything added so far is written, rejects if a write failed. */
+  async flush(): Promise<void> {
+    this.schedule();
+    await this.chain;
+    if (this.failure) throw this.failure;
+  }
+
+  /**
+   * Waits for writes in flight and returns what is still buffered, for the caller to write with its own step.
+   * Rejects when a write failed: the deltas can no longer be trusted to be in the log, so the step must not go on.
+   */
   async drain(): Promise<NewEvent[]> {
     await this.chain;
+    if (this.failure) throw this.failure;
     return this.take();
   }
 

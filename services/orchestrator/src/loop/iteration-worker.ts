@@ -1,4 +1,4 @@
-import { DelayedError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
@@ -84,7 +84,10 @@ export class IterationWorker {
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
     this.worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.orchestrator }));
     this.worker.on('failed', (job, err) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.end.failed(String(job.data?.runId), 'internal', `iteration job failed: ${err.message}`);
+      // a job that failed for good ends its run (a malformed job names no run: nothing to end)
+      const data = AdvanceJobSchema.safeParse(job?.data);
+      if (!job || !data.success || job.attemptsMade < (job.opts.attempts ?? 1)) return;
+      this.end.failed(data.data.runId, 'internal', `iteration job failed: ${err.message}`).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
     });
     await this.worker.waitUntilReady();
   }
@@ -101,11 +104,14 @@ export class IterationWorker {
 
   private async process(job: Job, token?: string): Promise<void> {
     if (job.name === 'expire') {
-      const { runId, iteration } = ExpireJobSchema.parse(job.data);
-      await this.o.decisions.expire(runId, iteration);
+      const expire = ExpireJobSchema.safeParse(job.data);
+      if (!expire.success) throw new UnrecoverableError(`malformed expire job: ${expire.error.message}`);
+      await this.o.decisions.expire(expire.data.runId, expire.data.iteration);
       return;
     }
-    const { runId, iteration: k, plan } = AdvanceJobSchema.parse(job.data);
+    const advance = AdvanceJobSchema.safeParse(job.data);
+    if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
+    const { runId, iteration: k, plan } = advance.data;
     const t0 = performance.now();
     const outcome = await this.advance(job, token, runId, k, plan);
     const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { QUEUES, RunRequestSchema, type EventEnvelope } from '@agentloop/protocol';
+import { RunStore } from '@agentloop/runtime';
+import { checkEvents } from '@agentloop/testing';
+import { runIdForJob } from '@agentloop/orchestrator';
+import { InProcessStack } from '../test-support/stack.js';
+
+/** SPEC §2 queue intake: a requests job is applied once however often it is delivered; no run stays queued forever. */
+describe('intake is exactly-once', () => {
+  let s: InProcessStack;
+  let queue: Queue;
+  beforeAll(async () => {
+    s = await InProcessStack.start({ script: () => ({ text: 'ok' }), env: { AGENTLOOP_RECONCILE_MS: '500' } });
+    queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
+  }, 30_000);
+  afterAll(async () => {
+    await queue?.close();
+    await s?.stop();
+  });
+  const request = { input: 'hello once', model: { provider: 'openai', name: 'gpt-4o-mini' } };
+
+  it('the same runId delivered twice (after the run finished, and racing) makes one run: one run.queued, the input once', async () => {
+    const runId = `once_${Date.now()}`;
+    await queue.add('run', { tenantId: 'tenant-a', runId, request });
+    const first = await s.a.waitTerminal(runId);
+    await queue.add('run', { tenantId: 'tenant-a', runId, request }); // a redelivery after the run ended
+    await Promise.all([queue.add('run', { tenantId: 'tenant-a', runId, request }), queue.add('run', { tenantId: 'tenant-a', runId, request })]);
+    await new Promise((r) => setTimeout(r, 500));
+    const snap = (await s.a.getRun(runId)).json;
+    expect(snap.status).toBe('completed');
+    expect(snap.updatedAt).toBe(first.updatedAt);
+    const events = (await s.a.events(runId)).events as EventEnvelope[];
+    expect(checkEvents(events)).toEqual([]);
+    expect(events.filter((e) => e.type === 'run.queued')).toHaveLength(1);
+    const history = ((await s.a.getRun(runId, 'history')).json as unknown as { history: Array<{ role: string; content: string }> }).history;
+    expect(history.filter((m) => m.content === 'hello once')).toHaveLength(1);
+  });
+
+  it('a run id of another tenant is refused, and that run is untouched', async () => {
+    const runId = `mine_${Date.now()}`;
+    await queue.add('run', { tenantId: 'tenant-a', runId, request });
+    await s.a.waitTerminal(runId);
+    const job = await queue.add('run', { tenantId: 'tenant-b', runId, request: { ...request, input: 'hijack' } });
+    await expect.poll(async () => (await job.getState()), { timeout: 10_000 }).toBe('failed');
+    expect((await s.b.getRun(runId)).status).toBe(404);
+    expect((await s.a.getRun(runId)).json.status).toBe('completed');
+  });
+
+  it('a job without a runId names its run after the job, so a redelivery finds the same run', () => {
+    expect(runIdForJob('17')).toBe(runIdForJob('17'));
+    expect(runIdForJob('17')).not.toBe(runIdForJob('18'));
+    expect(runIdForJob('idem-tenant-a-some:key/with stuff')).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+  });
+
+  it('a job without a runId delivered again (same job id) makes one run', async () => {
+    const jobId = `backend-msg-${Date.now()}`;
+    const job = await queue.add('run', { tenantId: 'tenant-a', request }, { jobId });
+    const runId = runIdForJob(jobId);
+    await s.a.waitTerminal(runId);
+    // the redelivery: a job with the same id after the first was removed (BullMQ dedupes while it exists)
+    await job.remove().catch(() => undefined);
+    await queue.add('run', { tenantId: 'tenant-a', request }, { jobId });
+    await new Promise((r) => setTimeout(r, 500));
+    const mine = (await s.a.request('GET', '/v1/runs?limit=200')).json.data.filter((r: { id: string }) => r.id.startsWith('run_q'));
+    expect(mine.filter((r: { id: string }) => r.id === runId)).toHaveLength(1);
+    expect((await s.a.events(runId)).events.filter((e) => e.type === 'run.queued')).toHaveLength(1);
+  });
+
+  it('a run created without its first job (its creator died) is queued again by the reconciler and completes', async () => {
+    const store = new RunStore(s.redis, s.prefix);
+    const runId = `orphan_${Date.now()}`;
+    const req = RunRequestSchema.parse(request);
+    const created = await store.create({ runId, tenant: 'tenant-a', request: req, messages: [{ role: 'user', content: 'hello once' }], bodyHash: 'x' });
+    expect(created.created).toBe(true); // and no job: exactly what a crash right after the create leaves
+    const snap = await s.a.waitTerminal(runId, 15_000);
+    expect(snap.status).toBe('completed');
+    expect(await s.redis.zscore(`${s.prefix}:queued`, runId)).toBeNull();
+  });
+});
