@@ -3,6 +3,7 @@
   ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
   ARGV[9] events JSON  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
   ARGV[11] '1': also return the state hash after the start (a caller that did not read it first)
+  ARGV[12] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
   KEYS[5] the deployment's resuming-runs zset (left when a resumed run starts)
   Returns {transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
@@ -25,7 +26,7 @@ set('toolCalls', toolCalls)
 if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
 local len = -1 -- unknown: nothing appended
 if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
-set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs)
+set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs); set('owner', ARGV[12] or '')
 if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
 emitAll(ARGV[9])
 commit(st[6])

@@ -26,6 +26,8 @@ export interface RunState {
   batch: string[];
   /** Why the next model call must be a final answer without tools ('' = it need not). */
   pendingFinal: string;
+  /** The job that started the current iteration's model call ('' before owners were recorded). */
+  owner: string;
   /** What the current iteration's model call is: 'tools' (normal) or the finalize reason. */
   callMode: string;
   stopReason: StopReason | null;
@@ -74,6 +76,7 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     batch: json(h.batch, []),
     pendingFinal: h.pendingFinal ?? '',
     callMode: h.callMode ?? '',
+    owner: h.owner ?? '',
     stopReason: (h.stopReason || null) as StopReason | null,
     output: h.output !== undefined && h.status === 'completed' ? h.output : null,
     usage: {

@@ -223,10 +223,10 @@ export class RunStore {
    */
   async startIteration(
     runId: string,
-    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean },
+    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string },
   ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
-      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '',
+      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
     ]);
     if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
     const [length, toolCalls, resumed, count, ...rest] = r as [number, number, number, number, ...string[]];

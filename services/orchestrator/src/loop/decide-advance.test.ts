@@ -23,6 +23,12 @@ describe('decideAdvance (pure)', () => {
     expect(decideAdvance(state({ phase: 'model', iteration: 2, callMode: 'max_iterations' }), 2, 2000)).toEqual({ kind: 'resume_call', callMode: 'max_iterations' });
     expect(decideAdvance(state({ phase: 'tools', iteration: 2 }), 2, 2000)).toEqual({ kind: 'redispatch' });
   });
+  it('lets only the job that started a model call (or its retry: same id) resume it', () => {
+    const calling = state({ phase: 'model', iteration: 2, owner: 'r-2' });
+    expect(decideAdvance(calling, 2, 2000, 'r-2')).toEqual({ kind: 'resume_call', callMode: 'tools' });
+    for (const other of ['r-2-resume', 'r-2-nudge-c1', 'r-2-dup']) expect(decideAdvance(calling, 2, 2000, other).kind).toBe('noop');
+    expect(decideAdvance(state({ phase: 'model', iteration: 2, owner: '' }), 2, 2000, 'any').kind).toBe('resume_call'); // no owner recorded (older runs)
+  });
   it('finalizes or fails past maxIterations', () => {
     expect(decideAdvance(state({ iteration: 3 }, { maxIterations: 3 }), 4, 2000)).toMatchObject({ kind: 'start', callMode: 'max_iterations' });
     expect(decideAdvance(state({ iteration: 3 }, { maxIterations: 3, onMaxIterations: 'fail' }), 4, 2000)).toEqual({ kind: 'fail_max_iterations' });

@@ -9,10 +9,18 @@ export type AdvanceAction =
   | { kind: 'resume_call'; callMode: string }
   | { kind: 'redispatch' };
 
-export function decideAdvance(st: RunState, k: number, nowMs: number): AdvanceAction {
+/**
+ * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, a nudge, duplicates); only the
+ * one that started its model call — or a BullMQ retry of it, which keeps its id — may resume that call. Another would
+ * stream the model a second time, its deltas interleaved with the first's.
+ */
+export function decideAdvance(st: RunState, k: number, nowMs: number, jobId?: string): AdvanceAction {
   if (st.status === 'completed' || st.status === 'failed' || st.status === 'cancelled') return { kind: 'noop', why: 'run ended' };
   if (st.cancel) return { kind: 'cancel' };
-  if (st.iteration === k && st.phase === 'model') return { kind: 'resume_call', callMode: st.callMode || 'tools' };
+  if (st.iteration === k && st.phase === 'model') {
+    if (st.owner && jobId !== undefined && jobId !== st.owner) return { kind: 'noop', why: `job ${st.owner} owns iteration ${k}'s model call` };
+    return { kind: 'resume_call', callMode: st.callMode || 'tools' };
+  }
   // the job of iteration k died after its checkpoint: publish its calls again (fixed job ids make it idempotent)
   if (st.iteration === k && (st.phase === 'paused' || (st.phase === 'tools' && !st.resuming))) return { kind: 'redispatch' };
   const startable = st.iteration === k - 1 && ((k === 1 && st.phase === 'queued') || (k > 1 && st.phase === 'tools'));

@@ -132,12 +132,12 @@ export class IterationWorker {
       if (planned !== 'stale') return planned;
     }
     if (cached) {
-      const outcome = await this.act(job, token, cached, k, decideAdvance(cached, k, Date.now()));
+      const outcome = await this.act(job, token, cached, k, decideAdvance(cached, k, Date.now(), job.id));
       if (outcome !== 'stale') return outcome;
     }
     const st = await this.o.store.load(runId);
     if (!st) return 'done';
-    const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now()));
+    const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now(), job.id));
     return outcome === 'stale' ? 'done' : outcome;
   }
 
@@ -162,10 +162,10 @@ export class IterationWorker {
         return 'done';
       }
       case 'start': {
-        const started = await this.o.store.startIteration(runId, this.startParams(k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
+        const started = await this.o.store.startIteration(runId, this.startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done'; // a call of a resumed batch still runs: its completion starts the iteration
-        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, usage: { ...st.usage, toolCalls: started.toolCalls } };
+        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: job.id ?? '', usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.afterStart(job, token, current, k, action.callMode, started);
       }
       case 'resume_call':
@@ -173,18 +173,18 @@ export class IterationWorker {
     }
   }
 
-  private startParams(k: number, expectPhase: 'queued' | 'tools', callMode: string, pendingFinal: string, iterUsage: RunState['iterUsage'], returnState: boolean) {
+  private startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: string, pendingFinal: string, iterUsage: RunState['iterUsage'], returnState: boolean) {
     const events: NewEvent[] = [];
     if (k === 1) events.push({ type: 'run.started', data: {} });
     else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
     events.push({ type: 'iteration.started', data: { iteration: k } });
     const extraMessage: Message | undefined = callMode !== 'tools' ? { role: 'user', content: finalizeInstruction(callMode) } : undefined;
-    return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState };
+    return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: job.id ?? '' };
   }
 
   /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
   private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
-    const started = await this.o.store.startIteration(runId, this.startParams(k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true));
+    const started = await this.o.store.startIteration(runId, this.startParams(job, k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true));
     if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';
     if (!started.state) return 'stale';
     return this.afterStart(job, token, started.state, k, plan.callMode, started);
