@@ -5,7 +5,8 @@
   ARGV[7] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
     (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
   ARGV[8] the assistant message edit: JSON {callId: newArgumentsText} or ''
-  Returns {'resumed', #approved, approvedCallIds..., state field, value...}, {'waiting', remainingCallIds...},
+  Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
+  value...}, {'waiting', #names, names..., remainingCallIds...},
   {'not_found'}, {'not_paused', status}, {'conflict', callId}, or {'invalid', callId, pauseType}. ]]
 local st = rcall('HMGET', stateKey, 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant')
 if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
@@ -23,9 +24,11 @@ for _, d in ipairs(decisions) do
   if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
+local names = {}
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]
   local meta = cjson.decode(rcall('HGET', callsKey, id))
+  names[#names + 1] = meta.name
   rcall('HSET', callsKey, id .. ':dec', action)
   if d[3] ~= '' then rcall('HSET', callsKey, id .. ':out', d[3], id .. ':st', 'done') end
   if d[4] ~= '' then rcall('HSET', callsKey, id, d[4]) end
@@ -50,7 +53,10 @@ for _, p in ipairs(pending) do
 end
 if #remaining > 0 then
   commit(st[4])
-  return { 'waiting', unpack(remaining) }
+  local out = { 'waiting', #names }
+  for _, n in ipairs(names) do out[#out + 1] = n end
+  for _, id in ipairs(remaining) do out[#out + 1] = id end
+  return out
 end
 -- the last decision: resume exactly once
 local all, approved = {}, {}
@@ -65,7 +71,9 @@ rcall('ZREM', KEYS[5], runId)
 rcall('ZADD', KEYS[6], nowMs, runId)
 commit(st[4])
 -- the state as it is now, for the publisher's plan of the resumed iteration (no second read)
-local out = { 'resumed', #approved }
+local out = { 'resumed', #names }
+for _, n in ipairs(names) do out[#out + 1] = n end
+out[#out + 1] = #approved
 for _, id in ipairs(approved) do out[#out + 1] = id end
 for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end
 return out

@@ -88,14 +88,28 @@ local function commit(seq)
   if n > 0 then rcall('PUBLISH', channel, seq + n) end
 end
 
+-- A run that ends inside iteration `it` (during its model call, its batch or its pause) reports that iteration's
+-- iteration.completed before its terminal event, as a run ending through an answer does (SPEC §4).
+local function completeIteration(it, phase, iterUsage)
+  it = tonumber(it) or 0
+  if it < 1 or phase == 'done' or phase == 'queued' then return end
+  local usage = '{}'
+  if phase ~= 'model' and iterUsage and iterUsage ~= '' then usage = iterUsage end
+  emit('iteration.completed', '{"iteration":' .. it .. ',"usage":' .. usage .. '}')
+end
+
 local function toolCallEvent(callId, name, display, status, extra)
   return '{"callId":' .. cjson.encode(callId) .. ',"name":' .. cjson.encode(name) .. ',"arguments":' .. display ..
     ',"status":"' .. status .. '"' .. (extra or '') .. '}'
 end
 
+-- Names of the calls this step answered without running them (returned, for the tool-call metrics).
+local closedNames = {}
+
 -- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
 local function closeCall(callId, status, code, message, retryable)
   local meta = cjson.decode(rcall('HGET', callsKey, callId))
+  closedNames[#closedNames + 1] = meta.name
   local err = { code = code, message = message, retryable = retryable }
   local content = cjson.encode({ ok = false, error = err })
   rcall('HSET', callsKey, callId .. ':out', cjson.encode({ status = status, content = content, error = err }), callId .. ':st', 'done')

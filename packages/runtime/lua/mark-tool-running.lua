@@ -1,13 +1,17 @@
---[[ Record that a call starts executing, for tools whose start must be known after a crash (retry: never).
+--[[ A tool-runner is about to execute a call: decide, in one step, whether it may, and record that it starts.
   ARGV[5] callId  ARGV[6] tool.call event data (status running)
-  Returns 1 (first start: go ahead), 0 (already started once: the caller answers outcome_unknown) or -1 (answered). ]]
+  Returns 'first' (recorded as running, its `running` event emitted: go ahead), 'again' (it started before: a
+  redelivery after a crash), 'answered' (stale job, or already answered), 'cancel' (the run ended or is being
+  cancelled) or 'expired' (the run's wall-clock budget is spent). Only 'first' writes anything. ]]
 local callId = ARGV[5]
 local stt = rcall('HGET', callsKey, callId .. ':st')
-if stt ~= 'queued' then
-  if stt == 'running' then return 0 end
-  return -1
-end
+if not stt or stt == 'done' then return 'answered' end
+local st = rcall('HMGET', stateKey, 'status', 'cancel', 'createdAt', 'maxWallMs', 'seq')
+if isTerminal(st[1]) or (st[2] and st[2] ~= '') then return 'cancel' end
+local wall = tonumber(st[4]) or 0
+if wall > 0 and tonumber(nowMs) > (tonumber(st[3]) or 0) + wall then return 'expired' end
+if stt == 'running' then return 'again' end
 rcall('HSET', callsKey, callId .. ':st', 'running')
 emit('tool.call', ARGV[6])
-commit(rcall('HGET', stateKey, 'seq'))
-return 1
+commit(st[5])
+return 'first'

@@ -43,6 +43,17 @@ export class Metrics {
     client.collectDefaultMetrics({ register: this.registry });
   }
 
+  /**
+   * Counts calls answered without a tool-runner (denied, submitted, cancelled). `known`: the tool catalog — other
+   * names (client tools, which tenants name) are labelled `unknown`, so tenants cannot grow the series.
+   */
+  countCalls(names: readonly string[], status: string, known: ReadonlyMap<string, unknown>, skipReason?: string): void {
+    for (const name of names) {
+      this.toolCalls.inc({ tool: known.has(name) ? name : 'unknown', status });
+      if (skipReason) this.toolsSkipped.inc({ reason: skipReason });
+    }
+  }
+
   async text(): Promise<string> {
     return this.registry.metrics();
   }

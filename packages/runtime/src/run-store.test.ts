@@ -83,13 +83,13 @@ describe('RunStore Lua transitions (real Redis)', () => {
       totals, iterationUsage: {}, final: null, calls: [{ id: 'k1', meta: { ...meta('a'), display: '{"x":1}' }, outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
-    expect(await store.requestCancel(runId, 'stop')).toBe('requested');
+    expect(await store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
     expect((await store.toolCallState(runId, 'k1')).cancel).toBe('stop');
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
-    expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toBe(true);
+    expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
     expect(await store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
-    expect(await store.requestCancel(runId, 'again')).toBe('terminal');
+    expect((await store.requestCancel(runId, 'again')).kind).toBe('terminal');
     const msgs = await store.messages(runId);
     expect(JSON.parse(msgs.at(-1)!.content!)).toMatchObject({ ok: false, error: { code: 'cancelled' } });
     const events = await store.events(runId);

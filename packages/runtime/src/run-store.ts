@@ -75,8 +75,8 @@ export interface PreparedDecision {
 }
 
 export type DecisionOutcome =
-  | { kind: 'resumed'; approved: string[]; state: RunState }
-  | { kind: 'waiting'; remaining: string[] }
+  | { kind: 'resumed'; names: string[]; approved: string[]; state: RunState }
+  | { kind: 'waiting'; names: string[]; remaining: string[] }
   | { kind: 'not_found' }
   | { kind: 'not_paused'; status: string }
   | { kind: 'conflict'; callId: string }
@@ -312,13 +312,17 @@ export class RunStore {
     const [kind, ...rest] = r;
     switch (kind) {
       case 'resumed': {
-        const n = Number(rest[0]);
+        const names = rest.slice(1, 1 + Number(rest[0]));
+        const at = 1 + names.length;
+        const n = Number(rest[at]);
         const h: Record<string, string> = {};
-        for (let i = 1 + n; i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
-        return { kind, approved: rest.slice(1, 1 + n), state: parseRunState(h)! };
+        for (let i = at + 1 + n; i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
+        return { kind, names, approved: rest.slice(at + 1, at + 1 + n), state: parseRunState(h)! };
       }
-      case 'waiting':
-        return { kind, remaining: rest };
+      case 'waiting': {
+        const names = rest.slice(1, 1 + Number(rest[0]));
+        return { kind, names, remaining: rest.slice(1 + names.length) };
+      }
       case 'conflict':
         return { kind, callId: rest[0]! };
       case 'invalid':
@@ -344,11 +348,15 @@ export class RunStore {
     return (await this.scripts.run('close-tool-call', this.runKeys(runId), [...this.head(runId), callId, kind])) === 1;
   }
 
-  /** Records that a retry:"never" call starts: 'first' (run it), 'again' (it started before: outcome unknown), 'answered'. */
-  async markToolRunning(runId: string, callId: string, eventData: NewEvent['data']): Promise<'first' | 'again' | 'answered'> {
-    const r = await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, JSON.stringify(eventData)]);
-    return r === 1 ? 'first' : r === 0 ? 'again' : 'answered';
+  /**
+   * A tool-runner is about to execute a call: one step that checks the call and the run, and records the start
+   * (emitting the call's `running` event). 'first': run it; 'again': it started before (a redelivery after a
+   * crash); 'answered': nothing to do; 'cancel' / 'expired': answer it cancelled / skipped (closeToolCall).
+   */
+  async markToolRunning(runId: string, callId: string, eventData: NewEvent['data']): Promise<'first' | 'again' | 'answered' | 'cancel' | 'expired'> {
+    return (await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, JSON.stringify(eventData)])) as 'first' | 'again' | 'answered' | 'cancel' | 'expired';
   }
+
 
   async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: NewEvent['data']): Promise<boolean> {
     const r = await this.scripts.run('record-tool-result', this.runKeys(runId), [
@@ -357,16 +365,19 @@ export class RunStore {
     return r === 1;
   }
 
-  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<boolean> {
+  /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
+  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<{ closed: string[] } | null> {
     const r = await this.scripts.run('finish-run', this.runKeys(runId), [
       ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? JSON.stringify(p.error) : '', eventsArg(p.events),
     ]);
-    return r === 1;
+    return Array.isArray(r) ? { closed: r.slice(1).map(String) } : null;
   }
 
-  async requestCancel(runId: string, reason: string): Promise<'terminal' | 'ended' | 'requested'> {
+  /** `closed`: the tool names of the calls a paused run's cancellation answered cancelled. */
+  async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
-    return (await this.scripts.run('request-cancel', this.runKeys(runId), [...this.head(runId), reason, eventsArg(events)])) as 'terminal' | 'ended' | 'requested';
+    const [kind, ...closed] = (await this.scripts.run('request-cancel', this.runKeys(runId), [...this.head(runId), reason, eventsArg(events)])) as string[];
+    return { kind: kind as 'terminal' | 'ended' | 'requested', closed };
   }
 
   /**

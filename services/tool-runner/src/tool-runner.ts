@@ -99,25 +99,29 @@ export class ToolRunner {
   }
 
   /**
-   * Whether this delivery executes the call. A safe call is checked with two reads and nothing written; a call
-   * that must not be retried records its start first, so a crash mid-execution is answered outcome_unknown.
+   * Whether this delivery executes the call: one step checks the call and its run and records the start (the call's
+   * `running` event). A redelivered call that had started runs again when its tool is safe to retry; otherwise it is
+   * answered outcome_unknown.
    */
   private async mayExecute(data: ToolJob, retry: 'safe' | 'never'): Promise<boolean> {
     const { runId, callId } = data;
-    const s = await this.o.store.toolCallState(runId, callId);
-    if (s.call === null || s.call === 'done') return false; // stale job, or already answered: reuse the result
-    if (isTerminalStatus(s.status) || s.cancel) {
-      if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
-      return false;
+    const started = await this.o.store.markToolRunning(runId, callId, { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' });
+    switch (started) {
+      case 'first':
+        return true;
+      case 'answered':
+        return false; // stale job, or already answered: its result is reused
+      case 'cancel':
+        if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
+        return false;
+      case 'expired':
+        if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
+        return false;
+      case 'again':
+        if (retry === 'safe') return true;
+        if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown')) this.count(data.name, 'error');
+        return false;
     }
-    if (s.deadlineMs !== null && Date.now() > s.deadlineMs) {
-      if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
-      return false;
-    }
-    if (retry === 'safe') return true;
-    const started = s.call === 'running' ? 'again' : await this.o.store.markToolRunning(runId, callId, { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' });
-    if (started === 'again' && (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown'))) this.count(data.name, 'error');
-    return started === 'first';
   }
 
   private async runCancelled(runId: string): Promise<boolean> {

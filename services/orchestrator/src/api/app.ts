@@ -184,9 +184,13 @@ export function createApp(d: ApiDeps): express.Express {
   app.post('/v1/runs/:id/cancel', body, wrap(async (req, res) => {
     const st = await ownRun(req);
     const r = await d.store.requestCancel(st.id, 'cancelled by request');
-    if (r === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
-    if (r === 'requested') await d.publishCancel(st.id);
-    res.status(202).json({ id: st.id, status: r === 'ended' ? 'cancelled' : 'cancelling' });
+    if (r.kind === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
+    if (r.kind === 'requested') await d.publishCancel(st.id);
+    else {
+      d.metrics?.countCalls(r.closed, 'cancelled', await d.catalog.all(), 'cancelled'); // a paused run's calls
+      d.metrics?.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
+    }
+    res.status(202).json({ id: st.id, status: r.kind === 'ended' ? 'cancelled' : 'cancelling' });
   }));
 
   app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {

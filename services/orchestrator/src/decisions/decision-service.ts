@@ -79,13 +79,24 @@ export class DecisionService {
           details: [{ path: ['decisions', out.callId, 'action'], message: `not allowed for a call that is ${out.pauseType}` }],
         };
       case 'waiting':
+        await this.countDecided(prepared, out.names);
         return { kind: 'applied', status: 'waiting', remaining: out.remaining };
       case 'resumed': {
+        await this.countDecided(prepared, out.names);
         const st = out.state;
         await this.publishResume(runId, { iteration: st.iteration, tenant: st.tenant, approved: out.approved, plan: resumePlan(st) });
         return { kind: 'applied', status: 'resumed', remaining: [] };
       }
     }
+  }
+
+  /** Denied and submitted calls end here, not in a tool-runner: counted in agentloop_tool_calls_total here. */
+  private async countDecided(prepared: PreparedDecision[], names: string[]): Promise<void> {
+    if (!prepared.some((d) => d.outcome)) return;
+    const known = await this.catalog.all();
+    prepared.forEach((d, i) => {
+      if (d.outcome) this.metrics.countCalls([names[i] ?? 'unknown'], d.outcome.status, known);
+    });
   }
 
   private async prepare(d: Decision, meta: CallMeta | null): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
@@ -155,7 +166,11 @@ export class DecisionService {
     if (st.request.approval.onTimeout === 'fail') {
       const error = { code: 'approval_expired', message: `no decision within approval.timeoutMs (${st.request.approval.timeoutMs} ms)` };
       const events: NewEvent[] = [{ type: 'run.failed', data: { error } }];
-      if (await this.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events })) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+      const ended = await this.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events });
+      if (ended) {
+        this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
+        this.metrics.countCalls(ended.closed, 'cancelled', await this.catalog.all(), 'cancelled');
+      }
       return;
     }
     const undecided = await this.undecided(st);

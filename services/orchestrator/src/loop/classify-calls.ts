@@ -106,6 +106,7 @@ export function classificationEvents(calls: ClassifiedCall[]): NewEvent[] {
     const base = { callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments) };
     events.push({ type: 'tool.call', data: { ...base, status: 'proposed' } });
     if (c.outcome) events.push({ type: 'tool.call', data: { ...base, status: c.outcome.status, ...(c.outcome.error ? { error: c.outcome.error } : {}) } });
+    else if (c.pause) events.push({ type: 'tool.call', data: { ...base, status: c.pause } });
   }
   return events;
 }

@@ -64,7 +64,7 @@ export class IterationWorker {
     this.catalog = new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.queues, this.transcripts, o.metrics);
     this.dispatcher = new Dispatcher(o.queues);
-    this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId));
+    this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
   }
 
   async start(): Promise<void> {

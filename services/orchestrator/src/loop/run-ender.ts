@@ -7,26 +7,32 @@ export class RunEnder {
     private readonly store: RunStore,
     private readonly metrics: Metrics,
     private readonly forget: (runId: string) => void,
+    private readonly knownTools: () => Promise<ReadonlyMap<string, unknown>> = async () => new Map(),
   ) {}
 
   async cancelled(st: RunState): Promise<void> {
-    const ok = await this.store.finish(st.id, {
+    await this.finish(st.id, {
       expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null,
       events: [{ type: 'run.cancelled', data: { reason: st.cancel || 'cancelled' } }],
     });
-    if (ok) this.ended(st.id, 'cancelled', 'cancelled');
   }
 
   async failed(runId: string, code: string, message: string, iteration: number | null = null): Promise<void> {
     const error = { code, message };
-    if (await this.store.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] }))
-      this.ended(runId, 'failed', 'none');
+    await this.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] });
   }
 
   async failedAtMaxIterations(st: RunState): Promise<void> {
     const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
-    if (await this.store.finish(st.id, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] }))
-      this.ended(st.id, 'failed', 'max_iterations');
+    await this.finish(st.id, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] });
+  }
+
+  /** Ends the run and counts it, and the open calls the end answered `cancelled`. */
+  private async finish(runId: string, p: Parameters<RunStore['finish']>[1]): Promise<void> {
+    const ended = await this.store.finish(runId, p);
+    if (!ended) return;
+    if (ended.closed.length) this.metrics.countCalls(ended.closed, 'cancelled', await this.knownTools(), 'cancelled');
+    this.ended(runId, p.status, p.stopReason ?? 'none');
   }
 
   /** The model cannot be called at all (context): complete the run with an explanation, never fail it. */
