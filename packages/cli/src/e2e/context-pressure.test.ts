@@ -22,6 +22,8 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   failsum: working(6),
   off: working(6),
   tight: working(6),
+  // a parallel batch whose results cannot fit together, however the older turns are compressed
+  wide: (req) => (req.tools.length ? { toolCalls: [0, 1, 2, 3, 4].map((i) => ({ name: 'big', args: { n: 12_000 + i } })) } : { text: 'answered from what fit' }),
 };
 
 describe('context pressure: compression ladder (issue 4)', () => {
@@ -104,6 +106,17 @@ describe('context pressure: compression ladder (issue 4)', () => {
     expect(skipped.length).toBeGreaterThanOrEqual(1);
     expect(s.mock.requests.at(-1)!.tools).toEqual([]);
     expect(count((await s.anon.request('GET', '/metrics')).text)).toBeGreaterThan(count(metricsBefore));
+  });
+
+  it('with prune, an oversized parallel batch is answered skipped and the run ends context_limit instead of looping', async () => {
+    const before = s.mock.journal.length;
+    const id = await s.a.startRun(body('wide', { context: { compression: 'prune' } }));
+    const { snap, messages } = await finished(id);
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'context_limit', output: 'answered from what fit' });
+    expect(snap.iteration).toBe(2); // the batch, then the final call: no repeats until max_iterations
+    const modelCalls = s.mock.journal.slice(before).filter((j) => j.status === 200);
+    expect(modelCalls.map((j) => j.req.tools.length > 0)).toEqual([true, false]);
+    expect(messages.filter((m) => m.role === 'tool' && m.content?.includes('"skipped"'))).toHaveLength(5);
   });
 
   it('when the provider still says context_length_exceeded, compresses and retries instead of failing', async () => {

@@ -66,6 +66,15 @@ export function prunedView(view: readonly Message[]): Message[] {
   const lu = lastUserIndex(view);
   const out: Message[] = [...view.filter((m) => m.role === 'system'), { role: 'user', content: PRUNE_NOTE }];
   if (lu >= 0) out.push(view[lu]!);
+  // The newest batch (the last assistant turn with calls, and its results) stays: a model that no longer sees its
+  // own calls repeats them. When even this does not fit, the ladder's last step answers them `skipped`.
+  let batch = -1;
+  for (let i = view.length - 1; i > lu; i--)
+    if (view[i]!.role === 'assistant' && view[i]!.toolCalls?.length) {
+      batch = i;
+      break;
+    }
+  if (batch > lu) out.push(...view.slice(batch));
   return out;
 }
 
