@@ -4,7 +4,7 @@ import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentlo
 import { CompressorWorker } from '@agentloop/compressor';
 import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -33,8 +33,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
-  const redis = createRedis(config.redisUrl, 'agentloop-cmd');
-  const subscriber = createRedis(config.redisUrl, 'agentloop-sub');
+  const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
+  const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);
   const shutdown = new Shutdown(logger);
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit()]);
@@ -114,7 +114,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       intake: newIntake(),
       limiter: tenantLimiter,
       metrics,
-      ready: async () => (await redis.ping()) === 'PONG',
+      ready: async () => redisProblem(redis) ?? redisProblem(subscriber),
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
     });
     const server = http.createServer(app);

@@ -21,7 +21,8 @@ export interface ApiDeps {
   apiKeys: Map<string, string>;
   authRequired: boolean;
   metricsText: () => Promise<string>;
-  ready: () => Promise<boolean>;
+  /** Why the process is not ready (null: ready). Must answer at once, also while Redis is away. */
+  ready: () => Promise<string | null>;
   /** Bull Board (mounted at /admin/queues when an admin key is configured). */
   admin?: express.Router;
   /** Broadcast a cancellation so the process holding the run's step aborts it. */
@@ -67,8 +68,8 @@ export function createApp(d: ApiDeps): express.Express {
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', wrap(async (_req, res) => {
-    const ok = await d.ready().catch(() => false);
-    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready' });
+    const problem = await d.ready().catch((e: unknown) => String(e));
+    res.status(problem ? 503 : 200).json(problem ? { status: 'not_ready', reason: problem } : { status: 'ready' });
   }));
   app.get('/metrics', wrap(async (_req, res) => {
     res.type('text/plain; version=0.0.4').send(await d.metricsText());

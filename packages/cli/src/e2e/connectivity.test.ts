@@ -1,0 +1,64 @@
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI_MAIN, RedisServer, freePort } from '@agentloop/testing';
+import { until } from '../test-support/helpers.js';
+
+/** Issue 11: a process that cannot reach Redis says so at once and keeps saying it; /readyz fails with the reason. */
+describe('Redis connectivity is visible', () => {
+  const children: Array<ReturnType<typeof spawn>> = [];
+  afterEach(() => {
+    for (const c of children.splice(0)) c.kill('SIGKILL');
+  });
+
+  const start = (env: Record<string, string>) => {
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--role', 'api'], {
+      env: { ...process.env, AGENTLOOP_AUTH: 'disabled', AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_PREFIX: `conn-${Date.now()}`, LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    const lines: string[] = [];
+    let apiUrl = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      lines.push(...d.toString().split('\n'));
+      apiUrl ||= /agentloop api listening on (\S+)/.exec(d.toString())?.[1] ?? '';
+    });
+    child.stderr!.on('data', (d: Buffer) => lines.push(...d.toString().split('\n')));
+    return { lines, url: () => apiUrl };
+  };
+
+  it('with Redis unreachable at start: where, which error, that it retries — without the credentials of REDIS_URL', async () => {
+    const port = await freePort();
+    const p = start({ REDIS_URL: `redis://user:hunter2secret@127.0.0.1:${port}` });
+    const t0 = Date.now();
+    await until('the first complaint', () => p.lines.some((l) => l.includes('cannot reach Redis')), 10_000);
+    expect(Date.now() - t0).toBeLessThan(8_000); // process start included
+    const line = p.lines.find((l) => l.includes('cannot reach Redis'))!;
+    expect(line).toContain(`127.0.0.1:${port}`);
+    expect(line).toContain('ECONNREFUSED');
+    expect(line).toContain('retrying');
+    expect(p.lines.join('\n')).not.toContain('hunter2secret');
+    // bounded: the reconnect loop retries many times a second, the log says it at most every 10 s per connection
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(p.lines.filter((l) => l.includes('cannot reach Redis')).length).toBeLessThanOrEqual(4);
+  }, 30_000);
+
+  it('losing Redis mid-run fails /readyz with the reason, and it recovers when Redis returns', async () => {
+    const server = await RedisServer.start();
+    try {
+      const p = start({ REDIS_URL: server.url });
+      await until('the api', () => p.url() !== '', 15_000);
+      await until('readyz', async () => (await fetch(`${p.url()}/readyz`)).status === 200, 10_000);
+      await server.stop('SIGKILL');
+      await until('readyz fails', async () => (await fetch(`${p.url()}/readyz`)).status === 503, 10_000);
+      const body = (await (await fetch(`${p.url()}/readyz`)).json()) as { status: string; reason: string };
+      expect(body.status).toBe('not_ready');
+      expect(body.reason).toMatch(/redis/);
+      await until('the complaint', () => p.lines.some((l) => l.includes('cannot reach Redis')), 10_000);
+      await server.start();
+      await until('readyz recovers', async () => (await fetch(`${p.url()}/readyz`)).status === 200, 20_000);
+      expect(p.lines.some((l) => l.includes('reachable again'))).toBe(true);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+});
