@@ -72,4 +72,13 @@ describe('PriceTable', () => {
     expect(t.cost('openai', 'gpt-4o-mini', { ...usage, cachedTokens: 1_000_000 })).toBeCloseTo(5 + 20);
     expect(t.price('deepseek', 'my-local-llama')).toBeNull();
   });
+
+  it('labels metrics by the table entry a model matched, never by the name a request made up', () => {
+    const t = new PriceTable({ 'openai-compatible/llama': { input: 1, output: 2 } });
+    expect(t.metricLabel('openai', 'gpt-4o-2024-08-06')).toBe('gpt-4o');
+    expect(t.metricLabel('openai', 'gpt-4o-mini')).toBe('gpt-4o-mini');
+    expect(t.metricLabel('openai', 'gpt-4o-tenant-secret-123')).toBe('gpt-4o');
+    expect(t.metricLabel('openai-compatible', 'llama-3-70b')).toBe('llama');
+    expect(t.metricLabel('openai', 'whatever-i-like')).toBe('other');
+  });
 });

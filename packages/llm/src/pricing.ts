@@ -45,19 +45,25 @@ export class PriceTable {
   }
 
   price(provider: string, model: string): ModelPrice | null {
+    return this.match(provider, model)?.price ?? null;
+  }
+
+  /** The table entry a model is priced by: its name (the prefix that matched) and its price. */
+  private match(provider: string, model: string): { name: string; price: ModelPrice } | null {
     const full = `${provider}/${model}`;
     const own = this.extra.find(([key]) => full.startsWith(key));
-    if (own) return own[1];
+    if (own) return { name: own[0].slice(own[0].indexOf('/') + 1), price: own[1] };
     const row = PRICES.find(([prefix]) => model.startsWith(prefix));
-    return row ? { input: row[1], output: row[2], cachedInput: row[3] } : null;
+    return row ? { name: row[0], price: { input: row[1], output: row[2], cachedInput: row[3] } } : null;
   }
 
   /**
-   * A model name as a metric label: known models (priced) by name, any other as `other` — model names come from
-   * requests, and a label per name a tenant invents would grow the metrics without bound.
+   * A model name as a metric label: the price-table entry it matched (`gpt-4o-2024-08-06` → `gpt-4o`), any other as
+   * `other` — model names come from requests, and a label per name a tenant invents would grow the metrics without
+   * bound (or carry what the tenant wrote into an unauthenticated endpoint).
    */
   metricLabel(provider: string, model: string): string {
-    return this.price(provider, model) ? model : 'other';
+    return this.match(provider, model)?.name ?? 'other';
   }
 
   /** Cost of one call in USD; cached prompt tokens at the cached rate. */

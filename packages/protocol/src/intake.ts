@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Queue, type ConnectionOptions } from 'bullmq';
 import { QUEUES } from './keys.js';
 import type { RunRequestInput } from './run-request.js';
@@ -21,7 +22,8 @@ export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptio
   const queue = new Queue(QUEUES.requests, { connection: opts.connection, prefix: opts.prefix ?? 'agentloop' });
   try {
     const payload = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };
-    const jobId = opts.idempotencyKey ? `idem-${opts.tenantId}-${opts.idempotencyKey}` : undefined;
+    // one job per (tenant, key), whatever characters either holds (hashed: no collisions across tenants, no ':')
+    const jobId = opts.idempotencyKey ? `idem-${createHash('sha256').update(JSON.stringify([opts.tenantId, opts.idempotencyKey])).digest('base64url')}` : undefined;
     return await queue.add('run', payload, { jobId, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 } });
   } finally {
     await queue.close();

@@ -11,7 +11,7 @@ if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5])
 local calls = cjson.decode(ARGV[8])
 local taken = {}
 for _, c in ipairs(calls) do
-  if rcall('HEXISTS', callsKey, c[1]) == 1 then taken[#taken + 1] = c[1] end
+  if rcall('HEXISTS', callsKey, c[1] .. ':st') == 1 then taken[#taken + 1] = c[1] end
 end
 if #taken > 0 then return taken end
 local len = rcall('RPUSH', msgsKey, ARGV[6])

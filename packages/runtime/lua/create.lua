@@ -1,10 +1,12 @@
 --[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
   KEYS[1] state  KEYS[2] transcript  KEYS[3] events  KEYS[4] tenant run index (zset)  KEYS[5] idempotency key
+  KEYS[6] calls hash
   ARGV[5] tenant  ARGV[6] request JSON  ARGV[7] body hash  ARGV[8] idempotency TTL s (0 = no key)
   ARGV[9] initial messages (JSON array of message JSON strings)  ARGV[10] events JSON  ARGV[11] status
   ARGV[12] error JSON or ''  ARGV[13] model JSON  ARGV[14] mode  ARGV[15] metadata JSON  ARGV[16] schema version
   ARGV[17] maxWallMs (0 = none)  ARGV[18] activeRuns limit (-1 = none)  ARGV[19] retention s
   ARGV[20] events JSON of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
+  ARGV[22] JSON array of the call ids the input transcript already uses (reserved: a model cannot reuse them)
   Returns {1, status} when created, {0, "<runId> <bodyHash>"} when the idempotency key or the run id already names
   a run of this tenant (a redelivered intake job), {2, activeRuns} when the tenant is at its activeRuns limit, {3, ''}
   when the run id is another tenant's (nothing written in those cases). ]]
@@ -39,6 +41,12 @@ set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[
 local msgs = cjson.decode(ARGV[9])
 for i = 1, #msgs, 1000 do
   rcall('RPUSH', msgsKey, unpack(msgs, i, math.min(i + 999, #msgs)))
+end
+local used = cjson.decode(ARGV[22])
+if #used > 0 then
+  local fields = {}
+  for _, id in ipairs(used) do fields[#fields + 1] = id .. ':st'; fields[#fields + 1] = 'done' end
+  rcall('HSET', KEYS[6], unpack(fields))
 end
 rcall('ZADD', KEYS[4], nowMs, runId)
 emitAll(eventsJson)

@@ -128,7 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const apiKeys = new Map<string, string>();
   for (const pair of e.AGENTLOOP_API_KEYS.split(',').map((s) => s.trim()).filter(Boolean)) {
     const eq = pair.indexOf('=');
-    if (eq <= 0 || eq === pair.length - 1) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: '${pair.slice(0, 4)}…' is not key=tenant`);
+    if (eq <= 0 || eq === pair.length - 1) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: entry ${e.AGENTLOOP_API_KEYS.split(',').indexOf(pair) + 1} is not key=tenant`); // never print a key
     const tenant = pair.slice(eq + 1);
     if (!TENANT_ID_RE.test(tenant)) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: tenant '${tenant.slice(0, 40)}' does not match [A-Za-z0-9_.@-]{1,128}`);
     apiKeys.set(pair.slice(0, eq), tenant);

@@ -135,7 +135,7 @@ export class RunStore {
     const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
     const res = (await this.scripts.run(
       'create',
-      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey],
+      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
       [
         ...this.head(input.runId),
         input.tenant,
@@ -155,6 +155,7 @@ export class RunStore {
         this.retentionS,
         limited ? eventsArg(limited) : '',
         JSON.stringify(RATE_LIMITED_ERROR),
+        JSON.stringify(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
       ],
     )) as [number, string | number];
     if (res[0] === 2) return { created: false, limited: true, activeRuns: Number(res[1]) };

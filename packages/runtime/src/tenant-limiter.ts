@@ -46,7 +46,9 @@ export class TenantLimiter {
   }
 
   limitFor(tenant: string): TenantLimit | null {
-    return this.limits[tenant] ?? this.limits['*'] ?? null;
+    // own properties only: a tenant named `constructor` or `__proto__` must not find Object.prototype's members
+    const own = (k: string) => (Object.hasOwn(this.limits, k) ? this.limits[k]! : null);
+    return own(tenant) ?? own('*');
   }
 
   /** The activeRuns cap of a tenant, or null. */

@@ -5,6 +5,8 @@ import {
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
 import { DEFAULT_JOB_OPTIONS, RunStore, type Metrics, type QueueSet, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 
+const MAX_REQUEST_CHARS = 1_048_576;
+
 export type IntakeResult =
   | { kind: 'created'; runId: string }
   | { kind: 'existing'; runId: string; status: string }
@@ -64,6 +66,8 @@ export class RunIntake {
   /** Validation only: the parsed request, or the issues to answer with 400. */
   async validate(body: unknown): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
     if (jsonDepth(body) > MAX_JSON_DEPTH) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
+    // the HTTP body limit, for queue intake too (a job's payload has no other bound)
+    if ((JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
@@ -84,7 +88,8 @@ export class RunIntake {
   async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
     const v = await this.validate(body);
     const runId = opts.runId ?? newRunId();
-    const bodyHash = RunStore.bodyHash(canonicalJson(body));
+    // (canonicalJson walks the body: a body too deep for that is invalid anyway, and hashed by a marker)
+    const bodyHash = RunStore.bodyHash(jsonDepth(body) > MAX_JSON_DEPTH ? 'invalid: too deep' : canonicalJson(body));
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
     const activeRuns = cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {

@@ -139,6 +139,10 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
       expect(snap.status).toBe('completed');
       seen.push(JSON.stringify(snap), (await stack.a.getRun(id, 'history')).text, JSON.stringify((await stack.a.events(id)).events));
     }
+    // Gemini's SDK obeys a per-request httpOptions: model.params must not be able to set it (nor headers)
+    const viaParams = await post({ input: 'hi', model: { provider: 'google', name: 'gemini-2.5-flash', params: { httpOptions: { baseUrl: trapUrl, headers: { 'x-evil': '1' } }, headers: { a: 'b' }, temperature: 0 } } });
+    expect(viaParams.status).toBe(202);
+    expect((await stack.a.waitTerminal(viaParams.json.id)).status).toBe('completed');
     const auth = stack.mock.journal.filter((e) => e.req.provider === 'compat').map((e) => String(e.req.headers.authorization));
     expect(auth).toEqual(expect.arrayContaining(['Bearer allowed-model-key', 'Bearer none']));
     expect(auth.every((a) => a === 'Bearer allowed-model-key' || a === 'Bearer none')).toBe(true);

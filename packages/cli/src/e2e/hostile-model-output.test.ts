@@ -13,6 +13,8 @@ const turns = (req: MockRequest) => req.messages.filter((m) => m.role === 'assis
 
 /** Turn 1: an id with ':' and deep arguments, a repeated id; turn 2 reuses both ids; turn 3 answers. */
 const script = (req: MockRequest): ReplySpec => {
+  // a run whose input transcript holds a call `prev_1`: the model reuses that id once
+  if (req.messages.some((m) => m.content === 'earlier')) return turns(req) === 1 ? { toolCalls: [{ id: 'prev_1', name: 'calculator', args: { expression: '5+5' } }] } : { text: 'done' };
   switch (turns(req)) {
     case 0:
       return {
@@ -65,4 +67,20 @@ describe('hostile model output (SPEC §3)', () => {
       }
     });
   }
+
+  it('an id the input transcript already used is renamed when a model reuses it', async () => {
+    const input = [
+      { role: 'user', content: 'earlier' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'prev_1', name: 'calculator', arguments: '{"expression":"1"}' }] },
+      { role: 'tool', toolCallId: 'prev_1', content: '{"value":1}' },
+      { role: 'user', content: 'go' },
+    ];
+    const id = await s.a.startRun({ input, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator'], limits: { repeatLimit: 100 } });
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed' });
+    const history = ((await s.a.getRun(id, 'history')).json as unknown as { history: Message[] }).history;
+    const ids = history.flatMap((m) => m.toolCalls ?? []).map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.filter((x) => x === 'prev_1')).toHaveLength(1);
+  });
 });

@@ -12,7 +12,7 @@ import { InProcessStack } from '../test-support/stack.js';
  */
 
 const NUM_RUNS = Number(process.env.AGENTLOOP_FUZZ_RUNS ?? 36);
-const RUN_TIMEOUT_MS = 40_000;
+const RUN_TIMEOUT_MS = Number(process.env.FUZZ_RUN_TIMEOUT_MS ?? 40_000);
 const MODEL = { provider: 'openai', name: 'gpt-4o-mini' };
 const TOOLS = ['calculator', 'current_time'];
 
@@ -173,6 +173,8 @@ function describeReplies(specs: ReplySpec[]): string {
     .join('\n');
 }
 
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const hasLone = (v: unknown): boolean => typeof v === 'string' ? LONE.test(v) : Array.isArray(v) ? v.some(hasLone) : v !== null && typeof v === 'object' ? Object.entries(v).some(([k, x]) => LONE.test(k) || hasLone(x)) : false;
 const MARKER_RE = /\[(fz_\w+)\]/;
 const rawText = (c: unknown): string => (typeof c === 'string' ? c : Array.isArray(c) ? c.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : '');
 /** The sample marker of a request, from its raw body (a request the mock refused has no parsed messages). */
@@ -222,7 +224,9 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
       }
       await new Promise((res) => setTimeout(res, 25));
     }
-    throw new Error(`run ${id} stalled: not finished after ${RUN_TIMEOUT_MS} ms (status ${last?.status}, iteration ${last?.iteration}, error ${JSON.stringify(last?.error)})\n${describeReplies(specs)}`);
+    const { events } = await s.a.events(id, { timeoutMs: 1_000 });
+    const trail = events.map((e) => (e.type === 'tool.call' ? `tool.call:${String(e.data.status)}` : e.type)).join(' ');
+    throw new Error(`run ${id} stalled: not finished after ${RUN_TIMEOUT_MS} ms (status ${last?.status}, iteration ${last?.iteration}, error ${JSON.stringify(last?.error)}; events: ${trail})\n${describeReplies(specs)}`);
   }
 
   async function oneRun(sample: Sample): Promise<void> {
@@ -266,14 +270,25 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
     }
   }
 
+
+  (process.env.FUZZ_PROBE_CASES ? it.only : it.skip)('PROBE', async () => {
+    const cases: Record<string, ReplySpec[]> = JSON.parse(process.env.FUZZ_PROBE_CASES ?? '{}', (k, v) => v);
+    const out: Record<string, string> = {};
+    await Promise.all(Object.entries(cases).map(async ([name, specs]) => {
+      const sample: Sample = { pool: [null], turns: specs.map((sp) => ({ chunking: sp.chunking ?? 'whole', calls: (sp.toolCalls ?? []).map((c) => ({ name: c.name, id: { lit: c.id ?? null }, args: c.arguments !== undefined ? { arguments: c.arguments } : { args: c.args }, big: false })) })) };
+      try { await oneRun(sample); out[name] = 'ok'; } catch (e) { out[name] = String((e as Error).message).split('\n')[0]!.slice(0, 400); }
+    }));
+    console.log('PROBE RESULTS\n' + Object.entries(out).map(([k, v]) => `${k}: ${v}`).join('\n'));
+  }, 120_000);
+
   it(
     `${NUM_RUNS} generated runs: each completes, ids unique and safe, every call answered once, no request refused`,
     async () => {
       await fc.assert(
-        fc.asyncProperty(genSample, async (sample) => {
+        fc.asyncProperty(process.env.FUZZ_NO_LONE ? genSample.filter((x) => !hasLone(replies(x))) : genSample, async (sample) => {
           await oneRun(sample);
         }),
-        { numRuns: NUM_RUNS },
+        { numRuns: NUM_RUNS, endOnFailure: !!process.env.FUZZ_EXPLORE, ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED) } : {}) },
       );
     },
     240_000,

@@ -38,6 +38,7 @@ export class DecisionsWorker {
 
   private async process(job: Job): Promise<DecisionResult> {
     if (jsonDepth(job.data) > MAX_JSON_DEPTH) return { kind: 'invalid', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, details: [] };
+    if (JSON.stringify(job.data).length > 1_048_576) return { kind: 'invalid', message: 'the decision job is larger than 1 MiB (the HTTP body limit)', details: [] };
     const parsed = DecisionJobSchema.safeParse(job.data);
     if (!parsed.success) return { kind: 'invalid', message: 'not a valid decision job', details: parsed.error.issues };
     return this.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);

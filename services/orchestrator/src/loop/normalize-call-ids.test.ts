@@ -31,3 +31,12 @@ describe('normalizeCallIds', () => {
     expect(normalizeCallIds(m, 'google').toolCalls![0]!.providerData).toEqual({ provider: 'google', thoughtSignature: 'sig', providerCallId: 'x:y' });
   });
 });
+
+describe('arguments over the size bound', () => {
+  it('are not kept: a stand-in marked malformed replaces them', () => {
+    const huge = JSON.stringify({ x: 'y'.repeat(1_100_000) });
+    const out = normalizeCallIds({ role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: huge }, { id: 'c2', name: 't', arguments: '{}' }] }, 'openai');
+    expect(out.toolCalls![0]).toMatchObject({ id: 'c1', arguments: '{}', providerData: { malformed: expect.stringMatching(/over the 1048576 allowed/) } });
+    expect(out.toolCalls![1]).toEqual({ id: 'c2', name: 't', arguments: '{}' });
+  });
+});

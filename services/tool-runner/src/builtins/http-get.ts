@@ -12,8 +12,16 @@ for (const [addr, bits] of [
   ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const)
   BLOCKED.addSubnet(addr, bits, 'ipv4');
-for (const [addr, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32], ['100::', 64]] as const)
+for (const [addr, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const)
   BLOCKED.addSubnet(addr, bits, 'ipv6');
+/**
+ * IPv6 forms that carry an IPv4 address (compatible ::/96, mapped ::ffff:0:0/96 in hex, SIIT, NAT64, 6to4, Teredo):
+ * refused whole, as each can reach an IPv4 address the list above refuses. Kept apart because a BlockList applies
+ * IPv6 rules to IPv4 addresses through their mapped form.
+ */
+const EMBEDS_IPV4 = new net.BlockList();
+for (const [addr, bits] of [['::', 96], ['::ffff:0:0', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32]] as const)
+  EMBEDS_IPV4.addSubnet(addr, bits, 'ipv6');
 
 export function isBlockedAddress(address: string): boolean {
   const family = net.isIP(address);
@@ -21,7 +29,7 @@ export function isBlockedAddress(address: string): boolean {
   if (family === 6) {
     const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
     if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-    return BLOCKED.check(address, 'ipv6');
+    return BLOCKED.check(address, 'ipv6') || EMBEDS_IPV4.check(address, 'ipv6');
   }
   return true;
 }

@@ -9,6 +9,8 @@ interface Building {
   signature?: string;
   /** JSON paths whose string value is still arriving in pieces. */
   continuing: Set<string>;
+  /** A streamed path was refused (prototype key, too deep, an absurd array index). */
+  unsafe?: boolean;
 }
 
 /** `$.a.b[0]['c d']` → ['a', 'b', 0, 'c d']. */
@@ -26,10 +28,24 @@ function valueOf(p: PartialArg): unknown {
   return null;
 }
 
+/** Keys that would reach an object's prototype, and bounds on what a streamed path may build. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const MAX_PATH_DEPTH = 64;
+const MAX_ARRAY_INDEX = 10_000;
+
+/** Whether a model-sent path may be applied: no prototype keys, bounded depth and array indexes. */
+function safePath(segs: Array<string | number>): boolean {
+  return segs.length <= MAX_PATH_DEPTH && segs.every((s) => (typeof s === 'number' ? s <= MAX_ARRAY_INDEX : !FORBIDDEN_KEYS.has(s)));
+}
+
 function applyPartial(call: Building, p: PartialArg): void {
   const path = p.jsonPath ?? '$';
   const segs = pathSegments(path);
   if (!segs.length) return;
+  if (!safePath(segs)) {
+    call.unsafe = true; // the call is answered invalid_arguments; nothing it sent is applied
+    return;
+  }
   let node: Record<string | number, unknown> = call.args;
   for (let i = 0; i < segs.length - 1; i++) {
     const seg = segs[i]!;
@@ -72,8 +88,9 @@ export class GeminiFunctionCallAssembler {
 
   finish(): ToolCall[] {
     return this.calls.map((c) => {
-      const args = argumentsText(c.args);
-      const providerData = { ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}), ...(args === null ? { provider: GOOGLE, malformed: 'arguments nested too deep to serialize' } : {}) };
+      const args = c.unsafe ? null : argumentsText(c.args);
+      const malformed = c.unsafe ? 'a streamed argument path was refused' : 'arguments nested too deep to serialize';
+      const providerData = { ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}), ...(args === null ? { provider: GOOGLE, malformed } : {}) };
       return { id: c.id, name: c.name, arguments: args ?? '{}', ...(Object.keys(providerData).length ? { providerData } : {}) };
     });
   }

@@ -113,7 +113,7 @@ export class GeminiModel implements ModelClient {
         model: req.model.name,
         contents,
         config: {
-          ...(req.model.params as Record<string, unknown>),
+          ...generationParams(req.model.params),
           ...(systemInstruction ? { systemInstruction } : {}),
           ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...((req.model.params as { stopSequences?: string[] }).stopSequences ?? [])])].slice(0, 5) } : {}),
           ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),
@@ -161,4 +161,17 @@ export class GeminiModel implements ModelClient {
     if (reasoning) message.reasoning = reasoning;
     return { message, finishReason: mapFinish(finish, valid.length > 0), usage: u, provider: GOOGLE, model: modelName };
   }
+}
+
+/**
+ * The generation settings a request's `model.params` may set. Anything else — `httpOptions` (the SDK would send the
+ * key to another host), `headers`, `extraBody`, `tools`, `cachedContent`, `systemInstruction` — is the engine's.
+ */
+const GENERATION_PARAMS = new Set([
+  'temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences', 'presencePenalty', 'frequencyPenalty',
+  'seed', 'responseLogprobs', 'logprobs', 'safetySettings', 'thinkingConfig', 'mediaResolution', 'responseModalities',
+]);
+
+export function generationParams(params: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([k]) => GENERATION_PARAMS.has(k)));
 }

@@ -1,3 +1,4 @@
+import { jsonTextProblem } from '@agentloop/protocol';
 import type { ToolSpec } from '../../types.js';
 
 /**
@@ -48,6 +49,8 @@ function soleParameter(tool: ToolSpec | undefined): string | null {
 export function actionArguments(input: string, tool?: ToolSpec): string {
   const text = stripFence(input);
   if (text === '') return '{}';
+  // too large or deep to parse and re-serialize safely: passed on as text, answered invalid_arguments by the loop
+  if (jsonTextProblem(text)) return text;
   const json = firstJsonValue(text);
   if (json !== null) {
     try {

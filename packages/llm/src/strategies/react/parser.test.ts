@@ -101,6 +101,11 @@ describe('Action Input', () => {
   it('unwraps code fences and prose, normalizing to compact JSON', () => {
     expect(actionArguments('```json\n{ "expression": "2 * (3 + 4)" }\n```')).toBe('{"expression":"2 * (3 + 4)"}');
     expect(actionArguments('{"q": "x"} (searching)')).toBe('{"q":"x"}');
+    // too deep to walk: passed on as text (the loop answers invalid_arguments), never a stack overflow
+    const deep = '['.repeat(50_000) + ']'.repeat(50_000);
+    const one = { name: 't', description: '', parameters: { type: 'object', properties: { q: {} } } };
+    expect(actionArguments(deep, one)).toBe(deep);
+    expect(actionArguments(`{"a":${deep}}`)).toBe(`{"a":${deep}}`);
     expect(actionArguments('')).toBe('{}');
   });
 
