@@ -1,20 +1,19 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, argumentsForDisplay, transcriptProblems, type Message, type NewEvent, type RunRequest,
+  AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
 import { LlmError, PriceTable, callModelChain, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
-import { classificationEvents, classifyCalls } from './classify-calls.js';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
-import { Dispatcher, maxResultTokens } from './dispatcher.js';
+import { Dispatcher } from './dispatcher.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
-import { normalizeCallIds } from './normalize-call-ids.js';
+import { planResponse } from './plan-response.js';
 
 const DEFAULT_PRICES = new PriceTable();
 
@@ -305,100 +304,40 @@ export class IterationWorker {
   }
 
   /**
-   * Checkpoints the response (with the deltas still buffered) and dispatches its tool calls. `taken`: call ids the
-   * run already used, found by a first checkpoint attempt (a provider reusing ids): they are renamed this time.
+   * Records iteration k's response (with the deltas still buffered) as the planner says, then acts on the plan:
+   * metrics, caches, dispatch. `taken`: call ids the run already used, found by a first checkpoint attempt (a
+   * provider reusing ids): renamed this time.
    */
   private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
-    const runId = st.id;
-    const request = st.request;
-    const u = res.usage;
-    const cost = this.prices.cost(res.provider, res.model, u);
-    const total = u.promptTokens + u.completionTokens;
-    if (!taken) {
-      // labelled with the model that answered (a fallback's, when one did)
-      const model = this.prices.metricLabel(res.provider, res.model);
-      this.o.metrics.loopIterations.inc({ provider: res.provider, model });
-      for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
-        if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, n);
-    }
-    const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
-    // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
-    const message: Message = normalizeCallIds({ ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } }, res.provider, taken);
-    const totals = {
-      promptTokens: st.usage.promptTokens + u.promptTokens,
-      completionTokens: st.usage.completionTokens + u.completionTokens,
-      reasoningTokens: st.usage.reasoningTokens + u.reasoningTokens,
-      totalTokens: st.usage.totalTokens + total,
-      costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
-      llmCalls: st.usage.llmCalls + 1,
-    };
-    const finalCall = callMode !== 'tools' || !message.toolCalls?.length;
-    if (finalCall) {
-      delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
-      const output = message.content ?? '';
-      const stopReason = callMode === 'tools' ? 'final_answer' : (callMode as 'max_iterations');
-      const ok = await this.o.store.checkpoint(runId, {
-        iteration: k, message, totals, iterationUsage, final: { stopReason, output }, calls: [], pendingFinal: '',
-        repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
-        events: [
-          ...tailDeltas,
-          { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
-          { type: 'run.completed', data: { output, stopReason, iterations: k, usage: { ...totals, toolCalls: st.usage.toolCalls } } },
-        ],
-      });
-      if (ok) this.end.ended(runId, 'completed', stopReason);
-      return;
-    }
-    const limits = request.limits;
-    const tokensAfter = st.usage.totalTokens + total;
-    const costAfter = st.usage.costUsd + cost;
-    const budgetExhausted = (limits.maxTotalTokens !== null && tokensAfter >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && costAfter >= limits.maxCostUsd);
     const catalog = await this.catalog.all();
-    const classified = classifyCalls({
-      calls: message.toolCalls!,
-      request,
-      catalog,
-      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
-      toolCallsLeft: limits.maxToolCalls === null ? Infinity : limits.maxToolCalls - st.usage.toolCalls,
-      budgetExhausted,
-    });
-    const cap = maxResultTokens(request);
-    for (const c of classified.calls) {
-      c.meta.iteration = k;
-      c.meta.maxResultTokens = cap;
-    }
-    const paused = classified.calls.filter((c) => c.pause && !c.outcome);
-    const pause = paused.length
-      ? {
-          pending: paused.map((c) => ({ callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments), pauseType: c.pause! })),
-          expiresAt: Date.now() + request.approval.timeoutMs,
-        }
-      : undefined;
-    const events = [...tailDeltas, ...classificationEvents(classified.calls)];
-    if (pause) events.push({ type: 'run.paused', data: { pending: pause.pending, expiresAt: new Date(pause.expiresAt).toISOString() } });
-    const ok = await this.o.store.checkpoint(runId, {
-      iteration: k, message, totals, iterationUsage, final: null,
-      calls: classified.calls.map((c) => ({ id: c.call.id, meta: c.meta, outcome: c.outcome })),
-      pendingFinal: classified.pendingFinal,
-      repeat: classified.repeat,
-      events,
-      pause,
-    });
+    const plan = planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken });
+    const ok = await this.o.store.checkpoint(st.id, plan.checkpoint);
     if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return;
+    this.countResponse(res);
+    if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
+    const { pause, checkpoint } = plan;
     if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
-    this.transcripts.appended(runId, transcriptLength + 1, [message]);
+    this.transcripts.appended(st.id, transcriptLength + 1, [plan.message]);
     if (!pause)
       this.states.put({
-        ...st, phase: 'tools', iteration: k, iterUsage: iterationUsage, pendingFinal: classified.pendingFinal, batch: classified.calls.map((c) => c.call.id),
-        repeatFingerprint: classified.repeat.fingerprint, repeatCount: classified.repeat.count, usage: { ...totals, toolCalls: st.usage.toolCalls },
+        ...st, phase: 'tools', iteration: k, iterUsage: plan.iterationUsage, pendingFinal: checkpoint.pendingFinal, batch: plan.calls.map((c) => c.call.id),
+        repeatFingerprint: checkpoint.repeat.fingerprint, repeatCount: checkpoint.repeat.count, usage: { ...plan.totals, toolCalls: st.usage.toolCalls },
       });
-    for (const c of classified.calls) {
+    for (const c of plan.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    const toRun = classified.calls.filter((c) => !c.outcome && !c.pause).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
-    await this.dispatcher.dispatch(st, k, toRun, pause ? pause.expiresAt : null);
+    await this.dispatcher.dispatch(st, k, plan.toRun, pause ? pause.expiresAt : null);
+  }
+
+  /** A recorded model call in the metrics, labelled with the model that answered (a fallback's, when one did). */
+  private countResponse(res: ModelResponse): void {
+    const u = res.usage;
+    const model = this.prices.metricLabel(res.provider, res.model);
+    this.o.metrics.loopIterations.inc({ provider: res.provider, model });
+    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
+      if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, n);
   }
 
   private async toolSpecs(request: RunRequest): Promise<ToolSpec[]> {
