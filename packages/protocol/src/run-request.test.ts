@@ -45,4 +45,10 @@ describe('json helpers', () => {
   it('canonicalizes key order', () => {
     expect(canonicalJson({ b: 1, a: { d: 2, c: [3, { f: 1, e: 2 }] } })).toBe('{"a":{"c":[3,{"e":2,"f":1}],"d":2},"b":1}');
   });
+
+  it('refuses model names that could steer a request path', () => {
+    const parse = (name: string) => RunRequestSchema.safeParse({ input: 'x', model: { provider: 'google', name } }).success;
+    for (const ok of ['gemini-2.5-flash', 'ft:gpt-4o-mini:org:custom:abc', 'models/gemini-2.5-pro', 'deepseek-chat', 'Qwen/Qwen2.5-72B-Instruct']) expect(parse(ok), ok).toBe(true);
+    for (const bad of ['../admin', 'a/../../b', '%2e%2e/x', 'x?key=1', 'x#y', 'a b', '', '/abs', 'a\\b']) expect(parse(bad), bad).toBe(false);
+  });
 });

@@ -10,7 +10,11 @@ export const ToolNameSchema = z.string().regex(TOOL_NAME_RE, 'tool names match [
 export const ModelSpecSchema = z
   .object({
     provider: ProviderSchema,
-    name: z.string().min(1).max(200),
+    // a model name becomes part of request paths (Gemini: /models/<name>): no '%', '?', '#', spaces or dot segments
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'a model name: letters, digits and . _ : @ / + -')
+      .refine((n) => !n.split('/').some((seg) => seg === '.' || seg === '..'), 'a model name has no . or .. path segments'),
     contextWindow: z.number().int().min(1024).max(10_000_000).optional(),
     params: z.record(z.string(), z.unknown()).default({}),
     /** openai-compatible only: the endpoint, ending in /v1. */

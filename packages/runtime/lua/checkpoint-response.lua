@@ -30,7 +30,7 @@ for _, c in ipairs(calls) do
     fields[#fields + 1] = c[1] .. ':st'; fields[#fields + 1] = 'queued'
   end
 end
-if #fields > 0 then rcall('HSET', callsKey, unpack(fields)) end
+if #fields > 0 then callSliced('HSET', callsKey, fields) end
 emitAll(ARGV[9])
 commit(st[4])
 return 1

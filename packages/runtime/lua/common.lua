@@ -11,6 +11,27 @@ local stateKey, msgsKey, eventsKey, callsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4
 local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local updates, events = {}, {}
 
+-- Redis' Lua refuses unpack() of more than a few thousand values, and a model may send thousands of calls: long
+-- argument lists go in slices (an even size, so field/value pairs stay together).
+local SLICE = 1000
+local function callSliced(cmd, key, list)
+  local last
+  for i = 1, #list, SLICE do last = rcall(cmd, key, unpack(list, i, math.min(i + SLICE - 1, #list))) end
+  return last
+end
+local function hmgetSliced(key, fields)
+  local out = {}
+  for i = 1, #fields, SLICE do
+    for _, v in ipairs(rcall('HMGET', key, unpack(fields, i, math.min(i + SLICE - 1, #fields)))) do out[#out + 1] = v end
+  end
+  return out
+end
+-- {head..., list...} without unpack()
+local function withList(head, list)
+  for _, v in ipairs(list) do head[#head + 1] = v end
+  return head
+end
+
 local function set(field, value)
   updates[#updates + 1] = field
   updates[#updates + 1] = value
@@ -73,7 +94,7 @@ local function commit(seq)
     for i, e in ipairs(events) do
       items[i] = '{"seq":' .. (seq + i) .. ',"runId":"' .. runId .. '","type":"' .. e[1] .. '","at":"' .. nowIso .. '","data":' .. e[2] .. '}'
     end
-    rcall('RPUSH', eventsKey, unpack(items))
+    callSliced('RPUSH', eventsKey, items)
     set('seq', seq + n)
   end
   local newStatus
@@ -84,7 +105,7 @@ local function commit(seq)
     local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
     if cur[2] then indexStatus(cur[2], cur[1], newStatus, cur[3], cur[4], cur[5]) end
   end
-  if #updates > 0 then rcall('HSET', stateKey, unpack(updates)) end
+  if #updates > 0 then callSliced('HSET', stateKey, updates) end
   if n > 0 then rcall('PUBLISH', channel, seq + n) end
 end
 
@@ -126,7 +147,7 @@ local function batchMessages(batchJson, fill)
   if #ids == 0 then return {}, 0 end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = id .. ':out' end
-  local outs = rcall('HMGET', callsKey, unpack(fields))
+  local outs = hmgetSliced(callsKey, fields)
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
     local content
@@ -152,7 +173,7 @@ local function batchInFlight(batchJson)
   if #ids == 0 then return false end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = id .. ':st' end
-  for _, v in ipairs(rcall('HMGET', callsKey, unpack(fields))) do
+  for _, v in ipairs(hmgetSliced(callsKey, fields)) do
     if v == 'queued' or v == 'running' then return true end
   end
   return false

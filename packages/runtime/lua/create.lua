@@ -39,14 +39,12 @@ set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('requ
 set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey); set('bodyHash', ARGV[7])
 local msgs = cjson.decode(ARGV[9])
-for i = 1, #msgs, 1000 do
-  rcall('RPUSH', msgsKey, unpack(msgs, i, math.min(i + 999, #msgs)))
-end
+if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
 local used = cjson.decode(ARGV[22])
 if #used > 0 then
   local fields = {}
   for _, id in ipairs(used) do fields[#fields + 1] = id .. ':st'; fields[#fields + 1] = 'done' end
-  rcall('HSET', KEYS[6], unpack(fields))
+  callSliced('HSET', KEYS[6], fields)
 end
 rcall('ZADD', KEYS[4], nowMs, runId)
 emitAll(eventsJson)

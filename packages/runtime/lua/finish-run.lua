@@ -10,10 +10,10 @@ if isTerminal(st[1]) then return 0 end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return 0 end
 local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
-if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
+if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
 rcall('ZREM', KEYS[5], runId)
 completeIteration(st[2], st[5], st[6])
 set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
 emitAll(ARGV[9])
 commit(st[4])
-return { 1, unpack(closedNames) }
+return withList({ 1 }, closedNames)

@@ -11,13 +11,13 @@ set('updatedAt', nowMs)
 if st[1] == 'paused' then
   local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
-  if #msgs > 0 then rcall('RPUSH', msgsKey, unpack(msgs)) end
+  if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
   rcall('ZREM', KEYS[5], runId)
   completeIteration(st[5], st[6], st[7])
   set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
   emitAll(ARGV[6])
   commit(st[4])
-  return { 'ended', unpack(closedNames) }
+  return withList({ 'ended' }, closedNames)
 end
 commit(st[4])
 return { 'requested' }

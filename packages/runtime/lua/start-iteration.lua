@@ -25,12 +25,12 @@ local toolCalls = (tonumber(st[8]) or 0) + executed
 set('toolCalls', toolCalls)
 if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
 local len = -1 -- unknown: nothing appended
-if #msgs > 0 then len = rcall('RPUSH', msgsKey, unpack(msgs)) end
+if #msgs > 0 then len = callSliced('RPUSH', msgsKey, msgs) end
 set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs); set('owner', ARGV[12] or '')
 if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
 emitAll(ARGV[9])
 commit(st[6])
-local out = { len, toolCalls, resumed, #msgs, unpack(msgs) }
+local out = withList({ len, toolCalls, resumed, #msgs }, msgs)
 if ARGV[11] == '1' then
   for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end
 end

@@ -20,7 +20,7 @@ export function createRedis(url: string, name = 'agentloop', logger?: Logger, re
   let down = false;
   let lastSaid = 0;
   r.on('error', (err: Error & { code?: string }) => {
-    lastErrors.set(r, `${err.code ?? err.name}: ${err.message}`);
+    lastErrors.set(r, err.code ?? err.name); // the code only: /readyz is unauthenticated, the message names addresses
     const now = Date.now();
     if (!down || now - lastSaid >= repeatMs) {
       logger?.error({ redis: where, connection: name, err: { code: err.code, message: err.message } }, `cannot reach Redis at ${where} (${err.code ?? err.message}); retrying`);

@@ -115,4 +115,29 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const running = await store.listRuns(tenant, { limit: 10, status: 'running' });
     expect(running.runs.map((r) => r.id)).toEqual([ids[1]]);
   });
+
+  it('takes thousands of input calls, a response with thousands of calls, and ends such a run (no unpack limit)', async () => {
+    const n = 5000;
+    const input = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: null, toolCalls: Array.from({ length: n }, (_, i) => ({ id: `in_${i}`, name: 'a', arguments: '{}' })) },
+      ...Array.from({ length: n }, (_, i) => ({ role: 'tool' as const, toolCallId: `in_${i}`, content: 'ok' })),
+      { role: 'user' as const, content: 'go' },
+    ];
+    const runId = await create({ messages: input });
+    expect((await store.messages(runId)).length).toBe(n + 3);
+    await toIteration1(runId);
+    const calls = Array.from({ length: 3000 }, (_, i) => ({ id: `c_${i}`, meta: meta('a'), outcome: null }));
+    const ok = await store.checkpoint(runId, {
+      iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) },
+      totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 },
+      events: calls.map((c) => ({ type: 'tool.call' as const, data: { callId: c.id, name: 'a', arguments: {}, status: 'proposed' } })),
+    });
+    expect(ok).toBe(true);
+    const ended = await store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: { code: 'x', message: 'y' }, events: [{ type: 'run.failed', data: { error: { code: 'x', message: 'y' } } }] });
+    expect(ended?.closed).toHaveLength(3000);
+    const events = await store.events(runId);
+    expect(checkEvents(events as EventEnvelope[])).toEqual([]);
+    expect(events.filter((e) => e.data.status === 'cancelled')).toHaveLength(3000);
+  });
 });

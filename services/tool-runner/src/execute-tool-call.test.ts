@@ -8,12 +8,20 @@ const opts = { maxResultBytes: 1000, maxResultTokens: 50 };
 const reg = new ToolRegistry();
 reg.add({ name: 'zed', sideEffect: 'read', parameters: z.object({ n: z.number().int() }), execute: (a) => ({ twice: (a.n as number) * 2 }) });
 reg.add({ name: 'huge', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'q'.repeat(5000) });
+reg.add({ name: 'deep', sideEffect: 'read', parameters: { type: 'object' }, execute: () => JSON.parse('['.repeat(300) + ']'.repeat(300)) });
+reg.add({ name: 'loud', sideEffect: 'read', parameters: { type: 'object' }, execute: () => { throw new Error('e'.repeat(100_000)); } });
 reg.add({ name: 'long', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'w'.repeat(900) });
 reg.add({ name: 'ignores_abort', sideEffect: 'read', timeoutMs: 100, parameters: { type: 'object' }, execute: () => new Promise((r) => setTimeout(() => r('late'), 2000)) });
 const run = (name: string, args: string, signal = new AbortController().signal) => executeToolCall(reg.get(name), name, args, ctx, signal, opts);
 const codeOf = async (p: ReturnType<typeof run>) => (await p).error?.code;
 
 describe('executeToolCall: every failure is a structured result', () => {
+  it('refuses a result too deep for the run to store, and caps a thrown message', async () => {
+    expect(await codeOf(run('deep', '{}'))).toBe('tool_error');
+    const loud = await run('loud', '{}');
+    expect(loud.error?.code).toBe('tool_error');
+    expect(loud.content.length).toBeLessThan(2_000);
+  });
   it('runs a tool and returns its JSON', async () => {
     const r = await run('calculator', '{"expression":"6*7"}');
     expect(r).toMatchObject({ status: 'completed', content: '{"value":42}', result: { value: 42 } });

@@ -3,6 +3,9 @@ import type { RegisteredTool } from './registry.js';
 import { ToolFailure, type ToolContext } from './tool-definition.js';
 import { capText } from '@agentloop/llm';
 
+/** Deepest result a tool may return (Redis' cjson refuses 1000 levels; results this deep are not meant for a model). */
+const MAX_RESULT_DEPTH = 256;
+
 export interface ExecuteOptions {
   /** Hard cap on a result's serialized size: bigger results are answered result_too_large. */
   maxResultBytes: number;
@@ -39,6 +42,9 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
     } catch {
       return toolErrorOutcome('tool_error', 'the tool returned a value that is not JSON-serializable', { durationMs: elapsed() });
     }
+    // stored inside the call's outcome, which Redis' Lua decodes: past its nesting limit the run could not go on
+    if (textJsonDepth(serialized) > MAX_RESULT_DEPTH)
+      return executed(toolErrorOutcome('tool_error', `the tool's result is nested deeper than ${MAX_RESULT_DEPTH} levels`, { durationMs: elapsed() }));
     if (Buffer.byteLength(serialized) > opts.maxResultBytes)
       return executed(toolErrorOutcome('result_too_large', `the result is ${Buffer.byteLength(serialized)} bytes, over the limit of ${opts.maxResultBytes}`, { durationMs: elapsed() }));
     return { status: 'completed', content: capText(serialized, opts.maxResultTokens, opts.countTokens), result, durationMs: elapsed(), executed: true };

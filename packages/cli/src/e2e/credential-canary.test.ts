@@ -17,6 +17,8 @@ const CANARIES = {
   GEMINI_API_KEY: 'CANARY3-gemini-key',
   CANARY_SECRET: 'CANARY5-plain-secret',
   AGENTLOOP_ADMIN_KEY: 'CANARY6-admin-key-0123456789',
+  OPENAI_ORG_ID: 'org-CANARY7',
+  OPENAI_CUSTOM_HEADERS: 'x-canary: CANARY8-header',
 };
 const TENANT_C_KEY = 'CANARY4-tenant-c-api-key';
 const SECRETS = [...Object.values(CANARIES), TENANT_C_KEY];
@@ -146,6 +148,9 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
     const auth = stack.mock.journal.filter((e) => e.req.provider === 'compat').map((e) => String(e.req.headers.authorization));
     expect(auth).toEqual(expect.arrayContaining(['Bearer allowed-model-key', 'Bearer none']));
     expect(auth.every((a) => a === 'Bearer allowed-model-key' || a === 'Bearer none')).toBe(true);
+    // what the OpenAI SDK reads from the environment goes to the operator's OpenAI endpoint only
+    const compatHeaders = stack.mock.journal.filter((e) => e.req.provider === 'compat').map((e) => JSON.stringify(e.req.headers));
+    for (const h of compatHeaders) expect(h).not.toMatch(/CANARY7|CANARY8/);
   });
 
   it('leaves no trace of a secret anywhere, and nothing reached the trap', async () => {

@@ -94,6 +94,7 @@ describe('HTTP edges', () => {
     // the full result stays in the call's record
     const rec = await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}`);
     expect(rec.json.result.big).toHaveLength(200_000);
+    for (const field of [':out', ':st', ':dec']) expect((await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}${encodeURIComponent(field)}`)).status).toBe(404);
   });
 
   it('refuses maxCostUsd with a model that has no price, in model or any fallback; AGENTLOOP_MODEL_PRICES prices one', async () => {

@@ -28,3 +28,12 @@ describe('capText', () => {
     expect(capped.endsWith('word2999')).toBe(true);
   });
 });
+
+describe('exact token counting of hostile text', () => {
+  it('stays linear on long runs of spaces (a tenant input of 50,000 spaces)', () => {
+    const t0 = performance.now();
+    const n = counter.count(`a${' '.repeat(50_000)}b${'\n'.repeat(20_000)}`);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(n).toBeGreaterThan(0);
+  });
+});

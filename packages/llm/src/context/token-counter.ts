@@ -37,14 +37,15 @@ export const ESTIMATE_CHARS_PER_TOKEN = 4;
 
 /**
  * BPE merging is quadratic in the length of one pre-tokenized piece, and a tool result can hold a piece of many
- * kilobytes (base64, minified JSON, "xxxx…"). Runs of 64+ non-space characters are counted in 48-character
- * slices: exact for ordinary text, within a token per slice for such runs, and linear in the text's length.
+ * kilobytes (base64, minified JSON, "xxxx…", or 50,000 spaces a tenant sent). Runs of 64+ non-space or space
+ * characters are counted in 48-character slices: exact for ordinary text, within a token per slice for such runs,
+ * and linear in the text's length.
  */
 function bpeCount(e: Tiktoken, text: string): number {
   if (!text) return 0;
-  if (text.length < 64 || !/\S{64}/.test(text)) return e.encode(text, 'all').length;
+  if (text.length < 64 || !/\S{64}|\s{64}/.test(text)) return e.encode(text, 'all').length;
   let n = 0;
-  for (const piece of text.split(/(\S{48})/)) if (piece) n += e.encode(piece, 'all').length;
+  for (const piece of text.split(/(\S{48}|\s{48})/)) if (piece) n += e.encode(piece, 'all').length;
   return n;
 }
 

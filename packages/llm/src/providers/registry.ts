@@ -37,10 +37,11 @@ export class ProviderRegistry {
       return gemini;
     }
     const { provider, apiKey, baseURL } = this.resolve(spec);
-    const key = `${provider}|${baseURL ?? ''}|${apiKey}`;
+    const key = `${provider}|${baseURL ?? ''}|${apiKey}|${spec.baseUrl === undefined}`;
     let client = this.cache.get(key);
     if (!client) {
-      client = new OpenAIChatModel({ provider, apiKey, baseURL, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) });
+      const operatorEndpoint = spec.provider === 'openai' && spec.baseUrl === undefined;
+      client = new OpenAIChatModel({ provider, apiKey, baseURL, operatorEndpoint, env: this.env, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) });
       this.cache.set(key, client);
     }
     return client;

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, argumentsForDisplay, textJsonDepth } from '@agentloop/protocol';
+import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, textJsonDepth } from '@agentloop/protocol';
 
 const TERMINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
 import { toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
@@ -165,7 +165,8 @@ export function createApp(d: ApiDeps): express.Express {
   // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.
   app.get('/v1/runs/:id/calls/:callId', wrap(async (req, res) => {
     const st = await ownRun(req);
-    const rec = await d.store.callRecord(st.id, String(req.params.callId));
+    // stored call ids are safe ids: anything else (`<id>:out` would read a sibling field) names no call
+    const rec = SAFE_CALL_ID_RE.test(String(req.params.callId)) ? await d.store.callRecord(st.id, String(req.params.callId)) : null;
     if (!rec) throw new ApiError('not_found', `call ${req.params.callId} not found in run ${st.id}`);
     const o = rec.outcome;
     res.json({

@@ -13,6 +13,21 @@ export interface OpenAIChatModelOptions {
   timeoutMs?: number;
   /** The SDK's HTTP transport [global fetch]; the registry passes `nodeFetch` (AGENTLOOP_HTTP_CLIENT=node). */
   fetch?: typeof fetch;
+  /**
+   * Whether this is the operator's own OpenAI endpoint. Only then may the SDK add what it reads from the environment
+   * (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS); DeepSeek, compatible servers and base URLs a request
+   * chose get none of it.
+   */
+  operatorEndpoint?: boolean;
+  env?: Record<string, string | undefined>;
+}
+
+/** What the SDK would take from the environment, switched off for endpoints that are not the operator's OpenAI. */
+function withoutEnvironment(opts: OpenAIChatModelOptions): Record<string, unknown> {
+  if (opts.operatorEndpoint) return {};
+  const custom = (opts.env ?? process.env).OPENAI_CUSTOM_HEADERS ?? '';
+  const headers = Object.fromEntries(custom.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), null]));
+  return { organization: null, project: null, adminAPIKey: null, defaultHeaders: headers };
 }
 
 /** OpenAI models that take no `stop` (o-series, gpt-5 family). */
@@ -40,7 +55,7 @@ export class OpenAIChatModel implements ModelClient {
   constructor(private readonly opts: OpenAIChatModelOptions) {
     this.provider = opts.provider;
     this.transport = opts.fetch === nodeFetch ? 'node' : 'fetch';
-    this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}) });
+    this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}), ...withoutEnvironment(opts) });
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {

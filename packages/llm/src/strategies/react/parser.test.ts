@@ -12,6 +12,15 @@ function streamed(chunks: string[]): { step: ReactStep; reasoning: string; answe
 }
 
 describe('ReAct parser', () => {
+  it('stays linear on hostile whitespace (80,000 spaces inside a final answer, streamed in pieces)', () => {
+    const p = new ReactStreamParser({});
+    const t0 = performance.now();
+    p.push('Final Answer: yes');
+    for (let i = 0; i < 800; i++) p.push(' '.repeat(100));
+    p.push('done');
+    expect(p.end()).toMatchObject({ kind: 'answer' });
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
   it('reads an action with a JSON input whose strings hold braces and quotes', () => {
     const step = parseReact('Thought: I must look it up.\nAction: search\nAction Input: {"q": "a } tricky \\" {string", "n": 2}\n');
     expect(step).toEqual({ kind: 'action', reasoning: 'I must look it up.', name: 'search', input: '{"q": "a } tricky \\" {string", "n": 2}' });

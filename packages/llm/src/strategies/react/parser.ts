@@ -101,9 +101,8 @@ export class ReactStreamParser {
     }
     // trailing whitespace is held until more text follows, so the deltas equal the trimmed answer
     const all = this.heldWhitespace + t;
-    const m = /\s+$/.exec(all);
-    const out = m ? all.slice(0, m.index) : all;
-    this.heldWhitespace = m ? m[0] : '';
+    const out = all.trimEnd(); // (a /\s+$/ search is quadratic on a long run of whitespace)
+    this.heldWhitespace = all.slice(out.length);
     if (out) {
       this.answer += out;
       this.sink.answer?.(out);
