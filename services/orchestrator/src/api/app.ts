@@ -183,7 +183,7 @@ export function createApp(d: ApiDeps): express.Express {
     });
   }));
 
-  app.post('/v1/runs/:id/cancel', body, wrap(async (req, res) => {
+  app.post('/v1/runs/:id/cancel', wrap(async (req, res) => { // (its body is not read: ownership is the first check)
     const st = await ownRun(req);
     const r = await d.store.requestCancel(st.id, 'cancelled by request');
     if (r.kind === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
