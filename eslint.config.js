@@ -1,6 +1,23 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const SERVICES = ['@agentloop/orchestrator', '@agentloop/tool-runner', '@agentloop/compressor'];
+
+const restrict = (forbidden) => ({
+  'no-restricted-imports': ['error', {
+    paths: forbidden.map((name) => ({ name, message: 'dependencies point one way: protocol ← llm ← runtime ← services ← cli; test support only in tests' })),
+    patterns: forbidden.map((name) => ({ group: [`${name}/*`], message: 'dependencies point one way' })),
+  }],
+});
+
+/** What a package may not import: its tests may use the test support, its shipped code may not. */
+function layer(dir, forbidden) {
+  return [
+    { files: [`${dir}/src/**/*.ts`], ignores: ['**/*.test.ts'], rules: restrict([...forbidden, '@agentloop/testing']) },
+    { files: [`${dir}/src/**/*.test.ts`], rules: restrict(forbidden) },
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '.tools/**', 'packages/testing/fixtures/**'] },
   js.configs.recommended,
@@ -12,5 +29,12 @@ export default tseslint.config(
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
+  // Files stay small: one concept each (tests and recorded-fixture replays excepted).
+  { files: ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: { 'max-lines': ['error', 300] } },
+  // Dependencies point one way: protocol ← llm ← runtime ← services ← cli. A service never imports another one.
+  ...layer('packages/protocol', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
+  ...layer('packages/llm', ['@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'bullmq', 'ioredis']),
+  ...layer('packages/runtime', [...SERVICES, '@agentloop/cli']),
+  ...SERVICES.map((svc) => layer(`services/${svc.split('/')[1]}`, [...SERVICES.filter((o) => o !== svc), '@agentloop/cli'])).flat(),
   { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } } },
 );

@@ -54,11 +54,11 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'dup' }, totals, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
     // c2 finishes first, c1 second; both get duplicate deliveries
     for (const id of ['c2', 'c1']) {
-      expect((await store.toolCallState(runId, id)).call).toBe('queued');
+      expect((await store.callRecord(runId, id))!.status).toBe('queued');
       const outcome = { status: 'completed' as const, content: `result ${id}`, executed: true };
       const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
-      expect((await store.toolCallState(runId, id)).call).toBe('done');
+      expect((await store.callRecord(runId, id))!.status).toBe('done');
     }
     const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
     if (typeof started === 'string') throw new Error(`start: ${started}`);
@@ -84,7 +84,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
     expect(await store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
-    expect((await store.toolCallState(runId, 'k1')).cancel).toBe('stop');
+    expect(await store.markToolRunning(runId, 'k1', {})).toBe('cancel'); // a tool-runner sees the cancellation
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
     expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already

@@ -1,99 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, SCHEMA_VERSION, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunRequest, type StopReason,
-  type PendingCall, type ToolOutcome, type Usage,
+  DeploymentKeys, SCHEMA_VERSION, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { Scripts } from './scripts.js';
 import { parseRunState, type RunState } from './run-state.js';
+import { listRuns } from './run-listing.js';
+import {
+  DEFAULT_RETENTION_S, RATE_LIMITED_ERROR, type CallMeta, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
+} from './run-store-types.js';
+
+export * from './run-store-types.js';
 
 export const IDEMPOTENCY_TTL_S = 86_400;
 
 const eventsArg = (events: readonly NewEvent[]) => JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)]));
 
-export interface CreateRunInput {
-  runId: string;
-  tenant: string;
-  request: RunRequest;
-  /** Messages the transcript starts with (system prompt, input). */
-  messages: Message[];
-  bodyHash: string;
-  idempotencyKey?: string;
-  /** An intake request that failed validation becomes a run that is failed from the start. */
-  invalid?: { error: ErrorInfo & { details?: unknown } };
-  /**
-   * The tenant's activeRuns limit (null: none). At the limit, 'refuse' creates nothing (HTTP answers 429), 'fail'
-   * creates the run failed with code rate_limited (queue intake: a job is never silently dropped).
-   */
-  activeRuns?: { limit: number; atLimit: 'refuse' | 'fail' } | null;
-}
-
-export type CreateRunResult =
-  | { created: true; runId: string; status: 'queued' | 'failed' }
-  | { created: false; runId: string; bodyHash: string }
-  | { created: false; limited: true; activeRuns: number }
-  /** The run id is another tenant's run (queue intake names its run ids). */
-  | { created: false; taken: true };
-
-export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
-
-/** Finished runs stay readable this long by default (AGENTLOOP_RUN_RETENTION_S). */
-export const DEFAULT_RETENTION_S = 604_800;
-
-/** A position in a run listing: the last run returned (its createdAt score and id). */
-export interface ListCursor {
-  score: number;
-  runId: string;
-}
-
-export interface CheckpointInput {
-  iteration: number;
-  message: Message;
-  /** The run's usage totals after this call (absolute: the checkpoint is the only writer while the model is called). */
-  totals: Omit<Usage, 'toolCalls'>;
-  /** This call's usage as iteration.completed reports it. */
-  iterationUsage: Partial<Usage>;
-  final: { stopReason: StopReason; output: string } | null;
-  calls: Array<{ id: string; meta: CallMeta; outcome: ToolOutcome | null }>;
-  pendingFinal: string;
-  repeat: { fingerprint: string; count: number };
-  events: NewEvent[];
-  /** Calls that wait for a person: the run parks (status paused) until every one is decided. */
-  pause?: { pending: PendingCall[]; expiresAt: number };
-}
-
-/** One decision, ready for the script: the outcome it records (deny, submit_result), the call's new meta (edited
- * arguments) and its tool.call event. */
-export interface PreparedDecision {
-  callId: string;
-  action: 'approve' | 'deny' | 'submit_result';
-  outcome: ToolOutcome | null;
-  /** An edit: the call's new record. */
-  meta: CallMeta | null;
-  /** The members of the call's tool.call event after its status (error / result), as JSON text: `,"error":{…}`. */
-  eventSuffix: string;
-}
-
-export type DecisionOutcome =
-  | { kind: 'resumed'; names: string[]; approved: string[]; state: RunState }
-  | { kind: 'waiting'; names: string[]; remaining: string[] }
-  | { kind: 'not_found' }
-  | { kind: 'not_paused'; status: string }
-  | { kind: 'conflict'; callId: string }
-  | { kind: 'invalid'; callId: string; pauseType: string };
-
-/** What the calls hash keeps about a call (written once, with the model response). */
-export interface CallMeta {
-  name: string;
-  /** Raw argument JSON text, as the model produced it. */
-  arguments: string;
-  /** The arguments as shown in events: JSON text of the parsed value (or of the raw string). */
-  display: string;
-  pool: string;
-  iteration: number;
-  /** Cap of the result text the model sees (kept for calls dispatched later, after a decision). */
-  maxResultTokens?: number;
-}
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -288,18 +210,6 @@ export class RunStore {
     return raw.map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
   }
 
-  /** What a tool-runner needs to know before executing a call: two reads, no script, no write. */
-  async toolCallState(runId: string, callId: string): Promise<{ call: 'queued' | 'running' | 'done' | null; status: string; cancel: string; deadlineMs: number | null }> {
-    const k = this.keys.run(runId);
-    const res = await this.redis.pipeline().hget(k.calls, `${callId}:st`).hmget(k.state, 'status', 'cancel', 'createdAt', 'maxWallMs').exec();
-    const call = (res?.[0]?.[1] ?? null) as 'queued' | 'running' | 'done' | null;
-    const [status, cancel, createdAt, maxWallMs] = (res?.[1]?.[1] ?? []) as Array<string | null>;
-    const wall = Number(maxWallMs ?? 0);
-    return { call, status: status ?? '', cancel: cancel ?? '', deadlineMs: wall > 0 ? Number(createdAt) + wall : null };
-  }
-
-  /** Answers a call that must not run ('cancelled', 'outcome_unknown', 'skipped'); false when it was already answered. */
-  /** Records decisions on a paused run (all or none) and flips it to resuming when the last pending call is decided. */
   /**
    * Records decisions in one step that also checks what a caller would otherwise read first: the run exists and
    * belongs to `tenant` (when given), is paused (at `expectIteration`, when given), and each call is pending a
@@ -381,38 +291,8 @@ export class RunStore {
     return { kind: kind as 'terminal' | 'ended' | 'requested', closed };
   }
 
-  /**
-   * A tenant's runs, newest first (by creation), optionally in one status. Keyset paging: the cursor is the last run
-   * returned, so a page never repeats or skips a run while new ones arrive, and a page costs the same with 100 or
-   * 100,000 runs in the history (the status filter reads its own index, never the history).
-   */
-  async listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunState[]; nextCursor: ListCursor | null }> {
-    const idx = opts.status ? this.keys.tenantRunsByStatus(tenant, opts.status) : this.keys.tenantRuns(tenant);
-    const out: RunState[] = [];
-    let after = opts.cursor ?? null;
-    for (;;) {
-      const want = opts.limit - out.length + 1; // one more than needed: whether another page follows
-      // runs created in the same millisecond share a score; ZRANGE REV orders those by id, descending
-      const raw = await this.redis.zrange(idx, after ? after.score : '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, want + 16, 'WITHSCORES');
-      const page: ListCursor[] = [];
-      for (let i = 0; i + 1 < raw.length; i += 2) {
-        const c = { runId: raw[i]!, score: Number(raw[i + 1]) };
-        if (after && c.score === after.score && c.runId >= after.runId) continue;
-        page.push(c);
-      }
-      if (!page.length) return { runs: out, nextCursor: null };
-      const pipe = this.redis.pipeline();
-      for (const c of page) pipe.hgetall(this.keys.run(c.runId).state);
-      const rows = (await pipe.exec()) ?? [];
-      for (let i = 0; i < page.length; i++) {
-        after = page[i]!;
-        const st = parseRunState((rows[i]?.[1] ?? {}) as Record<string, string>);
-        // gone (retention over, not swept yet) or moved to another status since the index was read: not listed
-        if (!st || (opts.status && st.status !== opts.status)) continue;
-        if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? out[out.length - 1]!.createdAt : after.score, runId: out[out.length - 1]!.id } };
-        out.push(st);
-      }
-      if (raw.length / 2 < want + 16) return { runs: out, nextCursor: null };
-    }
+  /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
+  listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunState[]; nextCursor: ListCursor | null }> {
+    return listRuns(this.redis, this.keys, tenant, opts);
   }
 }

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
-import { LlmError, PriceTable, callModelChain, strategyFor, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
@@ -11,10 +11,9 @@ import { Dispatcher } from './dispatcher.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
-import { DeltaBuffer } from './delta-buffer.js';
 import { TranscriptCache } from './transcript-cache.js';
 import { planResponse } from './plan-response.js';
-
+import { ModelStreamer } from './model-streamer.js';
 const DEFAULT_PRICES = new PriceTable();
 
 export interface IterationWorkerOptions {
@@ -55,7 +54,7 @@ export class IterationWorker {
   private readonly dispatcher: Dispatcher;
   private readonly end: RunEnder;
   private readonly catalog: ToolCatalog;
-  private readonly inFlight = new Map<string, AbortController>();
+  private readonly streamer: ModelStreamer;
   private handingBack = false;
 
   constructor(private readonly o: IterationWorkerOptions) {
@@ -64,12 +63,13 @@ export class IterationWorker {
     this.context = new ContextGate(o.store, o.queues, this.transcripts, o.metrics);
     this.dispatcher = new Dispatcher(o.queues);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
+    this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
 
   async start(): Promise<void> {
     const channel = this.o.store.keys.cancelChannel;
     this.o.subscriber.on('message', (ch: string, runId: string) => {
-      if (ch === channel) this.inFlight.get(runId)?.abort(new Error('run cancelled'));
+      if (ch === channel) this.streamer.abort(runId, new Error('run cancelled'));
     });
     await this.o.subscriber.subscribe(channel);
     this.worker = new Worker(QUEUES.orchestrator, (job, token) => this.process(job, token), {
@@ -98,7 +98,7 @@ export class IterationWorker {
   /** Drain deadline passed: abort the model streams in flight; their jobs are retried elsewhere from the same state. */
   handBack(): void {
     this.handingBack = true;
-    for (const ac of this.inFlight.values()) ac.abort(new HandedBackError());
+    this.streamer.abortAll(new HandedBackError());
   }
 
   private async process(job: Job, token?: string): Promise<void> {
@@ -212,7 +212,7 @@ export class IterationWorker {
       await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
-      const outcome = await this.streamModel(st, k, resumed, fitted);
+      const outcome = await this.streamer.stream(st, k, resumed, fitted);
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
         this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
@@ -238,68 +238,6 @@ export class IterationWorker {
         return (performance.now() - t0) / 1000;
       }
       return (performance.now() - t0) / 1000;
-    }
-  }
-
-  /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
-  private get maxWaitMs(): number {
-    return this.o.llmMaxWaitMs ?? 30_000;
-  }
-
-  private async streamModel(
-    st: RunState,
-    k: number,
-    resumed: boolean,
-    fitted: Fitted,
-  ): Promise<{ kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] } | { kind: 'context_length' } | { kind: 'ended' } | { kind: 'defer'; ms: number; reason: string; quiet?: boolean }> {
-    const runId = st.id;
-    const request = st.request;
-    const deltas = new DeltaBuffer(k, (events, first) => this.o.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
-    const ac = new AbortController();
-    this.inFlight.set(runId, ac);
-    try {
-      const response = await callModelChain(
-        this.o.providers,
-        [request.model, ...request.fallbacks],
-        { messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
-        {
-          onRetry: async (r) => {
-            if (r.discardOutput) deltas.discard();
-            await deltas.flush();
-            await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }]);
-          },
-          onFallback: async (f) => {
-            this.o.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
-            await this.o.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }]);
-          },
-          onAttempt: (a) => this.o.metrics.llmDuration.observe({ provider: a.provider, model: this.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
-        },
-        { attemptsPerModel: this.o.llmAttempts, baseDelayMs: this.o.llmRetryBaseMs, maxDelayMs: this.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.o.gate },
-      );
-      return { kind: 'ok', response, tailDeltas: await deltas.drain() };
-    } catch (e) {
-      deltas.discard();
-      await deltas.flush();
-      const err = e instanceof LlmError ? e : null;
-      if (err?.kind === 'aborted' || ac.signal.aborted) {
-        const fresh = await this.o.store.load(runId);
-        if (fresh?.cancel) await this.end.cancelled(fresh);
-        else throw this.handingBack ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
-        return { kind: 'ended' };
-      }
-      if (err?.kind === 'context_length') return { kind: 'context_length' };
-      // our own per-provider limit: come back later as a delayed job (quietly: nothing failed)
-      if (err?.opts.throttled) return { kind: 'defer', ms: err.opts.retryAfterMs ?? 250, reason: err.message, quiet: true };
-      const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
-      if (wait > this.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
-      if (err?.kind === 'content_filter') {
-        await this.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k);
-        return { kind: 'ended' };
-      }
-      await this.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
-      return { kind: 'ended' };
-    } finally {
-      this.inFlight.delete(runId);
     }
   }
 
@@ -353,12 +291,6 @@ export class IterationWorker {
 
   private get prices(): PriceTable {
     return this.o.prices ?? DEFAULT_PRICES;
-  }
-
-  /** A chain entry (`provider/model`) as a metric label: unknown model names as `provider/other`. */
-  private chainLabel(entry: string): string {
-    const slash = entry.indexOf('/');
-    return slash < 0 ? entry : `${entry.slice(0, slash)}/${this.prices.metricLabel(entry.slice(0, slash), entry.slice(slash + 1))}`;
   }
 
   private forget(runId: string): void {

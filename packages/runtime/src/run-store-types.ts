@@ -1,0 +1,88 @@
+import type { ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolOutcome, Usage } from '@agentloop/protocol';
+import type { RunState } from './run-state.js';
+
+/** The shapes RunStore's methods take and give (what its scripts read and write). */
+
+export interface CreateRunInput {
+  runId: string;
+  tenant: string;
+  request: RunRequest;
+  /** Messages the transcript starts with (system prompt, input). */
+  messages: Message[];
+  bodyHash: string;
+  idempotencyKey?: string;
+  /** An intake request that failed validation becomes a run that is failed from the start. */
+  invalid?: { error: ErrorInfo & { details?: unknown } };
+  /**
+   * The tenant's activeRuns limit (null: none). At the limit, 'refuse' creates nothing (HTTP answers 429), 'fail'
+   * creates the run failed with code rate_limited (queue intake: a job is never silently dropped).
+   */
+  activeRuns?: { limit: number; atLimit: 'refuse' | 'fail' } | null;
+}
+
+export type CreateRunResult =
+  | { created: true; runId: string; status: 'queued' | 'failed' }
+  | { created: false; runId: string; bodyHash: string }
+  | { created: false; limited: true; activeRuns: number }
+  /** The run id is another tenant's run (queue intake names its run ids). */
+  | { created: false; taken: true };
+
+export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
+
+/** Finished runs stay readable this long by default (AGENTLOOP_RUN_RETENTION_S). */
+export const DEFAULT_RETENTION_S = 604_800;
+
+/** A position in a run listing: the last run returned (its createdAt score and id). */
+export interface ListCursor {
+  score: number;
+  runId: string;
+}
+
+export interface CheckpointInput {
+  iteration: number;
+  message: Message;
+  /** The run's usage totals after this call (absolute: the checkpoint is the only writer while the model is called). */
+  totals: Omit<Usage, 'toolCalls'>;
+  /** This call's usage as iteration.completed reports it. */
+  iterationUsage: Partial<Usage>;
+  final: { stopReason: StopReason; output: string } | null;
+  calls: Array<{ id: string; meta: CallMeta; outcome: ToolOutcome | null }>;
+  pendingFinal: string;
+  repeat: { fingerprint: string; count: number };
+  events: NewEvent[];
+  /** Calls that wait for a person: the run parks (status paused) until every one is decided. */
+  pause?: { pending: PendingCall[]; expiresAt: number };
+}
+
+/** One decision, ready for the script: the outcome it records (deny, submit_result), the call's new meta (edited
+ * arguments) and its tool.call event. */
+export interface PreparedDecision {
+  callId: string;
+  action: 'approve' | 'deny' | 'submit_result';
+  outcome: ToolOutcome | null;
+  /** An edit: the call's new record. */
+  meta: CallMeta | null;
+  /** The members of the call's tool.call event after its status (error / result), as JSON text: `,"error":{…}`. */
+  eventSuffix: string;
+}
+
+export type DecisionOutcome =
+  | { kind: 'resumed'; names: string[]; approved: string[]; state: RunState }
+  | { kind: 'waiting'; names: string[]; remaining: string[] }
+  | { kind: 'not_found' }
+  | { kind: 'not_paused'; status: string }
+  | { kind: 'conflict'; callId: string }
+  | { kind: 'invalid'; callId: string; pauseType: string };
+
+/** What the calls hash keeps about a call (written once, with the model response). */
+export interface CallMeta {
+  name: string;
+  /** Raw argument JSON text, as the model produced it. */
+  arguments: string;
+  /** The arguments as shown in events: JSON text of the parsed value (or of the raw string). */
+  display: string;
+  pool: string;
+  iteration: number;
+  /** Cap of the result text the model sees (kept for calls dispatched later, after a decision). */
+  maxResultTokens?: number;
+}

@@ -1,0 +1,110 @@
+import { LlmError, callModelChain, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
+import type { NewEvent } from '@agentloop/protocol';
+import { HandedBackError, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
+import type { Fitted } from './context-gate.js';
+import { DeltaBuffer } from './delta-buffer.js';
+import type { RunEnder } from './run-ender.js';
+
+export type StreamOutcome =
+  | { kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] }
+  | { kind: 'context_length' }
+  | { kind: 'ended' }
+  | { kind: 'defer'; ms: number; reason: string; quiet?: boolean };
+
+export interface ModelStreamerDeps {
+  store: RunStore;
+  metrics: Metrics;
+  providers: ProviderRegistry;
+  gate?: ProviderGate;
+  llmAttempts: number;
+  llmRetryBaseMs: number;
+  /** Longest retry-after waited out in place; longer ones defer the job. */
+  maxWaitMs: number;
+  prices: PriceTable;
+  end: RunEnder;
+  /** The process is handing its jobs back (drain deadline): an aborted stream is retried elsewhere. */
+  handingBack: () => boolean;
+}
+
+/**
+ * Streams one iteration's model call through the fallback chain: deltas to the event log (coalesced), retries and
+ * fallbacks as events and metrics, and every failure mapped to what the worker does next. Holds the abort handle of
+ * each call in flight (cancellation, hand-back).
+ */
+export class ModelStreamer {
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(private readonly d: ModelStreamerDeps) {}
+
+  abort(runId: string, reason: Error): void {
+    this.inFlight.get(runId)?.abort(reason);
+  }
+
+  abortAll(reason: Error): void {
+    for (const ac of this.inFlight.values()) ac.abort(reason);
+  }
+
+  /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
+  async stream(
+    st: RunState,
+    k: number,
+    resumed: boolean,
+    fitted: Fitted,
+  ): Promise<StreamOutcome> {
+    const runId = st.id;
+    const request = st.request;
+    const deltas = new DeltaBuffer(k, (events, first) => this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
+    const ac = new AbortController();
+    this.inFlight.set(runId, ac);
+    try {
+      const response = await callModelChain(
+        this.d.providers,
+        [request.model, ...request.fallbacks],
+        { messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
+        {
+          onRetry: async (r) => {
+            if (r.discardOutput) deltas.discard();
+            await deltas.flush();
+            await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }]);
+          },
+          onFallback: async (f) => {
+            this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
+            await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }]);
+          },
+          onAttempt: (a) => this.d.metrics.llmDuration.observe({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
+        },
+        { attemptsPerModel: this.d.llmAttempts, baseDelayMs: this.d.llmRetryBaseMs, maxDelayMs: this.d.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.d.gate },
+      );
+      return { kind: 'ok', response, tailDeltas: await deltas.drain() };
+    } catch (e) {
+      deltas.discard();
+      await deltas.flush();
+      const err = e instanceof LlmError ? e : null;
+      if (err?.kind === 'aborted' || ac.signal.aborted) {
+        const fresh = await this.d.store.load(runId);
+        if (fresh?.cancel) await this.d.end.cancelled(fresh);
+        else throw this.d.handingBack() ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
+        return { kind: 'ended' };
+      }
+      if (err?.kind === 'context_length') return { kind: 'context_length' };
+      // our own per-provider limit: come back later as a delayed job (quietly: nothing failed)
+      if (err?.opts.throttled) return { kind: 'defer', ms: err.opts.retryAfterMs ?? 250, reason: err.message, quiet: true };
+      const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
+      if (wait > this.d.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
+      if (err?.kind === 'content_filter') {
+        await this.d.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k);
+        return { kind: 'ended' };
+      }
+      await this.d.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
+      return { kind: 'ended' };
+    } finally {
+      this.inFlight.delete(runId);
+    }
+  }
+
+  /** A chain entry (`provider/model`) as a metric label: unknown model names as `provider/other`. */
+  private chainLabel(entry: string): string {
+    const slash = entry.indexOf('/');
+    return slash < 0 ? entry : `${entry.slice(0, slash)}/${this.d.prices.metricLabel(entry.slice(0, slash), entry.slice(slash + 1))}`;
+  }
+}
