@@ -77,6 +77,14 @@ export const RunRequestSchema = z
     approval: ApprovalSchema.default(ApprovalSchema.parse({})),
     context: ContextSchema.default(ContextSchema.parse({})),
     metadata: z.record(z.string(), z.unknown()).default({}),
+    // SPEC §2 fields whose features are not built yet: their shape is checked here, and intake answers 400 for them
+    // rather than ignoring them silently (docs/ARCHITECTURE.md, Known limits)
+    output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional() }).strict().optional(),
+    threadId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id matches [A-Za-z0-9_-]{1,128}').optional(),
+    notify: z
+      .object({ url: z.url({ protocol: /^https?$/ }), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
+      .strict()
+      .optional(),
   })
   .superRefine((r, ctx) => {
     if (Array.isArray(r.input)) {

@@ -34,6 +34,10 @@ export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoi
     if (req.limits.maxCostUsd !== null && !policy.prices.price(spec.provider, spec.name))
       issues.push({ path: [...at, 'name'], code: 'unpriced_model', message: `limits.maxCostUsd needs a price for ${spec.provider}/${spec.name}: it is not in the built-in table or AGENTLOOP_MODEL_PRICES` });
   }
+  // not built yet: refused, never silently ignored
+  if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks need a signing secret for this tenant (AGENTLOOP_WEBHOOK_SECRETS), and none is configured' });
+  if (req.threadId !== undefined) issues.push({ path: ['threadId'], code: 'not_available', message: 'threads are not available in this version' });
+  if (req.output) issues.push({ path: ['output'], code: 'not_available', message: 'structured output is not available in this version' });
   return issues;
 }
 

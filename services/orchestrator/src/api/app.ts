@@ -195,21 +195,16 @@ export function createApp(d: ApiDeps): express.Express {
     res.status(202).json({ id: st.id, status: r.kind === 'ended' ? 'cancelled' : 'cancelling' });
   }));
 
-  app.post('/v1/runs/:id/decisions', body, wrap(async (req, res) => {
+  // another tenant's run answers like a missing one, before any other check: before the body is even read
+  const ownedBeforeBody = wrap(async (req) => {
+    if ((await d.store.tenantOf(String(req.params.id))) !== req.tenant) throw new ApiError('not_found', `run ${req.params.id} not found`);
+  }, true);
+
+  app.post('/v1/runs/:id/decisions', ownedBeforeBody, body, wrap(async (req, res) => {
     const id = String(req.params.id);
-    let parsed;
-    try {
-      parsed = DecisionRequestSchema.safeParse(jsonBody(req));
-    } catch (e) {
-      parsed = { success: false as const, thrown: e };
-    }
-    if (!parsed.success) {
-      // another tenant's run answers like a missing one, before any other check (the body's included)
-      if ((await d.store.tenantOf(id)) !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
-      if ('thrown' in parsed) throw parsed.thrown;
-      throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
-    }
-    // no read first: the decision script checks that the run exists, is this tenant's and is paused
+    const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
+    if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
+    // the decision script checks again that the run is this tenant's, and that it is paused (one step, no read)
     const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions);
     switch (r.kind) {
       case 'not_found':
