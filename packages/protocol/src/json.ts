@@ -46,7 +46,9 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
+    // no prototype: a key named `__proto__` is a key like any other (on a plain object it would set the prototype
+    // and vanish from the text, so two different bodies would hash alike)
+    const out: Record<string, unknown> = Object.create(null);
     for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
     return out;
   }
@@ -82,4 +84,14 @@ export function argumentsForDisplay(raw: string): unknown {
   if (jsonTextProblem(raw)) return raw.length > DISPLAY_CUT ? `${raw.slice(0, DISPLAY_CUT)}… [${raw.length - DISPLAY_CUT} more characters]` : raw;
   const p = tryParseJson(raw);
   return p.ok ? p.value : raw;
+}
+
+/**
+ * JSON text that every decoder accepts. JSON.stringify writes a lone UTF-16 surrogate (half an emoji cut by a length
+ * cap, or sent by a model) as a `\ud800`-style escape, which strict decoders — Redis' Lua cjson among them — refuse;
+ * here each becomes U+FFFD. Linear, on the text (the value is never walked again).
+ */
+export function wellFormedJson(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.includes('\\u') ? text.replace(/(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, '$1\\ufffd') : text;
 }

@@ -51,4 +51,9 @@ describe('json helpers', () => {
     for (const ok of ['gemini-2.5-flash', 'ft:gpt-4o-mini:org:custom:abc', 'models/gemini-2.5-pro', 'deepseek-chat', 'Qwen/Qwen2.5-72B-Instruct']) expect(parse(ok), ok).toBe(true);
     for (const bad of ['../admin', 'a/../../b', '%2e%2e/x', 'x?key=1', 'x#y', 'a b', '', '/abs', 'a\\b']) expect(parse(bad), bad).toBe(false);
   });
+
+  it('checks model.api', () => {
+    const parse = (api: unknown) => RunRequestSchema.safeParse({ input: 'x', model: { provider: 'openai', name: 'gpt-4o', api } }).success;
+    expect([parse('responses'), parse('chat'), parse([0]), parse('soap')]).toEqual([true, true, false, false]);
+  });
 });

@@ -16,6 +16,8 @@ export const ModelSpecSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'a model name: letters, digits and . _ : @ / + -')
       .refine((n) => !n.split('/').some((seg) => seg === '.' || seg === '..'), 'a model name has no . or .. path segments'),
     contextWindow: z.number().int().min(1024).max(10_000_000).optional(),
+    /** openai only: "responses" (SPEC default) or "chat". This build speaks Chat Completions for both. */
+    api: z.enum(['responses', 'chat']).optional(),
     params: z.record(z.string(), z.unknown()).default({}),
     /** openai-compatible only: the endpoint, ending in /v1. */
     baseUrl: z.url({ protocol: /^https?$/ }).optional(),

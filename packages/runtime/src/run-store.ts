@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, SCHEMA_VERSION, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type StopReason, type ToolOutcome, type Usage,
+  DeploymentKeys, SCHEMA_VERSION, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { Scripts } from './scripts.js';
 import { parseRunState, type RunState } from './run-state.js';
@@ -14,7 +14,7 @@ export * from './run-store-types.js';
 
 export const IDEMPOTENCY_TTL_S = 86_400;
 
-const eventsArg = (events: readonly NewEvent[]) => JSON.stringify(events.map((e) => [e.type, JSON.stringify(e.data)]));
+const eventsArg = (events: readonly NewEvent[]) => wellFormedJson(events.map((e) => [e.type, wellFormedJson(e.data)]));
 
 
 /**
@@ -61,23 +61,23 @@ export class RunStore {
       [
         ...this.head(input.runId),
         input.tenant,
-        JSON.stringify(requestWithoutInput),
+        wellFormedJson(requestWithoutInput),
         input.bodyHash,
         input.idempotencyKey ? IDEMPOTENCY_TTL_S : 0,
-        JSON.stringify(input.messages.map((m) => JSON.stringify(m))),
+        wellFormedJson(input.messages.map((m) => wellFormedJson(m))),
         eventsArg(events),
         input.invalid ? 'failed' : 'queued',
-        input.invalid ? JSON.stringify({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
-        JSON.stringify(input.request.model),
+        input.invalid ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
+        wellFormedJson(input.request.model),
         input.request.mode,
-        JSON.stringify(input.request.metadata),
+        wellFormedJson(input.request.metadata),
         SCHEMA_VERSION,
         input.request.limits.maxWallMs ?? 0,
         input.activeRuns ? input.activeRuns.limit : -1,
         this.retentionS,
         limited ? eventsArg(limited) : '',
-        JSON.stringify(RATE_LIMITED_ERROR),
-        JSON.stringify(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
+        wellFormedJson(RATE_LIMITED_ERROR),
+        wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
       ],
     )) as [number, string | number];
     if (res[0] === 2) return { created: false, limited: true, activeRuns: Number(res[1]) };
@@ -111,7 +111,7 @@ export class RunStore {
   async applyCompression(runId: string, p: { iteration: number; tv: number; prefix: Message[]; from: number; record: Record<string, unknown>; events: NewEvent[] }): Promise<number | null> {
     const k = this.keys.run(runId);
     const r = await this.scripts.run('apply-compression', [...this.runKeys(runId), k.compressions], [
-      ...this.head(runId), p.iteration, p.tv, JSON.stringify(p.prefix), p.from, JSON.stringify(p.record), eventsArg(p.events),
+      ...this.head(runId), p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), eventsArg(p.events),
     ]);
     return Number(r) > 0 ? Number(r) : null;
   }
@@ -149,7 +149,7 @@ export class RunStore {
     p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string },
   ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
     const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
-      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? JSON.stringify(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
+      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
     ]);
     if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
     const [length, toolCalls, resumed, count, ...rest] = r as [number, number, number, number, ...string[]];
@@ -174,18 +174,18 @@ export class RunStore {
 
   /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
   async checkpoint(runId: string, c: CheckpointInput): Promise<boolean | { taken: string[] }> {
-    const calls = c.calls.map((x) => [x.id, JSON.stringify(x.meta), x.outcome ? JSON.stringify(x.outcome) : '']);
+    const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
     const t = c.totals;
     const updates: Array<string | number> = [
       'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens,
-      'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', JSON.stringify(c.iterationUsage),
+      'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', wellFormedJson(c.iterationUsage),
     ];
     if (c.final) updates.push('status', 'completed', 'phase', 'done', 'stopReason', c.final.stopReason, 'output', c.final.output);
     else
-      updates.push('phase', c.pause ? 'paused' : 'tools', 'batch', JSON.stringify(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
-    if (c.pause) updates.push('status', 'paused', 'pending', JSON.stringify(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
+      updates.push('phase', c.pause ? 'paused' : 'tools', 'batch', wellFormedJson(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
+    if (c.pause) updates.push('status', 'paused', 'pending', wellFormedJson(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
     const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
-      ...this.head(runId), c.iteration, JSON.stringify(c.message), JSON.stringify(updates), JSON.stringify(calls), eventsArg(c.events), c.pause ? c.pause.expiresAt : '',
+      ...this.head(runId), c.iteration, wellFormedJson(c.message), wellFormedJson(updates), wellFormedJson(calls), eventsArg(c.events), c.pause ? c.pause.expiresAt : '',
     ]);
     if (Array.isArray(r)) return { taken: r.map(String) };
     return r === 1;
@@ -216,9 +216,9 @@ export class RunStore {
    * decision of a fitting kind. A resume returns the run's state after the flip.
    */
   async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
-    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? JSON.stringify(d.outcome) : '', d.meta ? JSON.stringify(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
+    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
     const r = (await this.scripts.run('apply-decisions', this.runKeys(runId), [
-      ...this.head(runId), p.expectIteration ?? '', p.tenant ?? '', JSON.stringify(rows), Object.keys(p.edits).length ? JSON.stringify(p.edits) : '',
+      ...this.head(runId), p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), Object.keys(p.edits).length ? wellFormedJson(p.edits) : '',
     ])) as string[];
     const [kind, ...rest] = r;
     switch (kind) {
@@ -265,13 +265,13 @@ export class RunStore {
    * crash); 'answered': nothing to do; 'cancel' / 'expired': answer it cancelled / skipped (closeToolCall).
    */
   async markToolRunning(runId: string, callId: string, eventData: NewEvent['data']): Promise<'first' | 'again' | 'answered' | 'cancel' | 'expired'> {
-    return (await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, JSON.stringify(eventData)])) as 'first' | 'again' | 'answered' | 'cancel' | 'expired';
+    return (await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, wellFormedJson(eventData)])) as 'first' | 'again' | 'answered' | 'cancel' | 'expired';
   }
 
 
   async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: NewEvent['data']): Promise<boolean> {
     const r = await this.scripts.run('record-tool-result', this.runKeys(runId), [
-      ...this.head(runId), callId, JSON.stringify(outcome), JSON.stringify(eventData),
+      ...this.head(runId), callId, wellFormedJson(outcome), wellFormedJson(eventData),
     ]);
     return r === 1;
   }
@@ -279,7 +279,7 @@ export class RunStore {
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<{ closed: string[] } | null> {
     const r = await this.scripts.run('finish-run', this.runKeys(runId), [
-      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? JSON.stringify(p.error) : '', eventsArg(p.events),
+      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', eventsArg(p.events),
     ]);
     return Array.isArray(r) ? { closed: r.slice(1).map(String) } : null;
   }

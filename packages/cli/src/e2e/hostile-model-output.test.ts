@@ -13,6 +13,20 @@ const turns = (req: MockRequest) => req.messages.filter((m) => m.role === 'assis
 
 /** Turn 1: an id with ':' and deep arguments, a repeated id; turn 2 reuses both ids; turn 3 answers. */
 const script = (req: MockRequest): ReplySpec => {
+  // broken Unicode: half an emoji cut by a cap, lone surrogates in arguments, results and names
+  if (req.messages.some((m) => m.content === 'unicode'))
+    return turns(req) === 0
+      ? {
+          chunking: 'restated',
+          toolCalls: [
+            { id: 'u1', name: 'current_time', arguments: 'x' + '🙂'.repeat(150) },
+            { id: 'u2', name: 'calculator', args: { expression: '🙂' } },
+            { id: 'u3', name: 'calculator', args: { expression: '\ud800' } },
+            { id: 'u4', name: '\ud800', args: {} },
+            { id: 'u5', name: 'current_time', args: { timezone: '🙂'.repeat(3000) } },
+          ],
+        }
+      : { text: 'done \ud800 🙂' };
   // a run whose input transcript holds a call `prev_1`: the model reuses that id once
   if (req.messages.some((m) => m.content === 'earlier')) return turns(req) === 1 ? { toolCalls: [{ id: 'prev_1', name: 'calculator', args: { expression: '5+5' } }] } : { text: 'done' };
   switch (turns(req)) {
@@ -67,6 +81,14 @@ describe('hostile model output (SPEC §3)', () => {
       }
     });
   }
+
+  it('broken Unicode anywhere (arguments, tool errors, names, the answer) never stalls or fails the run', async () => {
+    const id = await s.a.startRun({ input: 'unicode', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator', 'current_time'] });
+    const { snap } = await finishedRun(s.a, id, 20_000);
+    expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed' });
+    const history = ((await s.a.getRun(id, 'history')).json as unknown as { history: Message[] }).history;
+    expect(history.filter((m) => m.role === 'tool')).toHaveLength(5);
+  });
 
   it('an id the input transcript already used is renamed when a model reuses it', async () => {
     const input = [

@@ -109,6 +109,15 @@ describe('HTTP edges', () => {
     expect((await s.a.createRun(body('plain', { model: { provider: 'openai', name: 'my-own-model' } }))).status).toBe(202); // no cost budget: fine
   });
 
+  it('tells bodies apart by every key, `__proto__` included (idempotency)', async () => {
+    const key = { 'idempotency-key': `proto-${Date.now()}` };
+    const bodyWith = (v: number) => `{"input":"[plain] i","model":{"provider":"openai","name":"gpt-4o-mini"},"metadata":{"__proto__":{"v":${v}}}}`;
+    const first = await s.a.request('POST', '/v1/runs', bodyWith(0), key);
+    expect(first.status).toBe(202);
+    expect((await s.a.request('POST', '/v1/runs', bodyWith(0), key)).status).toBe(200);
+    expect((await s.a.request('POST', '/v1/runs', bodyWith(1), key)).status).toBe(422);
+  });
+
   it('answers 204 for events at or past the terminal event, so an EventSource stops reconnecting', async () => {
     const id = await s.a.startRun(body('plain'));
     await s.a.waitTerminal(id);

@@ -43,10 +43,25 @@ export const ESTIMATE_CHARS_PER_TOKEN = 4;
  */
 function bpeCount(e: Tiktoken, text: string): number {
   if (!text) return 0;
+  if (text.length > SAMPLED_ABOVE) return sampledCount(e, text);
   if (text.length < 64 || !/\S{64}|\s{64}/.test(text)) return e.encode(text, 'all').length;
   let n = 0;
   for (const piece of text.split(/(\S{48}|\s{48})/)) if (piece) n += e.encode(piece, 'all').length;
   return n;
+}
+
+/** Texts longer than this are counted from samples: exact counting of a megabyte would hold the event loop for seconds. */
+const SAMPLED_ABOVE = 65_536;
+const SAMPLE = 8_192;
+
+/**
+ * Tokens of a very long text from three exactly counted samples (start, middle, end), scaled to its length: bounded
+ * work whatever the size; the provider's reported prompt tokens calibrate the run's counts anyway.
+ */
+function sampledCount(e: Tiktoken, text: string): number {
+  const at = [0, Math.floor(text.length / 2) - SAMPLE / 2, text.length - SAMPLE];
+  const tokens = at.reduce((n, i) => n + bpeCount(e, text.slice(i, i + SAMPLE)), 0);
+  return Math.ceil((tokens / (3 * SAMPLE)) * text.length);
 }
 
 export function counterFor(model: ModelSpec): TokenCounter {
