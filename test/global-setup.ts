@@ -1,8 +1,8 @@
-import { resolveTestRedis, type RedisServer } from '../packages/testing/src/redis.js';
+import { resolveTestRedis, type OwnedRedis } from '../packages/testing/src/redis.js';
 
-let server: RedisServer | null = null;
+let server: OwnedRedis | null = null;
 
-/** One Redis for the whole run: REDIS_URL, else a redis-server of our own (tests use their own key prefixes). */
+/** One Redis for the whole run: REDIS_URL, else a redis-server of our own, else a container (tests use their own key prefixes). */
 export async function setup(): Promise<void> {
   const r = await resolveTestRedis();
   server = r.server;

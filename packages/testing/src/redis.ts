@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -68,23 +68,59 @@ export class RedisServer {
   }
 }
 
+export type TestRedisSource = 'env' | 'redis-server' | 'container' | 'none';
+
+export interface TestRedisProbes {
+  redisServerInstalled: () => boolean;
+  dockerEngineAnswers: () => boolean;
+}
+
+/** Probes of this machine: `redis-server --version` runs; a Docker engine answers `docker info`. */
+export const machineProbes: TestRedisProbes = {
+  redisServerInstalled: () => spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0,
+  dockerEngineAnswers: () => spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 10_000 }).status === 0,
+};
+
 /**
- * The Redis the tests use: REDIS_URL when set; otherwise a redis-server of our own on a free port; otherwise a
- * clear error saying how to provide one. (testcontainers would be the next fallback on machines with Docker.)
+ * Where the tests get their Redis (DESIGN: testcontainers is the fallback): REDIS_URL when set; else a redis-server
+ * of our own; else, where a Docker engine answers, a Redis container; else none (a clear error).
  */
-export async function resolveTestRedis(): Promise<{ url: string; server: RedisServer | null }> {
-  if (process.env.REDIS_URL) {
-    if (!(await redisReachable(process.env.REDIS_URL))) throw new Error(`REDIS_URL=${process.env.REDIS_URL} does not answer PING`);
-    return { url: process.env.REDIS_URL, server: null };
-  }
-  try {
-    const server = await RedisServer.start();
-    return { url: server.url, server };
-  } catch (e) {
-    throw new Error(
-      `No Redis for the tests: REDIS_URL is not set and redis-server could not be started (${(e as Error).message}). ` +
-        'Install redis-server (apt-get install redis-server) or set REDIS_URL=redis://host:port.',
-    );
+export function chooseTestRedis(env: Record<string, string | undefined>, probes: TestRedisProbes = machineProbes): TestRedisSource {
+  if (env.REDIS_URL) return 'env';
+  if (probes.redisServerInstalled()) return 'redis-server';
+  if (probes.dockerEngineAnswers()) return 'container';
+  return 'none';
+}
+
+/** A Redis the run owns: a redis-server process or a container, stopped at teardown. */
+export interface OwnedRedis {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** The Redis the tests use, chosen by chooseTestRedis. */
+export async function resolveTestRedis(probes: TestRedisProbes = machineProbes): Promise<{ url: string; server: OwnedRedis | null }> {
+  const source = chooseTestRedis(process.env, probes);
+  switch (source) {
+    case 'env': {
+      const url = process.env.REDIS_URL!;
+      if (!(await redisReachable(url))) throw new Error(`REDIS_URL=${url} does not answer PING`);
+      return { url, server: null };
+    }
+    case 'redis-server': {
+      const server = await RedisServer.start();
+      return { url: server.url, server };
+    }
+    case 'container': {
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const container = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage('Ready to accept connections')).start();
+      return { url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`, server: { url: '', stop: async () => void (await container.stop()) } };
+    }
+    case 'none':
+      throw new Error(
+        'No Redis for the tests: REDIS_URL is not set, redis-server is not installed and no Docker engine answers. ' +
+          'Install redis-server (apt-get install redis-server), set REDIS_URL=redis://host:port, or start Docker.',
+      );
   }
 }
 
