@@ -4,7 +4,9 @@ import { MessageSchema, transcriptProblems } from './message.js';
 export const ProviderSchema = z.enum(['openai', 'google', 'deepseek', 'openai-compatible']);
 export type Provider = z.infer<typeof ProviderSchema>;
 
-export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
+/** The name a call the model sent without a name is stored under: reserved, no tool may have it (SPEC §3). */
+export const UNNAMED_TOOL = '_unnamed';
+export const TOOL_NAME_RE = /^(?!_unnamed$)[a-zA-Z0-9_-]{1,64}$/;
 export const ToolNameSchema = z.string().regex(TOOL_NAME_RE, 'tool names match [a-zA-Z0-9_-]{1,64}');
 
 export const ModelSpecSchema = z

@@ -1,4 +1,4 @@
-import type { ToolErrorCode } from '@agentloop/protocol';
+import { TOOL_NAME_RE, type ToolErrorCode } from '@agentloop/protocol';
 import { z } from 'zod';
 
 export interface ToolContext {
@@ -37,7 +37,7 @@ export class ToolFailure extends Error {
 }
 
 export const ToolDefinitionSchema = z.object({
-  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names match [a-zA-Z0-9_-]{1,64}'),
+  name: z.string().regex(TOOL_NAME_RE, 'tool names match [a-zA-Z0-9_-]{1,64} (and _unnamed is reserved)'),
   description: z.string().optional(),
   parameters: z.custom<ToolDefinition['parameters']>((v) => !!v && typeof v === 'object', 'parameters must be a JSON Schema object or a zod schema'),
   sideEffect: z.enum(['read', 'reversible', 'external', 'critical']),

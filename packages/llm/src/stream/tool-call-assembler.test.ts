@@ -50,10 +50,21 @@ describe('ToolCallAssembler', () => {
     expect(JSON.parse(a.finish()[0]!.arguments)).toEqual({ outer: { inner: 1 } });
   });
 
-  it('treats a call with no arguments as {} and drops nameless slots', () => {
+  it('treats a call with no arguments as {}', () => {
     const a = new ToolCallAssembler();
     a.add({ index: 0, id: 'c', name: 'now' });
-    a.add({ index: 1, arguments: '{}' });
     expect(a.finish()).toEqual([{ id: 'c', name: 'now', arguments: '{}' }]);
+  });
+});
+
+describe('a call without a name', () => {
+  it('is kept under the reserved name, so the loop can answer it', async () => {
+    const { UNNAMED_TOOL } = await import('@agentloop/protocol');
+    const a = new ToolCallAssembler();
+    a.add({ index: 0, id: 'c1', arguments: '{"expression":"1+1"}' });
+    a.add({ index: 1 }); // an entry with nothing in it is still a call the model opened
+    const [first, second] = a.finish();
+    expect(first).toEqual({ id: 'c1', name: UNNAMED_TOOL, arguments: '{"expression":"1+1"}' });
+    expect(second).toMatchObject({ name: UNNAMED_TOOL, arguments: '{}' });
   });
 });

@@ -1,4 +1,4 @@
-import { newCallId, tryParseJson, type ToolCall } from '@agentloop/protocol';
+import { UNNAMED_TOOL, newCallId, tryParseJson, type ToolCall } from '@agentloop/protocol';
 
 export interface ToolCallFragment {
   index?: number | null;
@@ -40,12 +40,14 @@ export class ToolCallAssembler {
     return this.slots.size;
   }
 
-  /** The calls in index order, each with an id. */
+  /**
+   * The calls in index order, each with an id. Every entry the model opened is a call: one without a name is kept
+   * under UNNAMED_TOOL, so the loop answers it `unknown_tool` instead of it vanishing unanswered.
+   */
   finish(): ToolCall[] {
     return [...this.slots.entries()]
       .sort(([a], [b]) => a - b)
-      .filter(([, s]) => s.name)
-      .map(([, s]) => ({ id: s.id ?? newCallId(), name: s.name, arguments: s.args === '' ? '{}' : s.args }));
+      .map(([, s]) => ({ id: s.id ?? newCallId(), name: s.name || UNNAMED_TOOL, arguments: s.args === '' ? '{}' : s.args }));
   }
 
   private indexOf(f: ToolCallFragment): number {

@@ -1,5 +1,5 @@
 import type { FunctionCall, PartialArg } from '@google/genai';
-import { newCallId, type ToolCall } from '@agentloop/protocol';
+import { UNNAMED_TOOL, newCallId, type ToolCall } from '@agentloop/protocol';
 import { GOOGLE } from './convert-contents.js';
 
 interface Building {
@@ -72,8 +72,10 @@ export class GeminiFunctionCallAssembler {
   private open: Building | null = null;
 
   add(fc: FunctionCall, thoughtSignature?: string): void {
-    if (fc.name) {
-      const call: Building = { id: fc.id || newCallId(), name: fc.name, args: { ...(fc.args ?? {}) }, continuing: new Set(), ...(thoughtSignature ? { signature: thoughtSignature } : {}) };
+    // a call without a name that continues nothing is still a call: answered unknown_tool, never dropped
+    const nameless = !fc.name && !this.open && (fc.id !== undefined || fc.args !== undefined);
+    if (fc.name || nameless) {
+      const call: Building = { id: fc.id || newCallId(), name: fc.name || UNNAMED_TOOL, args: { ...(fc.args ?? {}) }, continuing: new Set(), ...(thoughtSignature ? { signature: thoughtSignature } : {}) };
       this.calls.push(call);
       this.open = null;
       for (const p of fc.partialArgs ?? []) applyPartial(call, p);
