@@ -88,7 +88,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('compressor')) {
     const compressor = new CompressorWorker({
       redis, prefix: config.prefix, store, providers: newProviders(), metrics, logger, lockMs: config.lockMs, prices,
-      compressionModel: env.AGENTLOOP_COMPRESSION_MODEL || undefined,
+      compressionModel: config.compressionModel ?? undefined,
     });
     await compressor.start();
     drainables.push(compressor);

@@ -36,6 +36,10 @@ export const EnvSchema = z.object({
   AGENTLOOP_MODEL_PRICES: z.string().default('{}'),
   /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000},"tenantA":{...}}. */
   AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
+  /** The model the compressor summarizes with ("provider/name"; default: the run's own). */
+  AGENTLOOP_COMPRESSION_MODEL: z.string().regex(/^(openai|google|deepseek|openai-compatible)\/[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'provider/name, e.g. openai/gpt-4o-mini').optional(),
+  /** The OpenAI SDK's transport: node (node:http) or fetch. */
+  AGENTLOOP_HTTP_CLIENT: z.enum(['node', 'fetch']).default('node'),
   /** How long a finished run stays readable (seconds). */
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -112,6 +116,7 @@ export interface Config {
   modelPrices: z.infer<typeof ModelPricesSchema>;
   tenantLimits: Record<string, TenantLimit>;
   runRetentionS: number;
+  compressionModel: string | null;
   adminKey: string | null;
   adminWritable: boolean;
 }
@@ -163,6 +168,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
     tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000}}'),
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
+    compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',

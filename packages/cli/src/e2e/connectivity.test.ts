@@ -42,6 +42,16 @@ describe('Redis connectivity is visible', () => {
     expect(p.lines.filter((l) => l.includes('cannot reach Redis')).length).toBeLessThanOrEqual(4);
   }, 30_000);
 
+  it('an invalid setting stops the process at once with a message naming it', async () => {
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { ...process.env, AGENTLOOP_TENANT_LIMITS: '{"*":{"burst":0}}' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    expect(err).toMatch(/invalid environment:\n\s+AGENTLOOP_TENANT_LIMITS\.\*\.burst/);
+  });
+
   it('losing Redis mid-run fails /readyz with the reason, and it recovers when Redis returns', async () => {
     const server = await RedisServer.start();
     try {
