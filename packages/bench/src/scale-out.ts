@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLI_MAIN, startMockLlm, stepOf } from '@agentloop/testing';
-import { serve } from '../serve.js';
+import { serve } from '@agentloop/cli/serve';
 
 /**
  * Tool-runner scale-out: the same workload (runs whose every iteration calls a 20 ms tool) with 1 and with 2

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { RunRequestSchema, newRunId } from '@agentloop/protocol';
 import { RetentionSweeper, RunStore } from '@agentloop/runtime';
-import { serve } from '../serve.js';
+import { serve } from '@agentloop/cli/serve';
 import { percentile } from './stats.js';
 
 /** Every key whose name contains the run id (SCAN), and their MEMORY USAGE summed (exact: SAMPLES 0). */

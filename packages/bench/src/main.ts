@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisServer } from '@agentloop/testing';
-import { serve } from '../serve.js';
+import { serve } from '@agentloop/cli/serve';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
 import { RESUME_GAP_MS, resumeLatency } from './resume-latency.js';
 import { contextBench } from './context.js';
