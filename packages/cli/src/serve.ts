@@ -4,7 +4,7 @@ import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentlo
 import { CompressorWorker } from '@agentloop/compressor';
 import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -44,13 +44,14 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
-  const newIntake = () => new RunIntake(store, queues, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
+  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
   const newProviders = () => new ProviderRegistry(env, endpoints);
   const metrics = new Metrics();
   const queues = new QueueSet(redis, config.prefix);
   shutdown.add('queues', () => queues.close());
+  const scheduler = new RunScheduler(queues); // the only publisher of a run's jobs
   const catalog = new ToolCatalog(redis, config.prefix);
-  const decisions = new DecisionService(store, queues, catalog, metrics);
+  const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
   const drainables: Drainable[] = [];
@@ -60,7 +61,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('tool-runner')) {
     const registry = await ToolRegistry.withModules(config.toolModules);
     const pools = opts.pools?.length ? opts.pools : registry.pools();
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, scheduler });
     await runner.start();
     drainables.push(runner);
     started.push('tool-runner');
@@ -73,7 +74,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       : undefined;
     const worker = new IterationWorker({
       gate,
-      redis, subscriber, store, queues, providers, metrics, logger, prefix: config.prefix,
+      redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
       onIterationTimed: opts.onIterationTimed, decisions, prices,
     });

@@ -13,3 +13,4 @@ export * from './drain.js';
 export * from './provider-limiter.js';
 export * from './tenant-limiter.js';
 export * from './retention-sweeper.js';
+export * from './run-scheduler.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import {
-  MAX_JSON_DEPTH, QUEUES, RunRequestSchema, advanceJobId, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
+  MAX_JSON_DEPTH, RunRequestSchema, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
-import { DEFAULT_JOB_OPTIONS, RunStore, type Metrics, type QueueSet, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { RunStore, type Metrics, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 
 const MAX_REQUEST_CHARS = 1_048_576;
 
@@ -61,7 +61,7 @@ export function zodIssues(err: z.ZodError) {
 export class RunIntake {
   constructor(
     private readonly store: RunStore,
-    private readonly queues: QueueSet,
+    private readonly scheduler: RunScheduler,
     private readonly catalog: ToolCatalog,
     private readonly metrics: Metrics,
     private readonly policy: IntakePolicy = { endpoints: new EndpointPolicy(), prices: new PriceTable(), limits: null },
@@ -142,6 +142,6 @@ export class RunIntake {
   }
 
   private async enqueueFirst(runId: string): Promise<void> {
-    await this.queues.get(QUEUES.orchestrator).add('advance', { runId, iteration: 1 }, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
+    await this.scheduler.start(runId);
   }
 }

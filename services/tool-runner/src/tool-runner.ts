@@ -1,8 +1,8 @@
-import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
-import { QUEUES, ToolJobSchema, advanceJobId, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { DEFAULT_JOB_OPTIONS, HandedBackError, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
+import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 
@@ -19,6 +19,8 @@ export interface ToolRunnerOptions {
   concurrency: number;
   lockMs: number;
   maxResultBytes?: number;
+  /** Publishes the nudge after a tool job failed for good (the only publisher of a run's jobs). */
+  scheduler: RunScheduler;
 }
 
 /**
@@ -67,7 +69,6 @@ export class ToolRunner {
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
-    await this.nudges?.close();
   }
 
   /** Drain deadline passed: abort the tools still running; their jobs are retried elsewhere (same idempotency key). */
@@ -77,8 +78,6 @@ export class ToolRunner {
   }
 
   private handingBack = false;
-
-  private nudges: Queue | null = null;
 
   /**
    * A tool job that failed for good (not a tool error: those are results) is answered tool_error, and the run is
@@ -91,8 +90,7 @@ export class ToolRunner {
     this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
     try {
       if (!(await this.o.store.closeToolCall(runId, callId, 'job_failed'))) return;
-      this.nudges ??= new Queue(QUEUES.orchestrator, { connection: this.o.redis, prefix: this.o.prefix });
-      await this.nudges.add('advance', { runId, iteration: iteration + 1 }, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, iteration + 1, `nudge-${callId}`) });
+      await this.o.scheduler.nudge(runId, iteration, callId);
     } catch (e) {
       this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
     }

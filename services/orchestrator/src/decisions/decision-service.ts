@@ -1,9 +1,6 @@
-import {
-  QUEUES, advanceJobId, expireJobId, resultContent, toolErrorOutcome, toolJobId, type Decision, type NewEvent,
-  type AdvanceJob, type ToolJob, type ToolOutcome,
-} from '@agentloop/protocol';
+import { resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
-import { DEFAULT_JOB_OPTIONS, type CallMeta, type Metrics, type PreparedDecision, type QueueSet, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
+import type { CallMeta, Metrics, PreparedDecision, RunScheduler, RunState, RunStore, ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
 import { capText } from '@agentloop/llm';
 
@@ -37,7 +34,7 @@ export class DecisionService {
 
   constructor(
     private readonly store: RunStore,
-    private readonly queues: QueueSet,
+    private readonly scheduler: RunScheduler,
     private readonly catalog: ToolCatalog,
     private readonly metrics: Metrics,
   ) {}
@@ -139,24 +136,9 @@ export class DecisionService {
       resume = { iteration: st.iteration, tenant: st.tenant, approved };
     }
     const { iteration: k, tenant, approved } = resume;
-    const data: AdvanceJob = { runId, iteration: k + 1, ...(known?.plan ? { plan: known.plan } : {}) };
-    const parent = { name: 'advance', data, opts: { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, 'resume') } };
-    if (!approved.length) await this.queues.orchestrator.add(parent.name, parent.data, parent.opts);
-    else {
-      const metas = await this.store.callMeta(runId, approved);
-      await this.queues.flows.add({
-        ...parent,
-        queueName: QUEUES.orchestrator,
-        children: approved.map((id, i) => ({
-          name: 'tool',
-          queueName: QUEUES.tools(metas[i]!.pool),
-          data: { runId, tenantId: tenant, callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, iteration: k, maxResultTokens: metas[i]!.maxResultTokens ?? 20_000 } satisfies ToolJob,
-          opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, id), ignoreDependencyOnFailure: true },
-        })),
-      });
-    }
-    // the run is no longer parked: its expire job would be a no-op; remove it later, off the resume's critical path
-    setTimeout(() => void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0), 1000).unref();
+    const metas = approved.length ? await this.store.callMeta(runId, approved) : [];
+    const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? 20_000 }] : []));
+    await this.scheduler.resume(runId, tenant, k, calls, known?.plan);
   }
 
   /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */

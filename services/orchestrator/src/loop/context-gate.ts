@@ -1,7 +1,7 @@
 import { WaitingChildrenError, type Job } from 'bullmq';
 import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
-import { QUEUES, toolErrorOutcome, type Message, type NewEvent } from '@agentloop/protocol';
-import { DEFAULT_JOB_OPTIONS, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
+import { toolErrorOutcome, type Message, type NewEvent } from '@agentloop/protocol';
+import type { Metrics, RunScheduler, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 import type { ContextView, TranscriptCache } from './transcript-cache.js';
 
@@ -25,7 +25,7 @@ type Stage = 0 | 1 | 2 | 3;
 export class ContextGate {
   constructor(
     private readonly store: RunStore,
-    private readonly queues: QueueSet,
+    private readonly scheduler: RunScheduler,
     private readonly transcripts: TranscriptCache,
     private readonly metrics: Metrics,
   ) {}
@@ -54,11 +54,7 @@ export class ContextGate {
     const mode = request.context.compression;
     if (mode === 'summarize' && stage < 1) {
       await setStage(1);
-      await this.queues.get(QUEUES.compressor).add(
-        'summarize',
-        { runId: st.id, iteration: k, tv: st.tv },
-        { ...DEFAULT_JOB_OPTIONS, jobId: `${st.id}-${k}-c${st.tv}`, parent: { id: job.id!, queue: job.queueQualifiedName }, ignoreDependencyOnFailure: true },
-      );
+      await this.scheduler.compress(job, st.id, k, st.tv);
       if (token && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
       await reload();
       if (estimate() < threshold) return { view, tools, callMode };

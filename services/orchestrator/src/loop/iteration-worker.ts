@@ -4,10 +4,9 @@ import {
   AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, type Logger, type Metrics, type QueueSet, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
-import { Dispatcher } from './dispatcher.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -20,7 +19,7 @@ export interface IterationWorkerOptions {
   redis: Redis;
   subscriber: Redis;
   store: RunStore;
-  queues: QueueSet;
+  scheduler: RunScheduler;
   providers: ProviderRegistry;
   metrics: Metrics;
   logger: Logger;
@@ -51,7 +50,6 @@ export class IterationWorker {
   private readonly transcripts: TranscriptCache;
   private readonly states = new StateCache();
   private readonly context: ContextGate;
-  private readonly dispatcher: Dispatcher;
   private readonly end: RunEnder;
   private readonly catalog: ToolCatalog;
   private readonly streamer: ModelStreamer;
@@ -60,8 +58,7 @@ export class IterationWorker {
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = new ToolCatalog(o.redis, o.prefix);
-    this.context = new ContextGate(o.store, o.queues, this.transcripts, o.metrics);
-    this.dispatcher = new Dispatcher(o.queues);
+    this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
@@ -157,7 +154,7 @@ export class IterationWorker {
         const outcomes = await this.o.store.outcomes(runId, st.batch);
         const waiting = new Set(st.pending.map((p) => p.callId));
         const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] && !waiting.has(id) ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
-        await this.dispatcher.dispatch(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
+        await this.o.scheduler.afterCheckpoint(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
         return 'done';
       }
       case 'start': {
@@ -266,7 +263,7 @@ export class IterationWorker {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    await this.dispatcher.dispatch(st, k, plan.toRun, pause ? pause.expiresAt : null);
+    await this.o.scheduler.afterCheckpoint(st, k, plan.toRun, pause ? pause.expiresAt : null);
   }
 
   /** A recorded model call in the metrics, labelled with the model that answered (a fallback's, when one did). */

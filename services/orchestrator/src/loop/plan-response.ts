@@ -1,8 +1,7 @@
 import { argumentsForDisplay, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
 import type { ModelResponse, PriceTable } from '@agentloop/llm';
-import type { CatalogEntry, CheckpointInput, RunState } from '@agentloop/runtime';
+import { maxResultTokens, type CatalogEntry, type CheckpointInput, type RunState } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
-import { maxResultTokens } from './dispatcher.js';
 import { normalizeCallIds } from './normalize-call-ids.js';
 
 /** A call to publish to its pool after the checkpoint. */

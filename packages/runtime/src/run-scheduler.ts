@@ -1,0 +1,90 @@
+import type { Job } from 'bullmq';
+import { contextWindowOf } from '@agentloop/llm';
+import { QUEUES, advanceJobId, expireJobId, toolJobId, type AdvanceJob, type RunRequest, type ToolJob } from '@agentloop/protocol';
+import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
+
+/** A call to publish to its pool. */
+export interface CallToRun {
+  callId: string;
+  name: string;
+  arguments: string;
+  pool: string;
+  /** Cap of the result text the model sees. */
+  maxResultTokens?: number;
+}
+
+/** min(context.toolResultMaxTokens, a quarter of the context window) */
+export function maxResultTokens(request: RunRequest): number {
+  return Math.max(100, Math.min(request.context.toolResultMaxTokens, Math.floor(contextWindowOf(request.model) / 4)));
+}
+
+/**
+ * The only publisher of a run's jobs: its first iteration, what follows a checkpoint, a resume, a pause's expiry, a
+ * summary, and a nudge after a tool job failed for good. Job ids are fixed per run and iteration, so publishing
+ * twice is harmless; every transition a job makes is a compare-and-set on the run.
+ */
+export class RunScheduler {
+  constructor(private readonly queues: QueueSet) {}
+
+  /** Iteration 1 of a created run (again, when its creator may have died before adding it). */
+  async start(runId: string): Promise<void> {
+    await this.queues.orchestrator.add('advance', { runId, iteration: 1 } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
+  }
+
+  /**
+   * What follows iteration k's checkpoint: the next iteration's job with the calls to run as its children (one
+   * flow), or alone. A parked run gets its expiry job instead of a lone next job (its continuation is published by
+   * the last decision), and the calls that need no decision still run at once, under the next iteration's job.
+   */
+  async afterCheckpoint(run: { id: string; tenant: string; request: RunRequest }, k: number, calls: CallToRun[], pausedUntil: number | null = null): Promise<void> {
+    if (pausedUntil !== null) {
+      await this.queues.orchestrator.add('expire', { runId: run.id, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(run.id, k), delay: Math.max(0, pausedUntil - Date.now()) });
+      if (!calls.length) return;
+    }
+    const cap = maxResultTokens(run.request);
+    await this.next(run.id, run.tenant, k, calls.map((c) => ({ ...c, maxResultTokens: cap })));
+  }
+
+  /** A parked run's decisions are complete: iteration k+1, with the approved calls as its children. */
+  async resume(runId: string, tenant: string, k: number, approved: CallToRun[], plan?: AdvanceJob['plan']): Promise<void> {
+    await this.next(runId, tenant, k, approved, 'resume', plan);
+    // the run is no longer parked: its expire job would be a no-op; removed later, off the resume's critical path
+    setTimeout(() => void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0), 1000).unref();
+  }
+
+  /** A summary of the run's older turns, as a child the waiting iteration job is the parent of. */
+  async compress(parent: Job, runId: string, k: number, tv: number): Promise<void> {
+    await this.queues.get(QUEUES.compressor).add(
+      'summarize',
+      { runId, iteration: k, tv },
+      { ...DEFAULT_JOB_OPTIONS, jobId: `${runId}-${k}-c${tv}`, parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true },
+    );
+  }
+
+  /** A tool job of iteration k failed for good and its call was answered: its iteration may be ready to go on. */
+  async nudge(runId: string, k: number, callId: string): Promise<void> {
+    await this.queues.orchestrator.add('advance', { runId, iteration: k + 1 } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, `nudge-${callId}`) });
+  }
+
+  private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
+    const data: AdvanceJob = { runId, iteration: k + 1, ...(plan ? { plan } : {}) };
+    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix) };
+    if (!calls.length) {
+      await this.queues.orchestrator.add('advance', data, opts);
+      return;
+    }
+    await this.queues.flows.add({
+      name: 'advance',
+      queueName: QUEUES.orchestrator,
+      data,
+      opts,
+      children: calls.map((c) => ({
+        name: 'tool',
+        queueName: QUEUES.tools(c.pool),
+        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? 20_000 } satisfies ToolJob,
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true },
+      })),
+    });
+  }
+}
+
