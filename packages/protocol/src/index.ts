@@ -9,3 +9,4 @@ export * from './keys.js';
 export * from './jobs.js';
 export * from './intake.js';
 export * from './ids.js';
+export * from './run-status.js';

@@ -24,6 +24,7 @@ for _, d in ipairs(decisions) do
   if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
+mustTransition(st[1], 'running') -- (if this request completes the decisions; checked before any write)
 local names = {}
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]

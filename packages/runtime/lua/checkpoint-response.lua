@@ -14,10 +14,13 @@ for _, c in ipairs(calls) do
   if rcall('HEXISTS', callsKey, c[1] .. ':st') == 1 then taken[#taken + 1] = c[1] end
 end
 if #taken > 0 then return taken end
+local u = cjson.decode(ARGV[7])
+for i = 1, #u, 2 do
+  if u[i] == 'status' then mustTransition(st[1], u[i + 1]) end
+end
 local len = rcall('RPUSH', msgsKey, ARGV[6])
 set('batchMsg', len - 1)
 if ARGV[10] ~= '' then rcall('ZADD', KEYS[5], ARGV[10], runId) end
-local u = cjson.decode(ARGV[7])
 for i = 1, #u, 2 do set(u[i], u[i + 1]) end
 set('updatedAt', nowMs)
 local fields = {}

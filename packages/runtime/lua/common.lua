@@ -86,6 +86,15 @@ local function activeRuns(tenant)
   return rcall('ZCARD', runIndex(tenant, 'queued')) + rcall('ZCARD', runIndex(tenant, 'running')) + rcall('ZCARD', runIndex(tenant, 'paused'))
 end
 
+-- A status change the transition table (protocol's STATUS_TRANSITIONS, compiled in as TRANSITIONS) does not list
+-- stops the script with an error. Scripts call it after their own checks and before their first write.
+local function mustTransition(from, to)
+  from = from or 'created'
+  if from ~= to and not (TRANSITIONS[from] and TRANSITIONS[from][to]) then
+    error('ILLEGAL_TRANSITION run ' .. runId .. ': ' .. from .. ' -> ' .. to)
+  end
+end
+
 local function commit(seq)
   seq = tonumber(seq) or 0
   local n = #events
@@ -103,6 +112,7 @@ local function commit(seq)
   end
   if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
     local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
+    mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)
     if cur[2] then indexStatus(cur[2], cur[1], newStatus, cur[3], cur[4], cur[5]) end
   end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end

@@ -28,6 +28,7 @@ if limit >= 0 and status ~= 'failed' then
     status, errorJson, eventsJson = 'failed', ARGV[21], ARGV[20]
   end
 end
+mustTransition(nil, status)
 local idemKey = ''
 if tonumber(ARGV[8]) > 0 then
   idemKey = KEYS[5]

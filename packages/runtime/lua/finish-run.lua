@@ -8,6 +8,7 @@
 local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage')
 if isTerminal(st[1]) then return 0 end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return 0 end
+mustTransition(st[1], ARGV[6])
 local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end

@@ -9,6 +9,7 @@ if isTerminal(st[1]) then return { 'terminal' } end
 if st[2] == '' then set('cancel', ARGV[5]) end
 set('updatedAt', nowMs)
 if st[1] == 'paused' then
+  mustTransition(st[1], 'cancelled')
   local msgs, executed = batchMessages(st[3], 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end

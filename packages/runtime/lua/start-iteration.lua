@@ -13,6 +13,7 @@ local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'b
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return 0 end
 if st[9] == '1' and batchInFlight(st[5]) then return -1 end -- only a resumed batch has calls outside this job's flow
+mustTransition(st[1], 'running')
 local msgs, executed = batchMessages(st[5], 'error')
 local resumed = 0
 if st[9] == '1' then

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { RunRequestSchema, newRunId, type EventEnvelope } from '@agentloop/protocol';
+import { RunRequestSchema, canTransition, newRunId, type EventEnvelope } from '@agentloop/protocol';
 import { checkEvents, cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { RunStore } from './run-store.js';
 
@@ -139,5 +139,18 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const events = await store.events(runId);
     expect(checkEvents(events as EventEnvelope[])).toEqual([]);
     expect(events.filter((e) => e.data.status === 'cancelled')).toHaveLength(3000);
+  });
+
+  it('refuses a transition the table does not list, before writing anything', async () => {
+    const runId = await create();
+    const before = await redis.hgetall(store.keys.run(runId).state);
+    const events = await store.events(runId);
+    // queued → paused is not a transition (a run pauses only from running)
+    await expect(store.finish(runId, { expectIteration: null, status: 'paused' as 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(/ILLEGAL_TRANSITION .*queued -> paused/);
+    expect(await redis.hgetall(store.keys.run(runId).state)).toEqual(before);
+    expect(await store.events(runId)).toEqual(events);
+    expect(canTransition('created', 'completed')).toBe(false);
+    expect(canTransition('paused', 'running')).toBe(true);
+    expect(canTransition('completed', 'running')).toBe(false);
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
+import { statusTransitionsLua } from '@agentloop/protocol';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 const SCRIPT_NAMES = ['create', 'start-iteration', 'append-events', 'checkpoint-response', 'close-tool-call', 'mark-tool-running', 'record-tool-result', 'finish-run', 'request-cancel', 'apply-decisions', 'apply-compression', 'add-usage'] as const;
@@ -11,7 +12,8 @@ let sources: Map<ScriptName, string> | null = null;
 
 function loadSources(): Map<ScriptName, string> {
   if (!sources) {
-    const common = fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8');
+    // the transition table comes from protocol, compiled into every script (one table for both sides)
+    const common = `local TRANSITIONS = ${statusTransitionsLua()}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     sources = new Map(SCRIPT_NAMES.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}.lua`), 'utf8')}`]));
   }
   return sources;
