@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DecisionSchema } from './decisions.js';
+import { CallModeSchema, FinalizeReasonSchema } from './run-status.js';
 
 /** A tenant id (from AGENTLOOP_API_KEYS or a queue job): it becomes part of Redis key names. */
 export const TENANT_ID_RE = /^[A-Za-z0-9_.@-]{1,128}$/;
@@ -17,7 +18,7 @@ export const AdvanceJobSchema = z.object({
    * straight away — one compare-and-set that also returns the state, instead of a read and then the start. A
    * stale plan fails the compare-and-set and the job reads the state and decides as usual.
    */
-  plan: z.object({ callMode: z.string(), pendingFinal: z.string(), iterUsage: z.record(z.string(), z.unknown()) }).optional(),
+  plan: z.object({ callMode: CallModeSchema, pendingFinal: z.union([FinalizeReasonSchema, z.literal('')]), iterUsage: z.record(z.string(), z.unknown()) }).optional(),
 });
 export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
 export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { RunStatus } from './snapshot.js';
 
 /**
@@ -24,3 +25,15 @@ export function statusTransitionsLua(): string {
   const rows = Object.entries(STATUS_TRANSITIONS).map(([from, tos]) => `${from} = { ${tos.map((t) => `${t} = true`).join(', ')} }`);
   return `{ ${rows.join(', ')} }`;
 }
+
+/** Where a run is inside its status (queued → model → tools → model … → done; paused while waiting for decisions). */
+export const RunPhaseSchema = z.enum(['queued', 'model', 'tools', 'paused', 'done']);
+export type RunPhase = z.infer<typeof RunPhaseSchema>;
+
+/** Why the next model call is made without tools, asking for a final answer. */
+export const FinalizeReasonSchema = z.enum(['max_iterations', 'loop_detected', 'budget_exceeded', 'context_limit']);
+export type FinalizeReason = z.infer<typeof FinalizeReasonSchema>;
+
+/** What an iteration's model call is: a normal call with tools, or a finalize call (tools withheld) for a reason. */
+export const CallModeSchema = z.union([z.literal('tools'), FinalizeReasonSchema]);
+export type CallMode = z.infer<typeof CallModeSchema>;

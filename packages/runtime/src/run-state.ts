@@ -1,4 +1,5 @@
 import {
+  CallModeSchema, FinalizeReasonSchema, RunPhaseSchema, RunStatusSchema, StopReasonSchema, type CallMode, type FinalizeReason, type RunPhase,
   SCHEMA_VERSION, argumentsForDisplay, type ErrorInfo, type Message, type ModelSpec, type PendingCall, type RunRequest, type RunSnapshot,
   type RunStatus, type StopReason, type Usage,
 } from '@agentloop/protocol';
@@ -10,7 +11,7 @@ export interface RunState {
   tenant: string;
   status: RunStatus;
   /** queued → model → tools → model … → done (paused while waiting for decisions). */
-  phase: 'queued' | 'model' | 'tools' | 'paused' | 'done';
+  phase: RunPhase;
   iteration: number;
   createdAt: number;
   updatedAt: number;
@@ -25,11 +26,11 @@ export interface RunState {
   /** Call ids of the current batch, in the order the model listed them. */
   batch: string[];
   /** Why the next model call must be a final answer without tools ('' = it need not). */
-  pendingFinal: string;
+  pendingFinal: FinalizeReason | '';
   /** The job that started the current iteration's model call ('' before owners were recorded). */
   owner: string;
   /** What the current iteration's model call is: 'tools' (normal) or the finalize reason. */
-  callMode: string;
+  callMode: CallMode | '';
   stopReason: StopReason | null;
   output: string | null;
   usage: Usage;
@@ -51,6 +52,15 @@ export interface RunState {
 }
 
 const num = (v: string | undefined) => (v ? Number(v) : 0);
+
+/** A field that must hold one of a schema's values: parsed, never cast (a bad value is state corruption). */
+function oneOf<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, id: string, field: string, v: string | undefined): T {
+  const r = schema.safeParse(v);
+  if (!r.success) throw new Error(`run ${id}: state field ${field} holds '${String(v).slice(0, 40)}', not a value this build knows`);
+  return r.data;
+}
+const orEmpty = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, id: string, field: string, v: string | undefined): T | '' =>
+  v ? oneOf(schema, id, field, v) : '';
 const json = <T>(v: string | undefined, dflt: T): T => (v ? (JSON.parse(v) as T) : dflt);
 
 export function parseRunState(h: Record<string, string>): RunState | null {
@@ -61,8 +71,8 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     v,
     id: h.id,
     tenant: h.tenant ?? '',
-    status: h.status as RunStatus,
-    phase: h.phase as RunState['phase'],
+    status: oneOf(RunStatusSchema, h.id, 'status', h.status),
+    phase: oneOf(RunPhaseSchema, h.id, 'phase', h.phase),
     iteration: num(h.iteration),
     createdAt: num(h.createdAt),
     updatedAt: num(h.updatedAt),
@@ -74,10 +84,10 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     error: json(h.error, null),
     cancel: h.cancel ?? '',
     batch: json(h.batch, []),
-    pendingFinal: h.pendingFinal ?? '',
-    callMode: h.callMode ?? '',
+    pendingFinal: orEmpty(FinalizeReasonSchema, h.id, 'pendingFinal', h.pendingFinal),
+    callMode: orEmpty(CallModeSchema, h.id, 'callMode', h.callMode),
     owner: h.owner ?? '',
-    stopReason: (h.stopReason || null) as StopReason | null,
+    stopReason: h.stopReason ? oneOf(StopReasonSchema, h.id, 'stopReason', h.stopReason) : null,
     output: h.output !== undefined && h.status === 'completed' ? h.output : null,
     usage: {
       promptTokens: num(h.promptTokens),

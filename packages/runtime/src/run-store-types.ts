@@ -1,4 +1,4 @@
-import type { ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolOutcome, Usage } from '@agentloop/protocol';
+import type { FinalizeReason, ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolOutcome, Usage } from '@agentloop/protocol';
 import type { RunState } from './run-state.js';
 
 /** The shapes RunStore's methods take and give (what its scripts read and write). */
@@ -47,7 +47,7 @@ export interface CheckpointInput {
   iterationUsage: Partial<Usage>;
   final: { stopReason: StopReason; output: string } | null;
   calls: Array<{ id: string; meta: CallMeta; outcome: ToolOutcome | null }>;
-  pendingFinal: string;
+  pendingFinal: FinalizeReason | '';
   repeat: { fingerprint: string; count: number };
   events: NewEvent[];
   /** Calls that wait for a person: the run parks (status paused) until every one is decided. */

@@ -153,4 +153,12 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(canTransition('paused', 'running')).toBe(true);
     expect(canTransition('completed', 'running')).toBe(false);
   });
+
+  it('parses every enum field of the state, never casts: an unknown value is reported, not passed on', async () => {
+    const runId = await create();
+    await redis.hset(store.keys.run(runId).state, 'callMode', 'bogus_mode');
+    await expect(store.load(runId)).rejects.toThrow(/state field callMode holds 'bogus_mode'/);
+    await redis.hset(store.keys.run(runId).state, 'callMode', 'max_iterations', 'status', 'exploded');
+    await expect(store.load(runId)).rejects.toThrow(/state field status/);
+  });
 });

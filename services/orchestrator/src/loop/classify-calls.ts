@@ -1,4 +1,4 @@
-import { argumentsForDisplay, canonicalJson, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
+import { type FinalizeReason, argumentsForDisplay, canonicalJson, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -27,7 +27,7 @@ export interface ClassifyInput {
 export interface ClassifyResult {
   calls: ClassifiedCall[];
   repeat: { fingerprint: string; count: number };
-  pendingFinal: string;
+  pendingFinal: FinalizeReason | '';
 }
 
 /** Why a call must wait for a person (SPEC §5), or null when it may run at once. */
@@ -54,7 +54,7 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
   const { request, catalog } = input;
   let { fingerprint: fp, count } = input.repeat;
   let left = input.toolCallsLeft;
-  let pendingFinal = input.budgetExhausted ? 'budget_exceeded' : '';
+  let pendingFinal: FinalizeReason | '' = input.budgetExhausted ? 'budget_exceeded' : '';
   const allowed = new Set([...request.tools, ...request.clientTools.map((t) => t.name)]);
   const out: ClassifiedCall[] = input.calls.map((call) => {
     const entry = catalog.get(call.name);

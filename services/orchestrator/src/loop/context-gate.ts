@@ -1,6 +1,6 @@
 import { WaitingChildrenError, type Job } from 'bullmq';
 import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
-import { toolErrorOutcome, type Message, type NewEvent } from '@agentloop/protocol';
+import { toolErrorOutcome, type CallMode, type Message, type NewEvent } from '@agentloop/protocol';
 import type { Metrics, RunScheduler, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 import type { ContextView, TranscriptCache } from './transcript-cache.js';
@@ -8,7 +8,7 @@ import type { ContextView, TranscriptCache } from './transcript-cache.js';
 export interface Fitted {
   view: ContextView;
   tools: ToolSpec[] | null;
-  callMode: string;
+  callMode: CallMode;
 }
 
 /** The ladder's steps already taken for this iteration (kept in the job's data across the step-job wait). */

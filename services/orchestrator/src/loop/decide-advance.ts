@@ -1,12 +1,13 @@
+import type { CallMode, FinalizeReason } from '@agentloop/protocol';
 import type { RunState } from '@agentloop/runtime';
 
 /** What an `advance` job for iteration k must do, decided from the run's state alone (no I/O). */
 export type AdvanceAction =
   | { kind: 'noop'; why: string }
   | { kind: 'cancel' }
-  | { kind: 'start'; expectPhase: 'queued' | 'tools'; callMode: string }
+  | { kind: 'start'; expectPhase: 'queued' | 'tools'; callMode: CallMode }
   | { kind: 'fail_max_iterations' }
-  | { kind: 'resume_call'; callMode: string }
+  | { kind: 'resume_call'; callMode: CallMode }
   | { kind: 'redispatch' };
 
 /**
@@ -26,14 +27,14 @@ export function decideAdvance(st: RunState, k: number, nowMs: number, jobId?: st
   const startable = st.iteration === k - 1 && ((k === 1 && st.phase === 'queued') || (k > 1 && st.phase === 'tools'));
   if (!startable) return { kind: 'noop', why: `run is at iteration ${st.iteration} phase ${st.phase}, job is for ${k}` };
   const limits = st.request.limits;
-  let reason = st.pendingFinal;
+  let reason: FinalizeReason | '' = st.pendingFinal;
   if (!reason && limits.maxWallMs !== null && nowMs - st.createdAt > limits.maxWallMs) reason = 'budget_exceeded';
   if (!reason && k - 1 >= limits.maxIterations) reason = 'max_iterations';
   if (reason === 'max_iterations' && limits.onMaxIterations === 'fail') return { kind: 'fail_max_iterations' };
   return { kind: 'start', expectPhase: k === 1 ? 'queued' : 'tools', callMode: reason || 'tools' };
 }
 
-const INSTRUCTIONS: Record<string, string> = {
+const INSTRUCTIONS: Record<FinalizeReason, string> = {
   max_iterations: 'You have reached the maximum number of steps for this task.',
   loop_detected: 'You have repeated the same tool call several times without making progress.',
   budget_exceeded: 'The budget for this task is used up.',
@@ -41,6 +42,6 @@ const INSTRUCTIONS: Record<string, string> = {
 };
 
 /** The user-role instruction of a finalize call (tools withheld): answer from what you have. */
-export function finalizeInstruction(reason: string): string {
-  return `${INSTRUCTIONS[reason] ?? 'Tools are no longer available.'} Do not call any tools. Using only the information gathered so far, give your best final answer to the original request now.`;
+export function finalizeInstruction(reason: FinalizeReason): string {
+  return `${INSTRUCTIONS[reason]} Do not call any tools. Using only the information gathered so far, give your best final answer to the original request now.`;
 }

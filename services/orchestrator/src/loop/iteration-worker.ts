@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
+  AdvanceJobSchema, ExpireJobSchema, type CallMode, type FinalizeReason, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
@@ -169,7 +169,7 @@ export class IterationWorker {
     }
   }
 
-  private startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: string, pendingFinal: string, iterUsage: RunState['iterUsage'], returnState: boolean) {
+  private startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean) {
     const events: NewEvent[] = [];
     if (k === 1) events.push({ type: 'run.started', data: {} });
     else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
@@ -186,7 +186,7 @@ export class IterationWorker {
     return this.afterStart(job, token, started.state, k, plan.callMode, started);
   }
 
-  private async afterStart(job: Job, token: string | undefined, current: RunState, k: number, callMode: string, started: { length: number | null; edited: boolean; appended: Message[] }): Promise<number> {
+  private async afterStart(job: Job, token: string | undefined, current: RunState, k: number, callMode: CallMode, started: { length: number | null; edited: boolean; appended: Message[] }): Promise<number> {
     if (k === 1) this.o.metrics.runsStarted.inc();
     if (started.edited) this.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
     else if (started.length !== null) this.transcripts.appended(current.id, started.length, started.appended);
@@ -194,7 +194,7 @@ export class IterationWorker {
   }
 
   /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
-  private async callModel(job: Job, token: string | undefined, st: RunState, k: number, mode: string, resumed: boolean, knownLength?: number): Promise<number> {
+  private async callModel(job: Job, token: string | undefined, st: RunState, k: number, mode: CallMode, resumed: boolean, knownLength?: number): Promise<number> {
     const runId = st.id;
     const request = st.request;
     const first = await this.transcripts.view(st, knownLength);
@@ -243,7 +243,7 @@ export class IterationWorker {
    * metrics, caches, dispatch. `taken`: call ids the run already used, found by a first checkpoint attempt (a
    * provider reusing ids): renamed this time.
    */
-  private async afterResponse(st: RunState, k: number, callMode: string, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
+  private async afterResponse(st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
     const catalog = await this.catalog.all();
     const plan = planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RunRequestSchema, type ToolCall } from '@agentloop/protocol';
+import { RunRequestSchema, type CallMode, type ToolCall } from '@agentloop/protocol';
 import { PriceTable, type ModelResponse } from '@agentloop/llm';
 import type { CatalogEntry, RunState } from '@agentloop/runtime';
 import { planResponse } from './plan-response.js';
@@ -21,11 +21,11 @@ const response = (calls: ToolCall[] | null, text: string | null = null): ModelRe
   model: 'gpt-4o-mini',
 }) as ModelResponse;
 const call = (name: string, args: unknown = {}, id = `c_${name}`): ToolCall => ({ id, name, arguments: JSON.stringify(args) });
-const plan = (st: RunState, res: ModelResponse, callMode = 'tools') => planResponse({ st, k: 2, callMode, response: res, tailDeltas: [], catalog, prices: new PriceTable(), nowMs: 1000 });
+const plan = (st: RunState, res: ModelResponse, callMode: CallMode = 'tools') => planResponse({ st, k: 2, callMode, response: res, tailDeltas: [], catalog, prices: new PriceTable(), nowMs: 1000 });
 const statuses = (p: ReturnType<typeof plan>) => p.checkpoint.events.filter((e) => e.type === 'tool.call').map((e) => `${e.data.callId}:${e.data.status}`);
 
 describe('planResponse (pure)', () => {
-  const cases: Array<{ name: string; st: RunState; res: ModelResponse; callMode?: string; expect: (p: ReturnType<typeof plan>) => void }> = [
+  const cases: Array<{ name: string; st: RunState; res: ModelResponse; callMode?: CallMode; expect: (p: ReturnType<typeof plan>) => void }> = [
     {
       name: 'a text answer completes the run (final_answer), billing the call',
       st: state(),

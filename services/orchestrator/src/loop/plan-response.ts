@@ -1,4 +1,4 @@
-import { argumentsForDisplay, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
+import { argumentsForDisplay, type CallMode, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
 import type { ModelResponse, PriceTable } from '@agentloop/llm';
 import { maxResultTokens, type CatalogEntry, type CheckpointInput, type RunState } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
@@ -32,7 +32,7 @@ export interface PlanInput {
   st: RunState;
   k: number;
   /** 'tools', or the finalize reason of a call made without tools. */
-  callMode: string;
+  callMode: CallMode;
   response: ModelResponse;
   /** Deltas still buffered: they go into the checkpoint, in order, before its own events. */
   tailDeltas: NewEvent[];
@@ -68,7 +68,7 @@ export function planResponse(p: PlanInput): ResponsePlan {
   if (p.callMode !== 'tools' || !message.toolCalls?.length) {
     delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
     const output = message.content ?? '';
-    const final = { stopReason: p.callMode === 'tools' ? 'final_answer' : (p.callMode as StopReason), output };
+    const final: { stopReason: StopReason; output: string } = { stopReason: p.callMode === 'tools' ? 'final_answer' : p.callMode, output };
     const checkpoint: CheckpointInput = {
       ...base, final, calls: [], pendingFinal: '', repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
       events: [
