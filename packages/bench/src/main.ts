@@ -11,6 +11,7 @@ import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
 import { startMockProcess } from './processes.js';
 import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
+import { idleCpuAfterLoad } from './idle.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -181,11 +182,14 @@ async function main() {
     const listing = await listingBench(server.url, admin, LISTING_HISTORY);
     for (const l of listing) console.log(`listing p50 with ${l.history} finished runs in the history: all ${ms(l.all)}, ?status=queued ${ms(l.queued)}`);
     const [small0, big0] = [listing[0]!, listing[listing.length - 1]!];
+    const idle = await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS);
+    console.log(`CPU of an idle product after a load (all roles, one process, 10 s): ${idle.toFixed(2)} ms per second`);
     console.log(`\ntargets:`);
     console.log(`  Redis memory per finished 5-iteration run ${(mem.bytesPerRun / 1024).toFixed(1)} KB  (target ≤ 20 KB)  ${mem.bytesPerRun <= 20 * 1024 ? 'met' : 'MISSED'}; after retention ${mem.bytesAfterRetention} bytes (target 0)  ${mem.bytesAfterRetention === 0 ? 'met' : 'MISSED'}`);
     console.log(`  tenant-limit check                     +${limitCost.extra.toFixed(2)} round trips per request  (target ≤ 1)  ${limitCost.extra <= 1.001 ? 'met' : 'MISSED'}`);
     const listRatio = Math.max(big0.all / small0.all, big0.queued / small0.queued);
     console.log(`  listing, ${big0.history} vs ${small0.history} runs of history  ${(big0.all / small0.all).toFixed(2)}× all, ${(big0.queued / small0.queued).toFixed(2)}× ?status=queued  (target ≤ 1.2×)  ${listRatio <= 1.2 ? 'met' : 'MISSED'}`);
+    console.log(`  idle CPU after a load                  ${idle.toFixed(2)} ms/s  (target < 2 ms/s)  ${idle < 2 ? 'met' : 'MISSED'}`);
     console.log(`  token counting, 2000 vs 10 messages    ${(ctx.counting[1]!.p50 / ctx.counting[0]!.p50).toFixed(2)}×  (target: flat)`);
     console.log(`  resume p50 / raw round trip p50 (paired, ${RESUME_GAP_MS} ms idle before each)  ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}; vs the back-to-back round trip ${(resume[0]!.p50 / rtP50).toFixed(2)}×`);
     const last = resume[resume.length - 1]!;

@@ -40,7 +40,8 @@ export class Metrics {
   readonly queueJobs = new client.Gauge({ name: 'agentloop_queue_jobs', help: 'Jobs per queue and state (read at scrape time)', labelNames: ['queue', 'state'], registers: [this.registry] });
 
   constructor() {
-    client.collectDefaultMetrics({ register: this.registry });
+    // event-loop delay sampled every second, not prom-client's 10 ms: an idle process must not wake 100 times a second
+    client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 1000 });
   }
 
   /**
