@@ -27,6 +27,9 @@ export const advanceJobId = (runId: string, iteration: number, suffix = '') => `
 export const ExpireJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int().positive() });
 export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
+/** Cap of a tool result the model sees, when a call's record names none. */
+export const DEFAULT_RESULT_TOKENS = 20_000;
+
 /** One tool call, on queue `tools-<pool>` (jobId `<runId>-<callId>`). */
 export const ToolJobSchema = z.object({
   runId: RunIdSchema,
@@ -36,7 +39,7 @@ export const ToolJobSchema = z.object({
   arguments: z.string(),
   iteration: z.number().int(),
   /** Cap of the result text the model sees: min(context.toolResultMaxTokens, a quarter of the context window). */
-  maxResultTokens: z.number().int().positive().default(20_000),
+  maxResultTokens: z.number().int().positive().default(DEFAULT_RESULT_TOKENS),
 });
 export type ToolJob = z.infer<typeof ToolJobSchema>;
 export const toolJobId = (runId: string, callId: string) => `${runId}-${callId}`;

@@ -97,6 +97,15 @@ end
 
 local function commit(seq)
   seq = tonumber(seq) or 0
+  local newStatus, statusChange
+  for i = 1, #updates, 2 do
+    if updates[i] == 'status' then newStatus = updates[i + 1] end
+  end
+  if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
+    local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
+    mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)
+    statusChange = cur
+  end
   local n = #events
   if n > 0 then
     local items = {}
@@ -106,15 +115,7 @@ local function commit(seq)
     callSliced('RPUSH', eventsKey, items)
     set('seq', seq + n)
   end
-  local newStatus
-  for i = 1, #updates, 2 do
-    if updates[i] == 'status' then newStatus = updates[i + 1] end
-  end
-  if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
-    local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
-    mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)
-    if cur[2] then indexStatus(cur[2], cur[1], newStatus, cur[3], cur[4], cur[5]) end
-  end
+  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
   if n > 0 then rcall('PUBLISH', channel, seq + n) end
 end

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { contextWindowOf } from '@agentloop/llm';
-import { QUEUES, advanceJobId, expireJobId, toolJobId, type AdvanceJob, type RunRequest, type ToolJob } from '@agentloop/protocol';
+import { DEFAULT_RESULT_TOKENS, QUEUES, advanceJobId, expireJobId, toolJobId, type AdvanceJob, type RunRequest, type ToolJob } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
 
 /** A call to publish to its pool. */
@@ -81,7 +81,7 @@ export class RunScheduler {
       children: calls.map((c) => ({
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
-        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? 20_000 } satisfies ToolJob,
+        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS } satisfies ToolJob,
         opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true },
       })),
     });

@@ -1,7 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, textJsonDepth } from '@agentloop/protocol';
-
-const TERMINAL_STATUSES = new Set(['completed', 'failed', 'cancelled']);
+import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, isTerminalStatus, textJsonDepth } from '@agentloop/protocol';
 import { toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -158,7 +156,7 @@ export function createApp(d: ApiDeps): express.Express {
     const after = typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
     // at or past the terminal event there is nothing more to send: 204 stops a standard EventSource reconnecting
-    if (TERMINAL_STATUSES.has(st.status) && after >= st.seq) return void res.status(204).end();
+    if (isTerminalStatus(st.status) && after >= st.seq) return void res.status(204).end();
     await streamEvents(req, res, st.id, after, d.store, d.hub);
   }));
 
@@ -205,7 +203,7 @@ export function createApp(d: ApiDeps): express.Express {
     const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
     if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
     // the decision script checks again that the run is this tenant's, and that it is paused (one step, no read)
-    const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions);
+    const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions, undefined, { ownerChecked: true });
     switch (r.kind) {
       case 'not_found':
         throw new ApiError('not_found', `run ${id} not found`);

@@ -1,10 +1,8 @@
-import { resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
+import { DEFAULT_RESULT_TOKENS, resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
 import type { CallMeta, Metrics, PreparedDecision, RunScheduler, RunState, RunStore, ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
 import { capText } from '@agentloop/llm';
-
-const DEFAULT_RESULT_TOKENS = 20_000;
 
 export type DecisionResult =
   | { kind: 'applied'; status: 'resumed' | 'waiting'; remaining: string[] }
@@ -44,7 +42,7 @@ export class DecisionService {
    * status and each call, so a decision costs one Redis step (plus one to read the call records of edits).
    * `expectIteration` ties the decisions to one pause (expiry).
    */
-  async apply(tenant: string | null, runId: string, decisions: Decision[], expectIteration?: number): Promise<DecisionResult> {
+  async apply(tenant: string | null, runId: string, decisions: Decision[], expectIteration?: number, opts: { ownerChecked?: boolean } = {}): Promise<DecisionResult> {
     const prepared: PreparedDecision[] = [];
     const edits: Record<string, string> = {};
     // only an edit needs the stored call record: its tool's schema validates the new arguments
@@ -52,7 +50,7 @@ export class DecisionService {
     // an edit is validated against its tool's schema, a submitted result capped like any tool result: both need the
     // call's record. Ownership first, so another tenant's run answers like a missing one and no tool name leaks.
     const reading = decisions.filter((d) => (d.action === 'approve' && d.arguments) || d.action === 'submit_result').map((d) => d.callId);
-    if (reading.length && tenant !== null && (await this.store.tenantOf(runId)) !== tenant) return { kind: 'not_found' };
+    if (reading.length && tenant !== null && !opts.ownerChecked && (await this.store.tenantOf(runId)) !== tenant) return { kind: 'not_found' };
     const metas = new Map(reading.length ? (await this.store.callMeta(runId, reading)).map((m, i) => [reading[i]!, m] as const) : []);
     for (const d of decisions) {
       if (editing.includes(d.callId) && !metas.get(d.callId)) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
@@ -137,7 +135,7 @@ export class DecisionService {
     }
     const { iteration: k, tenant, approved } = resume;
     const metas = approved.length ? await this.store.callMeta(runId, approved) : [];
-    const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? 20_000 }] : []));
+    const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? DEFAULT_RESULT_TOKENS }] : []));
     await this.scheduler.resume(runId, tenant, k, calls, known?.plan);
   }
 
