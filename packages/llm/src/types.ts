@@ -21,6 +21,14 @@ export interface ModelCallRequest {
   tools: ToolSpec[] | null;
   /** Stop sequences (ReAct stops before an `Observation:` the model would invent). */
   stop?: string[];
+  /**
+   * Structured output (SPEC §2 `output`): the final answer is asked for in the provider's native structured form
+   * (Responses `text.format`, Chat `response_format`, Gemini `responseJsonSchema`, DeepSeek JSON mode). Adapters send it
+   * only where the provider accepts it together with this request's tools.
+   */
+  output?: { schema: Record<string, unknown>; name: string };
+  /** A stable key of the conversation (thread or run id) for the provider's prompt cache (OpenAI `prompt_cache_key`). */
+  cacheKey?: string;
   signal?: AbortSignal;
   onTextDelta?: (text: string) => void;
   onReasoningDelta?: (text: string) => void;

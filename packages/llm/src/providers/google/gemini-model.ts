@@ -84,7 +84,7 @@ export class GeminiModel implements ModelClient {
   private readonly ai: GoogleGenAI;
 
   constructor(opts: GeminiModelOptions) {
-    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, httpOptions: { timeout: opts.timeoutMs ?? 600_000, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) } });
+    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, httpOptions: { apiVersion: 'v1beta', timeout: opts.timeoutMs ?? 600_000, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) } });
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {

@@ -184,7 +184,7 @@ describe('recorded non-streaming Gemini bodies, the 429 with RetryInfo and the p
       error = null;
       const parts = (body as { candidates: Array<{ content: { parts: Array<{ functionCall: { name: string; args: unknown; id?: string }; thoughtSignature?: string }> } }> }).candidates[0]!.content.parts;
       const usage = (body as { usageMetadata: { promptTokenCount: number; thoughtsTokenCount: number } }).usageMetadata;
-      const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
+      const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url, apiVersion: 'v1beta' } });
       const whole = await ai.models.generateContent({ model: 'gemini-3-pro-preview', contents: 'q' });
       expect(whole.functionCalls).toEqual(parts.map((p) => p.functionCall));
       expect(whole.usageMetadata?.thoughtsTokenCount).toBe(usage.thoughtsTokenCount);
@@ -291,7 +291,7 @@ describe('Gemini specifics against the mock Gemini API', () => {
 
   it('serves :generateContent as one JSON response (the SDK’s non-streaming call)', async () => {
     mock.setScript(() => ({ text: 'whole', toolCalls: [{ name: 't', args: { a: 1 } }] }));
-    const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url } });
+    const ai = new GoogleGenAI({ apiKey: 'k', httpOptions: { baseUrl: mock.url, apiVersion: 'v1beta' } });
     const res = await ai.models.generateContent({ model: 'gemini-2.5-flash', contents: 'q' });
     expect(res.text).toBe('whole');
     expect(res.functionCalls).toEqual([{ name: 't', args: { a: 1 } }]);
