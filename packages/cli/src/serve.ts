@@ -61,7 +61,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('tool-runner')) {
     const registry = await ToolRegistry.withModules(config.toolModules);
     const pools = opts.pools?.length ? opts.pools : registry.pools();
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, scheduler });
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
     await runner.start();
     drainables.push(runner);
     started.push('tool-runner');

@@ -19,8 +19,8 @@ export function maxResultTokens(request: RunRequest): number {
 }
 
 /**
- * The only publisher of a run's jobs: its first iteration, what follows a checkpoint, a resume, a pause's expiry, a
- * summary, and a nudge after a tool job failed for good. Job ids are fixed per run and iteration, so publishing
+ * The only publisher of a run's jobs: its first iteration, what follows a checkpoint, a resume, a pause's expiry and
+ * a summary. Job ids are fixed per run and iteration, so publishing
  * twice is harmless; every transition a job makes is a compare-and-set on the run.
  */
 export class RunScheduler {
@@ -59,11 +59,6 @@ export class RunScheduler {
       { runId, iteration: k, tv },
       { ...DEFAULT_JOB_OPTIONS, jobId: `${runId}-${k}-c${tv}`, parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true },
     );
-  }
-
-  /** A tool job of iteration k failed for good and its call was answered: its iteration may be ready to go on. */
-  async nudge(runId: string, k: number, callId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k + 1 } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, `nudge-${callId}`) });
   }
 
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {

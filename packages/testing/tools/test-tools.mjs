@@ -101,4 +101,14 @@ export default [
       return { sent: true };
     },
   },
+  {
+    name: 'offsite',
+    description: 'A read-only lookup on a pool of its own ("offsite"), which the test stacks run no tool-runner for.',
+    parameters: { type: 'object', properties: { key: { type: 'string' } } },
+    sideEffect: 'read',
+    pool: 'offsite',
+    async execute(args) {
+      return { value: `offsite:${args.key}` };
+    },
+  },
 ];

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 
@@ -19,8 +19,6 @@ export interface ToolRunnerOptions {
   concurrency: number;
   lockMs: number;
   maxResultBytes?: number;
-  /** Publishes the nudge after a tool job failed for good (the only publisher of a run's jobs). */
-  scheduler: RunScheduler;
 }
 
 /**
@@ -80,17 +78,16 @@ export class ToolRunner {
   private handingBack = false;
 
   /**
-   * A tool job that failed for good (not a tool error: those are results) is answered tool_error, and the run is
-   * nudged with an advance job in case its iteration's other jobs have already all finished.
+   * A tool job that failed for good (not a tool error: those are results) is answered tool_error at once. Nothing
+   * else is published: the job's parent, which BullMQ runs only after this failure, answers it too if this could not.
    */
   private async onJobFailed(job: Job, err: Error): Promise<void> {
     const parsed = ToolJobSchema.safeParse(job.data);
     if (!parsed.success) return;
-    const { runId, callId, iteration } = parsed.data;
+    const { runId, callId } = parsed.data;
     this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
     try {
-      if (!(await this.o.store.closeToolCall(runId, callId, 'job_failed'))) return;
-      await this.o.scheduler.nudge(runId, iteration, callId);
+      await this.o.store.closeToolCall(runId, callId, 'job_failed');
     } catch (e) {
       this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
     }

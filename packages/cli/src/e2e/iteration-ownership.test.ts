@@ -9,7 +9,7 @@ import { finishedRun, until } from '../test-support/helpers.js';
 const turns = (req: MockRequest) => req.messages.filter((m) => m.role === 'assistant').length;
 
 /**
- * Issue 11: one iteration has several job ids (the flow parent, a resume, a nudge, a duplicate). Only the job that
+ * Issue 11: one iteration has several job ids (the flow parent, a resume, a duplicate). Only the job that
  * started the iteration's model call may resume it: a second job arriving mid-stream must not call the model again.
  */
 describe('iteration ownership', () => {

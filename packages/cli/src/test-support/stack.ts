@@ -15,6 +15,8 @@ export interface StackOptions {
   /** Extra environment of the product's processes (a function: derived from the mock model server's URL). */
   env?: Record<string, string> | ((mock: MockLlmServer) => Record<string, string>);
   contextWindows?: Record<string, number>;
+  /** Tool pools the in-process tool-runner serves [every pool of its registry]. */
+  pools?: string[];
 }
 
 /** Environment shared by every process of one test stack. */
@@ -85,7 +87,7 @@ export class InProcessStack extends BaseStack {
     const s = new InProcessStack(opts.redisUrl);
     await s.startMock(opts);
     process.env.AGENTLOOP_TEST_EFFECT_LOG = s.effectLog; // tool modules read the process environment
-    s.proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) } });
+    s.proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], ...(opts.pools ? { pools: opts.pools } : {}), env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) } });
     s.clients(s.proc.apiUrl!);
     return s;
   }

@@ -26,7 +26,7 @@ describe('decideAdvance (pure)', () => {
   it('lets only the job that started a model call (or its retry: same id) resume it', () => {
     const calling = state({ phase: 'model', iteration: 2, owner: 'r-2' });
     expect(decideAdvance(calling, 2, 2000, 'r-2')).toEqual({ kind: 'resume_call', callMode: 'tools' });
-    for (const other of ['r-2-resume', 'r-2-nudge-c1', 'r-2-dup']) expect(decideAdvance(calling, 2, 2000, other).kind).toBe('noop');
+    for (const other of ['r-2-resume', 'r-2-dup']) expect(decideAdvance(calling, 2, 2000, other).kind).toBe('noop');
     expect(decideAdvance(state({ phase: 'model', iteration: 2, owner: '' }), 2, 2000, 'any').kind).toBe('resume_call'); // no owner recorded (older runs)
   });
   it('finalizes or fails past maxIterations', () => {

@@ -11,7 +11,7 @@ export type AdvanceAction =
   | { kind: 'redispatch' };
 
 /**
- * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, a nudge, duplicates); only the
+ * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, duplicates); only the
  * one that started its model call — or a BullMQ retry of it, which keeps its id — may resume that call. Another would
  * stream the model a second time, its deltas interleaved with the first's.
  */

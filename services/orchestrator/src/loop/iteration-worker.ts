@@ -1,12 +1,13 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type CallMode, type FinalizeReason, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
+  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
-import { decideAdvance, finalizeInstruction, type AdvanceAction } from './decide-advance.js';
+import { decideAdvance, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
+import { answerFailedChildren, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -142,6 +143,9 @@ export class IterationWorker {
     const runId = st.id;
     switch (action.kind) {
       case 'noop':
+        // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
+        // (a job of another flow) finds them answered instead of waiting for them
+        if (st.phase === 'paused' && st.iteration === k - 1) await answerFailedChildren(this.o.store, job, runId);
         return 'done';
       case 'cancel':
         await this.end.cancelled(st);
@@ -158,9 +162,13 @@ export class IterationWorker {
         return 'done';
       }
       case 'start': {
-        const started = await this.o.store.startIteration(runId, this.startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
+        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
+        // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
+        // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
+        if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId)))
+          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
         if (started === 'stale') return 'stale';
-        if (started === 'waiting') return 'done'; // a call of a resumed batch still runs: its completion starts the iteration
+        if (started === 'waiting') return 'done';
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: job.id ?? '', usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.afterStart(job, token, current, k, action.callMode, started);
       }
@@ -169,18 +177,11 @@ export class IterationWorker {
     }
   }
 
-  private startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean) {
-    const events: NewEvent[] = [];
-    if (k === 1) events.push({ type: 'run.started', data: {} });
-    else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
-    events.push({ type: 'iteration.started', data: { iteration: k } });
-    const extraMessage: Message | undefined = callMode !== 'tools' ? { role: 'user', content: finalizeInstruction(callMode) } : undefined;
-    return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: job.id ?? '' };
-  }
-
   /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
   private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
-    const started = await this.o.store.startIteration(runId, this.startParams(job, k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true));
+    const params = startParams(job, k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
+    let started = await this.o.store.startIteration(runId, params);
+    if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId))) started = await this.o.store.startIteration(runId, params);
     if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';
     if (!started.state) return 'stale';
     return this.afterStart(job, token, started.state, k, plan.callMode, started);

@@ -1,0 +1,29 @@
+import type { Job } from 'bullmq';
+import type { CallMode, FinalizeReason, Message, NewEvent } from '@agentloop/protocol';
+import type { RunState, RunStore } from '@agentloop/runtime';
+import { finalizeInstruction } from './decide-advance.js';
+
+/** What starting iteration k records: its events, the finalize instruction of a call without tools, its owner. */
+export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean) {
+  const events: NewEvent[] = [];
+  if (k === 1) events.push({ type: 'run.started', data: {} });
+  else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
+  events.push({ type: 'iteration.started', data: { iteration: k } });
+  const extraMessage: Message | undefined = callMode !== 'tools' ? { role: 'user', content: finalizeInstruction(callMode) } : undefined;
+  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: job.id ?? '' };
+}
+
+/**
+ * Answers (tool_error) the calls whose tool jobs — children of this job — failed for good. BullMQ runs a parent only
+ * after every child finished or failed, so the parent is the one job that always learns of a failure: no extra job
+ * needs to be published for it. Returns whether a call was answered now.
+ */
+export async function answerFailedChildren(store: RunStore, job: Job, runId: string): Promise<boolean> {
+  const failed = Object.keys(await job.getIgnoredChildrenFailures());
+  let answered = false;
+  for (const key of failed) {
+    const jobId = key.slice(key.lastIndexOf(':') + 1);
+    if (jobId.startsWith(`${runId}-`) && (await store.closeToolCall(runId, jobId.slice(runId.length + 1), 'job_failed'))) answered = true;
+  }
+  return answered;
+}
