@@ -5,7 +5,7 @@ const SERVICES = ['@agentloop/orchestrator', '@agentloop/tool-runner', '@agentlo
 
 const restrict = (forbidden) => ({
   'no-restricted-imports': ['error', {
-    paths: forbidden.map((name) => ({ name, message: 'dependencies point one way: protocol ← llm ← runtime ← services ← cli; test support only in tests' })),
+    paths: forbidden.map((name) => ({ name, message: 'dependencies point one way: protocol ← client, protocol ← llm ← runtime ← services ← cli; test support only in tests' })),
     patterns: forbidden.map((name) => ({ group: [`${name}/*`], message: 'dependencies point one way' })),
   }],
 });
@@ -33,6 +33,7 @@ export default tseslint.config(
   { files: ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: { 'max-lines': ['error', 300] } },
   // Dependencies point one way: protocol ← llm ← runtime ← services ← cli. A service never imports another one.
   ...layer('packages/protocol', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
+  ...layer('packages/client', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
   ...layer('packages/llm', ['@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'bullmq', 'ioredis']),
   ...layer('packages/runtime', [...SERVICES, '@agentloop/cli']),
   ...SERVICES.map((svc) => layer(`services/${svc.split('/')[1]}`, [...SERVICES.filter((o) => o !== svc), '@agentloop/cli'])).flat(),

@@ -1,3 +1,3 @@
 export * from './serve.js';
-export * from './sse-client.js';
+export * from '@agentloop/client';
 export * from './render-events.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { EventRenderer } from './render-events.js';
-import { followEvents } from './sse-client.js';
+import { followEvents } from '@agentloop/client';
 import { promptDecisions } from './inline-decisions.js';
 import type { PendingCall } from '@agentloop/protocol';
 

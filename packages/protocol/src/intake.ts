@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { Queue, type ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions } from 'bullmq';
 import { QUEUES } from './keys.js';
 import type { RunRequestInput } from './run-request.js';
 
@@ -14,11 +13,14 @@ export interface EnqueueRunOptions {
 }
 
 /**
- * Queue intake for backends in the same trust zone: enqueue a run without HTTP. Resolves to the job, whose
+ * Queue intake for backends in the same trust zone (SPEC §2): enqueue a run without HTTP. Resolves to the job, whose
  * return value (`await job.waitUntilFinished(queueEvents)`) is `{id}`. Validation happens on the consumer side,
  * exactly as in the HTTP API: an invalid request becomes a run that ends `failed` with `invalid_request`.
+ * bullmq is the backend's own (an optional peer dependency of protocol, loaded only when this is called): protocol
+ * itself depends on zod alone. `@agentloop/client` re-exports this helper beside its HTTP client.
  */
 export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions) {
+  const [{ Queue }, { createHash }] = await Promise.all([import('bullmq'), import('node:crypto')]);
   const queue = new Queue(QUEUES.requests, { connection: opts.connection, prefix: opts.prefix ?? 'agentloop' });
   try {
     const payload = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };

@@ -1,5 +1,5 @@
 import type { EventEnvelope, RunSnapshot } from '@agentloop/protocol';
-import { sseFrames } from '../sse-client.js';
+import { sseFrames } from '@agentloop/client';
 
 export interface HttpResult<T = any> {
   status: number;

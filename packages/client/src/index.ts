@@ -1,0 +1,3 @@
+export * from './http-client.js';
+export * from './enqueue-run.js';
+export * from './sse.js';
