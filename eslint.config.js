@@ -36,6 +36,8 @@ export default tseslint.config(
   ...layer('packages/client', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
   ...layer('packages/llm', ['@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'bullmq', 'ioredis']),
   ...layer('packages/runtime', [...SERVICES, '@agentloop/cli']),
+  // the CLI ships in the image: no test support in it (the e2e package holds the stacks, the demo and the tests)
+  ...layer('packages/cli', []),
   ...SERVICES.map((svc) => layer(`services/${svc.split('/')[1]}`, [...SERVICES.filter((o) => o !== svc), '@agentloop/cli'])).flat(),
   { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } } },
 );

@@ -3,4 +3,4 @@
 # and a multi-iteration agent run whose streamed events are printed as they arrive.
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
-exec node packages/cli/dist/demo.js "$@"
+exec node packages/e2e/dist/demo.js "$@"

@@ -12,6 +12,8 @@ import { commandCount, ms, percentile } from './stats.js';
 import { startMockProcess } from './processes.js';
 import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
 import { idleCpuAfterLoad } from './idle.js';
+import { MODELS, providersFromArgs, type Provider } from './providers.js';
+import { coreFigures, coreLines, coreTargetLines, productEnv, type CoreContext, type CoreFigures } from './core-figures.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -25,22 +27,15 @@ fs.writeFileSync(
   { name: 'notify', description: 'an external effect (needs approval)', parameters: { type: 'object' }, sideEffect: 'external', async execute() { return { ok: true }; } },
 ];\n`,
 );
-/** `pnpm bench --provider google` (or `openai,google`): which adapters the core benchmark goes through. */
-function providersFromArgs(argv: string[]): Array<'openai' | 'google'> {
-  const i = argv.indexOf('--provider');
-  const raw = i >= 0 ? (argv[i + 1] ?? '') : (argv.find((a) => a.startsWith('--provider='))?.slice('--provider='.length) ?? 'openai');
-  const list = raw.split(',').map((p) => p.trim()).filter(Boolean);
-  for (const p of list) if (p !== 'openai' && p !== 'google') throw new Error(`--provider: ${p} is not openai or google`);
-  return list.length ? (list as Array<'openai' | 'google'>) : ['openai'];
-}
 const PROVIDERS = providersFromArgs(process.argv.slice(2));
-const MODELS = { openai: { provider: 'openai', name: 'gpt-4o-mini' }, google: { provider: 'google', name: 'gemini-2.5-flash' } } as const;
+/** BENCH_ONLY=core: only the core figures (raw loop vs product: CPU, throughput, Redis commands) and the idle CPU. */
+const ONLY_CORE = process.env.BENCH_ONLY === 'core';
 
 const LISTING_HISTORY = (process.env.BENCH_LISTING_HISTORY ?? '100,100000').split(',').map(Number);
 const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
 
 function priorConversation(n: number) {
-  const msgs: Array<Record<string, unknown>> = [];
+  const msgs: Array<{ role: string; content: string }> = [];
   for (let i = 0; msgs.length < n - 1; i++) {
     msgs.push({ role: 'user', content: `earlier question ${i}: ${'lorem ipsum '.repeat(8)}` });
     msgs.push({ role: 'assistant', content: `earlier answer ${i}: ${'dolor sit amet '.repeat(8)}` });
@@ -55,18 +50,14 @@ interface Workload {
   parallel: number;
 }
 
-async function agentloopWorkload(redisUrl: string, admin: Redis, mockUrl: string, label: string, input: unknown, w: Workload, provider: 'openai' | 'google' = 'openai') {
+async function agentloopWorkload(redisUrl: string, admin: Redis, mockUrl: string, label: string, input: unknown, w: Workload, provider: Provider = 'openai') {
   const overhead: number[] = [];
   const model: number[] = [];
   const starts = new Map<string, number[]>();
   const prefix = `bench-${provider}-${label}`;
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
-    env: {
-      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-      AGENTLOOP_TOOL_MODULES: TOOLS_MODULE, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mockUrl}/v1`, GEMINI_API_KEY: 'bench', GEMINI_BASE_URL: mockUrl, LOG_LEVEL: 'error',
-      AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(CONCURRENCY.orchestrator), AGENTLOOP_TOOL_CONCURRENCY: String(CONCURRENCY.tools),
-    },
+    env: productEnv({ redisUrl, mockUrl, toolsModule: TOOLS_MODULE, concurrency: CONCURRENCY }, prefix),
     onIterationTimed: (t) => {
       overhead.push(t.overheadSeconds);
       model.push(t.modelSeconds);
@@ -105,6 +96,22 @@ async function main() {
   const bull = new Redis(server.url, { maxRetriesPerRequest: null });
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
+    const coreCtx: CoreContext = { redisUrl: server.url, admin, bull, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    // core only: the idle figure first, in a process that has run nothing else yet (a major GC after a load costs in
+    // proportion to the live heap, and the bench's own phases would add to it)
+    const idleFirst = ONLY_CORE ? await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS) : NaN;
+    const cores: CoreFigures[] = [];
+    for (const provider of PROVIDERS) {
+      cores.push(await coreFigures(coreCtx, provider));
+      console.log(`${coreLines(cores[cores.length - 1]!).join('\n')}\n`);
+    }
+    const coreTargets = () => cores.forEach((c) => console.log(coreTargetLines(c).join('\n')));
+    if (ONLY_CORE) {
+      console.log(`CPU of an idle product after a load (all roles, one process, 10 s): ${idleFirst.toFixed(2)} ms per second\n\ntargets:`);
+      coreTargets();
+      console.log(`  idle CPU after a load                  ${idleFirst.toFixed(2)} ms/s  (target < 2 ms/s)  ${idleFirst < 2 ? 'met' : 'MISSED'}`);
+      return;
+    }
     const rt = await rawRoundTrip(bull, 'bench-rt', 300);
     await admin.config('RESETSTAT');
     const raw = await rawFlowLoop(bull, 'bench-raw', RUNS, ITERATIONS, CONCURRENCY);
@@ -128,12 +135,12 @@ async function main() {
         `  Redis commands / iteration   ${perIt.toFixed(1)}  (${(perIt / rawPerIter).toFixed(2)}× the raw BullMQ loop; run creation and the event log included)`,
       ].join('\n');
     };
-    const core: Array<{ provider: string; small: Result; large: Result; quiet: Result }> = [];
+    const core: Array<{ provider: Provider; small: Result; large: Result; quiet: Result }> = [];
     for (const provider of PROVIDERS) {
       const small = await agentloopWorkload(server.url, admin, mock.url, 'msgs10', priorConversation(10), loaded, provider);
       const large = await agentloopWorkload(server.url, admin, mock.url, 'msgs200', priorConversation(200), loaded, provider);
       const quiet = await agentloopWorkload(server.url, admin, mock.url, 'quiet', priorConversation(10), { runs: 40, parallel: 1 }, provider);
-      const adapter = `${MODELS[provider].provider}/${MODELS[provider].name}`;
+      const adapter = `${provider} (${MODELS[provider].provider}/${MODELS[provider].name})`;
       console.log(row(`agentloop via ${adapter}, 10-message transcript`, small));
       console.log(row(`agentloop via ${adapter}, 200-message transcript`, large));
       console.log(`agentloop via ${adapter}, one run at a time (latency, 40 runs):\n  overhead per iteration       p50 ${ms(percentile(quiet.overhead, 50))}  p99 ${ms(percentile(quiet.overhead, 99))}\n  model call (mock, HTTP+SDK)  p50 ${ms(percentile(quiet.model, 50))}\n  iteration wall time          p50 ${ms(percentile(quiet.perIteration, 50))}  (model and tool included)\n`);
@@ -159,6 +166,7 @@ async function main() {
     if (!PROVIDERS.includes('openai')) {
       console.log(`\ntargets (${PROVIDERS[0]}):`);
       targets();
+      coreTargets();
       return; // the rest (resume, context, scale-out) does not depend on the provider adapter
     }
     const resume = await resumeLatency(server.url, admin, TOOLS_MODULE, PARKED, 100);
@@ -195,6 +203,7 @@ async function main() {
     const last = resume[resume.length - 1]!;
     console.log(`  resume p50, ${PARKED[PARKED.length - 1]} vs ${PARKED[0]} parked runs  ${resumeGrowth.toFixed(2)}×; in units of the paired raw round trip ${(last.p50 / last.rawP50 / resumeRatio).toFixed(2)}×  (target: no growth)`);
     targets();
+    coreTargets();
   } finally {
     mock.child.kill('SIGTERM');
     admin.disconnect();

@@ -52,6 +52,8 @@ export class EventRenderer {
         return this.line(c(2, `⇲ context compressed (${d.strategy}): ${d.tokensBefore} → ${d.tokensAfter} tokens`));
       case 'iteration.completed':
         return;
+      case 'output.invalid':
+        return this.line(c(33, `✗ answer does not match the output schema${d.repair ? ' (one repair turn follows)' : ''}: ${short((d.errors as string[]).join('; '))}`));
       case 'run.completed': {
         const u = d.usage ?? {};
         this.line(c(32, `✔ completed (${d.stopReason}) in ${d.iterations} iteration(s)`));

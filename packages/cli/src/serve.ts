@@ -17,6 +17,8 @@ export interface ServeOptions {
   env?: Record<string, string | undefined>;
   /** Benchmarks: per-iteration timings of this process's orchestrator. */
   onIterationTimed?: IterationWorkerOptions['onIterationTimed'];
+  /** Replay tests: the orchestrator's pure deciders, wrapped by a recorder of histories. */
+  planner?: IterationWorkerOptions['planner'];
 }
 
 export interface RunningProcess {
@@ -45,7 +47,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
   const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
-  const newProviders = () => new ProviderRegistry(env, endpoints);
+  const newProviders = () => new ProviderRegistry(env, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
   const metrics = new Metrics();
   const queues = new QueueSet(redis, config.prefix);
   shutdown.add('queues', () => queues.close());
@@ -76,7 +78,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       gate,
       redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
-      onIterationTimed: opts.onIterationTimed, decisions, prices,
+      onIterationTimed: opts.onIterationTimed, decisions, prices, ...(opts.planner ? { planner: opts.planner } : {}),
     });
     await worker.start();
     const intake = new RequestsWorker(redis, config.prefix, newIntake(), logger, config.reconcileMs);

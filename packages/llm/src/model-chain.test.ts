@@ -79,7 +79,7 @@ describe('callModelChain: retries, retry-after, fallback', () => {
   });
 
   it('sends DeepSeek reasoning back on assistant messages, and only to DeepSeek', async () => {
-    replies = [{ text: 'a' }, { text: 'b' }];
+    replies = [{ text: 'a' }, { text: 'b' }, { text: 'c' }];
     const history = [
       { role: 'user' as const, content: 'q' },
       { role: 'assistant' as const, content: null, reasoning: 'thinking…', toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] },
@@ -87,10 +87,13 @@ describe('callModelChain: retries, retry-after, fallback', () => {
     ];
     const before = mock.requests.length;
     await callModelChain(registry, [secondary], { messages: history, tools: null }, {}, { sleep });
+    await callModelChain(registry, [{ ...primary, api: 'chat' as const }], { messages: history, tools: null }, {}, { sleep });
     await callModelChain(registry, [primary], { messages: history, tools: null }, {}, { sleep });
-    const [ds, oa] = mock.requests.slice(before);
+    const [ds, oa, responses] = mock.requests.slice(before);
     expect((ds!.body.messages as Array<Record<string, unknown>>)[1]!.reasoning_content).toBe('thinking…');
     expect((oa!.body.messages as Array<Record<string, unknown>>)[1]!.reasoning_content).toBeUndefined();
+    expect(responses!.wire).toBe('responses'); // OpenAI's default API: no field of it carries another provider's reasoning
+    expect(JSON.stringify(responses!.body.input)).not.toContain('thinking…');
   });
 });
 

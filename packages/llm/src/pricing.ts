@@ -1,27 +1,5 @@
 import type { LlmUsage } from './types.js';
-
-/** USD per million tokens: [prompt, completion, cached prompt]. Prefix match on the model name, longest first. */
-const PRICES: Array<[string, number, number, number]> = [
-  ['gpt-4o-mini', 0.15, 0.6, 0.075],
-  ['gpt-4o', 2.5, 10, 1.25],
-  ['gpt-4.1-nano', 0.1, 0.4, 0.025],
-  ['gpt-4.1-mini', 0.4, 1.6, 0.1],
-  ['gpt-4.1', 2, 8, 0.5],
-  ['gpt-5-nano', 0.05, 0.4, 0.005],
-  ['gpt-5-mini', 0.25, 2, 0.025],
-  ['gpt-5', 1.25, 10, 0.125],
-  ['o4-mini', 1.1, 4.4, 0.275],
-  ['o3', 2, 8, 0.5],
-  ['deepseek-chat', 0.28, 0.42, 0.028],
-  ['deepseek-reasoner', 0.28, 0.42, 0.028],
-  ['deepseek-v4-flash', 0.28, 0.42, 0.028],
-  ['deepseek-v4-pro', 0.55, 2.19, 0.14],
-  ['gemini-2.5-flash-lite', 0.1, 0.4, 0.025],
-  ['gemini-2.5-flash', 0.3, 2.5, 0.075],
-  ['gemini-2.5-pro', 1.25, 10, 0.31],
-  ['gemini-3-flash', 0.5, 3, 0.05],
-  ['gemini-3-pro', 2, 12, 0.2],
-].sort((a, b) => (b[0] as string).length - (a[0] as string).length) as Array<[string, number, number, number]>;
+import { modelProfile } from './model-profiles.js';
 
 export interface ModelPrice {
   /** USD per million prompt tokens (the uncached part). */
@@ -33,7 +11,7 @@ export interface ModelPrice {
 }
 
 /**
- * Model prices: the built-in table (prefix match on the model name, longest first) extended by the operator's
+ * Model prices: the built-in model profiles (model-profiles.ts: per provider, longest prefix) extended by the operator's
  * AGENTLOOP_MODEL_PRICES (`{"provider/model": {input, output, cachedInput}}`, exact model or prefix, longest first,
  * consulted first). A model with no price costs 0 — which is why intake refuses `maxCostUsd` for it.
  */
@@ -53,8 +31,8 @@ export class PriceTable {
     const full = `${provider}/${model}`;
     const own = this.extra.find(([key]) => full.startsWith(key));
     if (own) return { name: own[0].slice(own[0].indexOf('/') + 1), price: own[1] };
-    const row = PRICES.find(([prefix]) => model.startsWith(prefix));
-    return row ? { name: row[0], price: { input: row[1], output: row[2], cachedInput: row[3] } } : null;
+    const { name, profile } = modelProfile(provider, model);
+    return name && profile.price ? { name, price: profile.price } : null;
   }
 
   /**

@@ -32,7 +32,12 @@ export const EventDataSchemas = {
   'llm.retry': z.object({ provider: z.string(), model: z.string(), attempt: z.number().int(), reason: z.string(), discardOutput: z.boolean() }),
   'llm.fallback': z.object({ from: z.string(), to: z.string(), reason: z.string() }),
   'iteration.completed': z.object({ iteration: z.number().int(), usage: UsageSchema.partial() }),
-  'run.completed': z.object({ output: z.string().nullable(), stopReason: StopReasonSchema, iterations: z.number().int(), usage: UsageSchema }),
+  /**
+   * A final answer of a run with `output.schema` that does not parse or validate: `repair` when one repair turn
+   * follows (this iteration's deltas were not the output), else the run fails `output_invalid`.
+   */
+  'output.invalid': z.object({ iteration: z.number().int(), errors: z.array(z.string()), repair: z.boolean() }),
+  'run.completed': z.object({ output: z.string().nullable(), outputJson: z.unknown().optional(), stopReason: StopReasonSchema, iterations: z.number().int(), usage: UsageSchema }),
   'run.failed': z.object({ error: ErrorInfoSchema.extend({ details: z.unknown().optional() }) }),
   'run.cancelled': z.object({ reason: z.string() }),
 } as const;

@@ -71,6 +71,10 @@ export class DeploymentKeys {
   get resumingRuns(): string {
     return `${this.prefix}:resuming`;
   }
+  /** The tool catalog (hash: tool name → entry JSON), published by tool-runners, read by the api and orchestrators. */
+  get toolCatalog(): string {
+    return `${this.prefix}:tools`;
+  }
   run(runId: string): RunKeys {
     return new RunKeys(this.prefix, runId);
   }

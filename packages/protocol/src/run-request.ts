@@ -18,7 +18,10 @@ export const ModelSpecSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'a model name: letters, digits and . _ : @ / + -')
       .refine((n) => !n.split('/').some((seg) => seg === '.' || seg === '..'), 'a model name has no . or .. path segments'),
     contextWindow: z.number().int().min(1024).max(10_000_000).optional(),
-    /** openai only: "responses" (SPEC default) or "chat". This build speaks Chat Completions for both. */
+    /**
+     * openai only: "responses" [default] speaks OpenAI's Responses API (stateless; reasoning items of the o-series and
+     * gpt-5 family round-trip; an endpoint without it, 404, falls back to Chat Completions), "chat" Chat Completions.
+     */
     api: z.enum(['responses', 'chat']).optional(),
     params: z.record(z.string(), z.unknown()).default({}),
     /** openai-compatible only: the endpoint, ending in /v1. */
@@ -81,9 +84,10 @@ export const RunRequestSchema = z
     approval: ApprovalSchema.default(ApprovalSchema.parse({})),
     context: ContextSchema.default(ContextSchema.parse({})),
     metadata: z.record(z.string(), z.unknown()).default({}),
+    // structured output: the schema's own rules (it compiles, its size, OpenAI's strict mode) are intake's to check
+    output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'an output name matches [A-Za-z0-9_-]{1,64}').default('answer') }).strict().optional(),
     // SPEC §2 fields whose features are not built yet: their shape is checked here, and intake answers 400 for them
     // rather than ignoring them silently (docs/ARCHITECTURE.md, Known limits)
-    output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).optional() }).strict().optional(),
     threadId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id matches [A-Za-z0-9_-]{1,128}').optional(),
     notify: z
       .object({ url: z.url({ protocol: /^https?$/ }), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })

@@ -45,6 +45,8 @@ export const RunSnapshotSchema = z.object({
   mode: z.enum(['interactive', 'headless']),
   stopReason: StopReasonSchema.nullable(),
   output: z.string().nullable(),
+  /** Runs with `output.schema` only: the parsed structured answer (null until the run completes with one). */
+  outputJson: z.unknown().optional(),
   error: ErrorInfoSchema.nullable(),
   pending: z.array(PendingCallSchema),
   usage: UsageSchema,

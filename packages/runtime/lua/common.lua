@@ -3,9 +3,13 @@
     KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] calls hash
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
-  A script reads what it needs, queues state updates with set() and events with emit(), and ends with commit():
-  one HSET of the state (the event sequence included), one RPUSH of the events, one PUBLISH. Every event is
-  appended under the same atomic step as the state change it reports. ]]
+  A script reads what it needs, queues state updates with set() and events with emitAll()/emit(), and ends with
+  commit(): one HSET of the state (the event sequence included), one RPUSH of the events, one PUBLISH. Every event is
+  appended under the same atomic step as the state change it reports.
+  Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
+  one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
+  know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
+  Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
 local stateKey, msgsKey, eventsKey, callsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
@@ -37,14 +41,15 @@ local function set(field, value)
   updates[#updates + 1] = value
 end
 
+-- an event this script built itself (its data JSON), in the callers' envelope
 local function emit(etype, dataJson)
-  events[#events + 1] = { etype, dataJson }
+  events[#events + 1] = ',"runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. nowIso .. '","data":' .. dataJson .. '}'
 end
 
--- events: a JSON array of [type, dataJson] pairs built by the caller
-local function emitAll(eventsJson)
-  if eventsJson == nil or eventsJson == '' or eventsJson == '[]' then return end
-  for _, e in ipairs(cjson.decode(eventsJson)) do emit(e[1], e[2]) end
+-- events the caller built: envelopes without their seq, one per line (JSON text never holds a raw newline)
+local function emitAll(lines)
+  if lines == nil or lines == '' then return end
+  for line in string.gmatch(lines, '[^\n]+') do events[#events + 1] = line end
 end
 
 local function isTerminal(status)
@@ -109,9 +114,7 @@ local function commit(seq)
   local n = #events
   if n > 0 then
     local items = {}
-    for i, e in ipairs(events) do
-      items[i] = '{"seq":' .. (seq + i) .. ',"runId":"' .. runId .. '","type":"' .. e[1] .. '","at":"' .. nowIso .. '","data":' .. e[2] .. '}'
-    end
+    for i, tail in ipairs(events) do items[i] = '{"seq":' .. (seq + i) .. tail end
     callSliced('RPUSH', eventsKey, items)
     set('seq', seq + n)
   end

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   CallModeSchema, FinalizeReasonSchema, RunPhaseSchema, RunStatusSchema, StopReasonSchema, type CallMode, type FinalizeReason, type RunPhase,
   SCHEMA_VERSION, argumentsForDisplay, type ErrorInfo, type Message, type ModelSpec, type PendingCall, type RunRequest, type RunSnapshot,
@@ -33,6 +34,10 @@ export interface RunState {
   callMode: CallMode | '';
   stopReason: StopReason | null;
   output: string | null;
+  /** A completed run with `output.schema`: its answer parsed (undefined when the run has none). */
+  outputJson: unknown;
+  /** Structured output: the repair turn granted (the iteration that makes it, and its user message), or null. */
+  outputRepair: OutputRepair | null;
   usage: Usage;
   repeatFingerprint: string;
   repeatCount: number;
@@ -51,6 +56,12 @@ export interface RunState {
   tv: number;
 }
 
+/** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
+export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair' } as const;
+
+export const OutputRepairSchema = z.object({ iteration: z.number().int().positive(), message: z.string() });
+export type OutputRepair = z.infer<typeof OutputRepairSchema>;
+
 const num = (v: string | undefined) => (v ? Number(v) : 0);
 
 /** A field that must hold one of a schema's values: parsed, never cast (a bad value is state corruption). */
@@ -62,6 +73,21 @@ function oneOf<T>(schema: { safeParse(v: unknown): { success: true; data: T } | 
 const orEmpty = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, id: string, field: string, v: string | undefined): T | '' =>
   v ? oneOf(schema, id, field, v) : '';
 const json = <T>(v: string | undefined, dflt: T): T => (v ? (JSON.parse(v) as T) : dflt);
+
+/** A JSON field that must parse, and (with a schema) hold that shape: anything else is state corruption. */
+function parsedField<T>(id: string, field: string, v: string | undefined, schema?: z.ZodType<T>): T | undefined {
+  if (v === undefined || v === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(v);
+  } catch {
+    throw new Error(`run ${id}: state field ${field} is not JSON`);
+  }
+  if (!schema) return value as T;
+  const r = schema.safeParse(value);
+  if (!r.success) throw new Error(`run ${id}: state field ${field} does not hold what this build writes there`);
+  return r.data;
+}
 
 export function parseRunState(h: Record<string, string>): RunState | null {
   if (!h.id) return null;
@@ -89,6 +115,8 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     owner: h.owner ?? '',
     stopReason: h.stopReason ? oneOf(StopReasonSchema, h.id, 'stopReason', h.stopReason) : null,
     output: h.output !== undefined && h.status === 'completed' ? h.output : null,
+    outputJson: h.status === 'completed' ? parsedField(h.id, STATE_FIELD.outputJson, h[STATE_FIELD.outputJson]) : undefined,
+    outputRepair: parsedField(h.id, STATE_FIELD.outputRepair, h[STATE_FIELD.outputRepair], OutputRepairSchema) ?? null,
     usage: {
       promptTokens: num(h.promptTokens),
       completionTokens: num(h.completionTokens),
@@ -122,6 +150,8 @@ export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?:
     mode: s.mode,
     stopReason: s.stopReason,
     output: s.output,
+    // only runs that asked for structured output have the field (null until they complete with an answer)
+    ...(s.request.output ? { outputJson: s.outputJson ?? null } : {}),
     error: s.error ? { code: s.error.code, message: s.error.message } : null,
     pending: s.pending.map((p) => ({ ...p, arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments })),
     usage: s.usage,

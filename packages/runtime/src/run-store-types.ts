@@ -1,5 +1,5 @@
 import type { FinalizeReason, ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolOutcome, Usage } from '@agentloop/protocol';
-import type { RunState } from './run-state.js';
+import type { OutputRepair, RunState } from './run-state.js';
 
 /** The shapes RunStore's methods take and give (what its scripts read and write). */
 
@@ -45,7 +45,12 @@ export interface CheckpointInput {
   totals: Omit<Usage, 'toolCalls'>;
   /** This call's usage as iteration.completed reports it. */
   iterationUsage: Partial<Usage>;
-  final: { stopReason: StopReason; output: string } | null;
+  /** The run completes with this answer (`outputJson`: its parsed structured output, for runs with `output.schema`). */
+  final: { stopReason: StopReason; output: string; outputJson?: unknown } | null;
+  /** The run fails with the answer recorded (structured output still invalid after its repair turn). */
+  failure?: ErrorInfo;
+  /** Structured output: the answer is invalid and one repair turn follows (no calls; the next iteration makes it). */
+  outputRepair?: OutputRepair;
   calls: Array<{ id: string; meta: CallMeta; outcome: ToolOutcome | null }>;
   pendingFinal: FinalizeReason | '';
   repeat: { fingerprint: string; count: number };

@@ -3,6 +3,8 @@ import { Redis } from 'ioredis';
 import { RunRequestSchema, canTransition, newRunId, type EventEnvelope } from '@agentloop/protocol';
 import { checkEvents, cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { RunStore } from './run-store.js';
+import { Scripts } from './scripts.js';
+import { toSnapshot } from './run-state.js';
 
 describe('RunStore Lua transitions (real Redis)', () => {
   let redis: Redis;
@@ -84,7 +86,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
     expect(await store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
-    expect(await store.markToolRunning(runId, 'k1', {})).toBe('cancel'); // a tool-runner sees the cancellation
+    expect(await store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' })).toBe('cancel'); // a tool-runner sees the cancellation
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
     expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
@@ -145,13 +147,58 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     const before = await redis.hgetall(store.keys.run(runId).state);
     const events = await store.events(runId);
-    // queued → paused is not a transition (a run pauses only from running)
-    await expect(store.finish(runId, { expectIteration: null, status: 'paused' as 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(/ILLEGAL_TRANSITION .*queued -> paused/);
+    // queued → completed is not a transition (a run completes only from running); endRun takes terminal targets only
+    await expect(store.finish(runId, { expectIteration: null, status: 'completed', stopReason: 'final_answer', error: null, events: [] })).rejects.toThrow(/ILLEGAL_TRANSITION .*queued -> completed/);
+    await expect(store.finish(runId, { expectIteration: null, status: 'paused' as 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(/paused is not a terminal status/);
     expect(await redis.hgetall(store.keys.run(runId).state)).toEqual(before);
     expect(await store.events(runId)).toEqual(events);
     expect(canTransition('created', 'completed')).toBe(false);
     expect(canTransition('paused', 'running')).toBe(true);
     expect(canTransition('completed', 'running')).toBe(false);
+  });
+
+  it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const k = store.keys.run(runId);
+    const keys = [k.state, k.messages, k.events, k.calls, store.keys.parkedRuns, store.keys.resumingRuns];
+    const head = [runId, new Date().toISOString(), String(Date.now()), k.eventsChannel];
+    const before = await redis.hgetall(k.state);
+    const scripts = new Scripts(redis);
+    for (const field of ['status', 'phase', 'tenant', 'owner'])
+      await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'tools', JSON.stringify([field, 'completed']), '[]', '', ''])).rejects.toThrow(/not a field a checkpoint sets/);
+    await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'done', '[]', '[]', '', ''])).rejects.toThrow(/unknown target/);
+    await expect(scripts.run('checkpointResponse', keys.slice(0, 5), [...head])).rejects.toThrow(/takes 6 keys/);
+    expect(await redis.hgetall(k.state)).toEqual(before);
+  });
+
+  it('structured output: a checkpoint records the repair turn, then the answer with outputJson (or the failure), each parsed back', async () => {
+    const structured = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, output: { schema: { type: 'object' } } });
+    const runId = await create({ request: structured });
+    await toIteration1(runId);
+    const base = { totals, iterationUsage: {}, calls: [], repeat: { fingerprint: '', count: 0 } };
+    const repair = { iteration: 2, message: 'fix: /a must be string' };
+    expect(await store.checkpoint(runId, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, pendingFinal: '', events: [], outputRepair: repair })).toBe(true);
+    expect(await store.load(runId)).toMatchObject({ phase: 'tools', batch: [], outputRepair: repair, outputJson: undefined });
+    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', extraMessage: { role: 'user', content: repair.message }, events: [] });
+    expect(started).toMatchObject({ appended: [{ role: 'user', content: repair.message }] });
+    const final = { stopReason: 'final_answer' as const, output: '{"a":"x"}', outputJson: { a: 'x' } };
+    const done = { type: 'run.completed' as const, data: { output: final.output, outputJson: final.outputJson, stopReason: final.stopReason, iterations: 2, usage: { ...totals, toolCalls: 0 } } };
+    expect(await store.checkpoint(runId, { ...base, iteration: 2, message: { role: 'assistant', content: final.output }, final, pendingFinal: '', events: [done] })).toBe(true);
+    const st = (await store.load(runId))!;
+    expect(toSnapshot(st)).toMatchObject({ status: 'completed', output: '{"a":"x"}', outputJson: { a: 'x' } });
+    expect((await store.events(runId)).at(-1)!.data).toMatchObject({ outputJson: { a: 'x' } });
+    expect(toSnapshot((await store.load(await create()))!)).not.toHaveProperty('outputJson'); // only runs with output.schema
+
+    const failing = await create({ request: structured });
+    await toIteration1(failing);
+    const error = { code: 'output_invalid', message: 'still invalid' };
+    expect(await store.checkpoint(failing, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, failure: error, pendingFinal: '', events: [{ type: 'run.failed', data: { error } }] })).toBe(true);
+    expect(toSnapshot((await store.load(failing))!)).toMatchObject({ status: 'failed', stopReason: null, error, outputJson: null });
+    expect((await store.messages(failing)).at(-1)).toEqual({ role: 'assistant', content: 'nope' }); // the answer is recorded
+
+    await redis.hset(store.keys.run(failing).state, 'outputRepair', '{"iteration":"two"}');
+    await expect(store.load(failing)).rejects.toThrow(/state field outputRepair/);
   });
 
   it('parses every enum field of the state, never casts: an unknown value is reported, not passed on', async () => {

@@ -3,8 +3,10 @@ import type { Redis } from 'ioredis';
 import {
   DeploymentKeys, SCHEMA_VERSION, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
-import { Scripts } from './scripts.js';
+import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
+import { eventLines } from './event-lines.js';
 import { parseRunState, type RunState } from './run-state.js';
+import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
 import {
   DEFAULT_RETENTION_S, RATE_LIMITED_ERROR, type CallMeta, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
@@ -14,8 +16,9 @@ export * from './run-store-types.js';
 
 export const IDEMPOTENCY_TTL_S = 86_400;
 
-const eventsArg = (events: readonly NewEvent[]) => wellFormedJson(events.map((e) => [e.type, wellFormedJson(e.data)]));
-
+/** Builds a script's events (`ev`): whole envelopes, stamped with the same time as the script's head arguments. */
+type EventArg = (events: readonly NewEvent[]) => string;
+type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -40,8 +43,11 @@ export class RunStore {
     return [k.state, k.messages, k.events, k.calls, this.keys.parkedRuns, this.keys.resumingRuns];
   }
 
-  private head(runId: string): string[] {
-    return [runId, new Date().toISOString(), String(Date.now()), this.keys.run(runId).eventsChannel];
+  /** A run script: the head arguments every one takes (run id, now, its events channel), then its own. */
+  private run<N extends ScriptName>(name: N, runId: string, args: (ev: EventArg) => Array<string | number>, keys = this.runKeys(runId)): Promise<ScriptResult<N>> {
+    const at = new Date().toISOString();
+    const ev: EventArg = (events) => eventLines(runId, at, events);
+    return this.scripts.run(name, keys, [runId, at, String(Date.now()), this.keys.run(runId).eventsChannel, ...args(ev)]);
   }
 
   static bodyHash(canonicalBody: string): string {
@@ -55,17 +61,16 @@ export class RunStore {
     const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
     if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
     const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
-    const res = (await this.scripts.run(
-      'create',
-      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
-      [
-        ...this.head(input.runId),
+    const res = await this.run(
+      'createRun',
+      input.runId,
+      (ev) => [
         input.tenant,
         wellFormedJson(requestWithoutInput),
         input.bodyHash,
         input.idempotencyKey ? IDEMPOTENCY_TTL_S : 0,
         wellFormedJson(input.messages.map((m) => wellFormedJson(m))),
-        eventsArg(events),
+        ev(events),
         input.invalid ? 'failed' : 'queued',
         input.invalid ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
         wellFormedJson(input.request.model),
@@ -75,16 +80,24 @@ export class RunStore {
         input.request.limits.maxWallMs ?? 0,
         input.activeRuns ? input.activeRuns.limit : -1,
         this.retentionS,
-        limited ? eventsArg(limited) : '',
+        limited ? ev(limited) : '',
         wellFormedJson(RATE_LIMITED_ERROR),
         wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
       ],
-    )) as [number, string | number];
-    if (res[0] === 2) return { created: false, limited: true, activeRuns: Number(res[1]) };
-    if (res[0] === 3) return { created: false, taken: true };
-    if (res[0] === 1) return { created: true, runId: input.runId, status: res[1] === 'failed' ? 'failed' : 'queued' };
-    const [runId, bodyHash] = String(res[1]).split(' ');
-    return { created: false, runId: runId!, bodyHash: bodyHash! };
+      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
+    );
+    switch (res.outcome) {
+      case 'limited':
+        return { created: false, limited: true, activeRuns: Number(res.values[0]) };
+      case 'taken':
+        return { created: false, taken: true };
+      case 'created':
+        return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued' };
+      case 'exists': {
+        const [runId, bodyHash] = String(res.values[0]).split(' ');
+        return { created: false, runId: runId!, bodyHash: bodyHash! };
+      }
+    }
   }
 
   async load(runId: string): Promise<RunState | null> {
@@ -110,18 +123,14 @@ export class RunStore {
   /** Installs a compressed view (compare-and-set on iteration and transcript version); the new version, or null. */
   async applyCompression(runId: string, p: { iteration: number; tv: number; prefix: Message[]; from: number; record: Record<string, unknown>; events: NewEvent[] }): Promise<number | null> {
     const k = this.keys.run(runId);
-    const r = await this.scripts.run('apply-compression', [...this.runKeys(runId), k.compressions], [
-      ...this.head(runId), p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), eventsArg(p.events),
-    ]);
-    return Number(r) > 0 ? Number(r) : null;
+    const r = await this.run('applyCompression', runId, (ev) => [p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), ev(p.events)], [...this.runKeys(runId), k.compressions]);
+    return r.outcome === 'applied' ? Number(r.values[0]) : null;
   }
 
   /** Adds a model call made outside the loop's checkpoints (a summary) to the run's usage; false when the run ended. */
   async addUsage(runId: string, u: Omit<Usage, 'toolCalls'>): Promise<boolean> {
-    const r = await this.scripts.run('add-usage', this.runKeys(runId), [
-      ...this.head(runId), u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls,
-    ]);
-    return r === 1;
+    const r = await this.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls]);
+    return r.outcome === 'added';
   }
 
   /** The last three compression records, newest first. */
@@ -148,11 +157,11 @@ export class RunStore {
     runId: string,
     p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string },
   ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
-    const r = await this.scripts.run('start-iteration', this.runKeys(runId), [
-      ...this.head(runId), p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', eventsArg(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
+    const r = await this.run('startIteration', runId, (ev) => [
+      p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', ev(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
     ]);
-    if (!Array.isArray(r)) return r === -1 ? 'waiting' : 'stale';
-    const [length, toolCalls, resumed, count, ...rest] = r as [number, number, number, number, ...string[]];
+    if (r.outcome !== 'started') return r.outcome;
+    const [length, toolCalls, resumed, count, ...rest] = r.values as [number, number, number, number, ...string[]];
     const appended = rest.slice(0, Number(count)).map((m) => JSON.parse(m) as Message);
     let state: RunState | null = null;
     if (p.returnState) {
@@ -166,29 +175,19 @@ export class RunStore {
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
   async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false): Promise<boolean> {
     if (!events.length) return true;
-    const r = await this.scripts.run('append-events', this.runKeys(runId), [
-      ...this.head(runId), iteration === null ? '' : iteration, eventsArg(events), firstDeltas ? '1' : '0',
-    ]);
-    return r === 1;
+    const r = await this.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0']);
+    return r.outcome === 'appended';
   }
 
   /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
   async checkpoint(runId: string, c: CheckpointInput): Promise<boolean | { taken: string[] }> {
     const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
-    const t = c.totals;
-    const updates: Array<string | number> = [
-      'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens,
-      'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', wellFormedJson(c.iterationUsage),
-    ];
-    if (c.final) updates.push('status', 'completed', 'phase', 'done', 'stopReason', c.final.stopReason, 'output', c.final.output);
-    else
-      updates.push('phase', c.pause ? 'paused' : 'tools', 'batch', wellFormedJson(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
-    if (c.pause) updates.push('status', 'paused', 'pending', wellFormedJson(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
-    const r = await this.scripts.run('checkpoint-response', this.runKeys(runId), [
-      ...this.head(runId), c.iteration, wellFormedJson(c.message), wellFormedJson(updates), wellFormedJson(calls), eventsArg(c.events), c.pause ? c.pause.expiresAt : '',
+    const updates = checkpointUpdates(c);
+    const r = await this.run('checkpointResponse', runId, (ev) => [
+      c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '',
     ]);
-    if (Array.isArray(r)) return { taken: r.map(String) };
-    return r === 1;
+    if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
+    return r.outcome === 'recorded';
   }
 
   /** Everything recorded about one call: meta, status, full outcome (the uncapped result) and decision. */
@@ -217,10 +216,9 @@ export class RunStore {
    */
   async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
     const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
-    const r = (await this.scripts.run('apply-decisions', this.runKeys(runId), [
-      ...this.head(runId), p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), Object.keys(p.edits).length ? wellFormedJson(p.edits) : '',
-    ])) as string[];
-    const [kind, ...rest] = r;
+    const r = await this.run('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), Object.keys(p.edits).length ? wellFormedJson(p.edits) : '']);
+    const kind = r.outcome;
+    const rest = r.values.map(String);
     switch (kind) {
       case 'resumed': {
         const names = rest.slice(1, 1 + Number(rest[0]));
@@ -240,7 +238,7 @@ export class RunStore {
         return { kind, callId: rest[0]!, pauseType: rest[1]! };
       case 'not_paused':
         return { kind, status: rest[0] ?? '' };
-      default:
+      case 'not_found':
         return { kind: 'not_found' };
     }
   }
@@ -256,7 +254,7 @@ export class RunStore {
   }
 
   async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed'): Promise<boolean> {
-    return (await this.scripts.run('close-tool-call', this.runKeys(runId), [...this.head(runId), callId, kind])) === 1;
+    return (await this.run('closeToolCall', runId, () => [callId, kind])).outcome === 'closed';
   }
 
   /**
@@ -264,31 +262,27 @@ export class RunStore {
    * (emitting the call's `running` event). 'first': run it; 'again': it started before (a redelivery after a
    * crash); 'answered': nothing to do; 'cancel' / 'expired': answer it cancelled / skipped (closeToolCall).
    */
-  async markToolRunning(runId: string, callId: string, eventData: NewEvent['data']): Promise<'first' | 'again' | 'answered' | 'cancel' | 'expired'> {
-    return (await this.scripts.run('mark-tool-running', this.runKeys(runId), [...this.head(runId), callId, wellFormedJson(eventData)])) as 'first' | 'again' | 'answered' | 'cancel' | 'expired';
+  async markToolRunning(runId: string, callId: string, eventData: ToolCallData): Promise<'first' | 'again' | 'answered' | 'cancel' | 'expired'> {
+    return (await this.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }])])).outcome;
   }
 
 
-  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: NewEvent['data']): Promise<boolean> {
-    const r = await this.scripts.run('record-tool-result', this.runKeys(runId), [
-      ...this.head(runId), callId, wellFormedJson(outcome), wellFormedJson(eventData),
-    ]);
-    return r === 1;
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData): Promise<boolean> {
+    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }])]);
+    return r.outcome === 'recorded';
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<{ closed: string[] } | null> {
-    const r = await this.scripts.run('finish-run', this.runKeys(runId), [
-      ...this.head(runId), p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', eventsArg(p.events),
-    ]);
-    return Array.isArray(r) ? { closed: r.slice(1).map(String) } : null;
+    const r = await this.run('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events)]);
+    return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 
   /** `closed`: the tool names of the calls a paused run's cancellation answered cancelled. */
   async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
-    const [kind, ...closed] = (await this.scripts.run('request-cancel', this.runKeys(runId), [...this.head(runId), reason, eventsArg(events)])) as string[];
-    return { kind: kind as 'terminal' | 'ended' | 'requested', closed };
+    const r = await this.run('requestCancel', runId, (ev) => [reason, ev(events)]);
+    return { kind: r.outcome, closed: r.values.map(String) };
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */

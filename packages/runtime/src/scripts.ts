@@ -5,8 +5,35 @@ import type { Redis } from 'ioredis';
 import { statusTransitionsLua } from '@agentloop/protocol';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
-const SCRIPT_NAMES = ['create', 'start-iteration', 'append-events', 'checkpoint-response', 'close-tool-call', 'mark-tool-running', 'record-tool-result', 'finish-run', 'request-cancel', 'apply-decisions', 'apply-compression', 'add-usage'] as const;
-export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+/**
+ * Every run script, BullMQ-style: `lua/<name>-<numberOfKeys>.lua`, and the outcomes it may answer. One convention
+ * for all of them: a script returns `{outcome, value...}` (outcome a name below, values strings or numbers), and
+ * `Scripts.run` is its one decoder: it checks the number of keys against the file name and the outcome against this
+ * table, so a script and its caller cannot drift apart silently.
+ */
+export const SCRIPTS = {
+  createRun: { keys: 6, outcomes: ['created', 'exists', 'limited', 'taken'] },
+  startIteration: { keys: 6, outcomes: ['started', 'stale', 'waiting'] },
+  appendEvents: { keys: 6, outcomes: ['appended', 'stale'] },
+  checkpointResponse: { keys: 6, outcomes: ['recorded', 'stale', 'ids_taken'] },
+  closeToolCall: { keys: 6, outcomes: ['closed', 'answered'] },
+  markToolRunning: { keys: 6, outcomes: ['first', 'again', 'answered', 'cancel', 'expired'] },
+  recordToolResult: { keys: 6, outcomes: ['recorded', 'answered'] },
+  endRun: { keys: 6, outcomes: ['ended', 'stale'] },
+  requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
+  applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid'] },
+  applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
+  addUsage: { keys: 6, outcomes: ['added', 'ended'] },
+} as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
+
+export type ScriptName = keyof typeof SCRIPTS;
+export type ScriptOutcome<N extends ScriptName> = (typeof SCRIPTS)[N]['outcomes'][number];
+export interface ScriptResult<N extends ScriptName> {
+  outcome: ScriptOutcome<N>;
+  /** The values after the outcome, as Redis returned them (strings; numbers for integer replies). */
+  values: Array<string | number>;
+}
 
 let sources: Map<ScriptName, string> | null = null;
 
@@ -14,7 +41,8 @@ function loadSources(): Map<ScriptName, string> {
   if (!sources) {
     // the transition table comes from protocol, compiled into every script (one table for both sides)
     const common = `local TRANSITIONS = ${statusTransitionsLua()}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
-    sources = new Map(SCRIPT_NAMES.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}.lua`), 'utf8')}`]));
+    const names = Object.keys(SCRIPTS) as ScriptName[];
+    sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }
   return sources;
 }
@@ -30,14 +58,19 @@ export class Scripts {
 
   constructor(redis: Redis) {
     for (const [name, lua] of loadSources()) {
-      const cmd = `al_${name.replace(/-/g, '_')}`;
+      const cmd = `al_${name}`;
       redis.defineCommand(cmd, { lua });
       const fn = (redis as unknown as Record<string, (n: number, ...a: Array<string | number>) => Promise<unknown>>)[cmd]!.bind(redis);
       this.callers.set(name, (keys, args) => fn(keys.length, ...keys, ...args));
     }
   }
 
-  run(name: ScriptName, keys: string[], args: Array<string | number>): Promise<unknown> {
-    return this.callers.get(name)!(keys, args);
+  async run<N extends ScriptName>(name: N, keys: string[], args: Array<string | number>): Promise<ScriptResult<N>> {
+    const spec = SCRIPTS[name];
+    if (keys.length !== spec.keys) throw new Error(`script ${name} takes ${spec.keys} keys, given ${keys.length}`);
+    const raw = await this.callers.get(name)!(keys, args);
+    const [outcome, ...values] = Array.isArray(raw) ? (raw as Array<string | number>) : [raw as string];
+    if (!(spec.outcomes as readonly unknown[]).includes(outcome)) throw new Error(`script ${name} answered ${JSON.stringify(outcome)}, not one of its outcomes`);
+    return { outcome: outcome as ScriptOutcome<N>, values };
   }
 }

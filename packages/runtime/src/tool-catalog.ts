@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { DeploymentKeys } from '@agentloop/protocol';
 
 export const CatalogEntrySchema = z.object({
   name: z.string(),
@@ -26,7 +27,7 @@ export class ToolCatalog {
   ) {}
 
   get key(): string {
-    return `${this.prefix}:tools`;
+    return new DeploymentKeys(this.prefix).toolCatalog;
   }
 
   async publish(entries: CatalogEntry[]): Promise<void> {

@@ -57,3 +57,39 @@ export function googleInteractions(relPath: string): RecordedInteraction[] {
     sse: i.response.bodySegments.map((s) => `data: ${JSON.stringify(s)}\r\n\r\n`).join(''),
   }));
 }
+
+/** Recorded OpenAI Responses API streams and bodies (packages/testing/fixtures/openai-responses, see its MANIFEST.md). */
+export const RESPONSES_FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/openai-responses');
+
+export interface RecordedResponseStream {
+  /** The events of one response, parsed, in order. */
+  events: Array<Record<string, any>>;
+  /** The same response as the SSE body the API sent (`event: <type>` and `data: <json>` per event). */
+  sse: string;
+}
+
+/**
+ * A recorded `.chunks.txt` (one JSON event per line, no SSE framing; a file may hold several responses of one
+ * conversation back to back): one stream per response, each starting at its `response.created`.
+ */
+export function responsesFixtureStreams(name: string): RecordedResponseStream[] {
+  const lines = fs.readFileSync(path.join(RESPONSES_FIXTURES_DIR, name), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const streams: string[][] = [];
+  for (const line of lines) {
+    if ((JSON.parse(line) as { type?: string }).type === 'response.created' || !streams.length) streams.push([]);
+    streams[streams.length - 1]!.push(line);
+  }
+  return streams.map((ls) => ({
+    events: ls.map((l) => JSON.parse(l) as Record<string, any>),
+    sse: ls.map((l) => `event: ${(JSON.parse(l) as { type: string }).type}\ndata: ${l}\n\n`).join(''),
+  }));
+}
+
+/** A recorded Responses JSON body (a Response object or an error body). */
+export function responsesFixtureJson(name: string): Record<string, any> {
+  return JSON.parse(fs.readFileSync(path.join(RESPONSES_FIXTURES_DIR, name), 'utf8')) as Record<string, any>;
+}
+
+export function listResponsesFixtures(suffix: string): string[] {
+  return fs.readdirSync(RESPONSES_FIXTURES_DIR).filter((f) => f.endsWith(suffix)).sort();
+}

@@ -1,6 +1,8 @@
 export * from './mock-llm/types.js';
 export * from './mock-llm/openai-wire.js';
 export * from './mock-llm/gemini-wire.js';
+export * from './mock-llm/responses-wire.js';
+export * from './mock-llm/responses-ledger.js';
 export * from './mock-llm/server.js';
 export * from './mock-llm/demo-agent.js';
 export * from './mock-llm/react-agent.js';
@@ -8,3 +10,4 @@ export * from './fixtures.js';
 export * from './redis.js';
 export * from './invariants.js';
 export * from './paths.js';
+export * from './mock-llm/structured-output-wire.js';

@@ -4,6 +4,8 @@ import {
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
 import { RunStore, type Metrics, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { outputSchemaIssues } from './output/output-intake.js';
+import { outputValidator } from './output/output-validator.js';
 
 const MAX_REQUEST_CHARS = 1_048_576;
 
@@ -37,7 +39,6 @@ export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoi
   // not built yet: refused, never silently ignored
   if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks need a signing secret for this tenant (AGENTLOOP_WEBHOOK_SECRETS), and none is configured' });
   if (req.threadId !== undefined) issues.push({ path: ['threadId'], code: 'not_available', message: 'threads are not available in this version' });
-  if (req.output) issues.push({ path: ['output'], code: 'not_available', message: 'structured output is not available in this version' });
   return issues;
 }
 
@@ -76,6 +77,8 @@ export class RunIntake {
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
+    const output = outputSchemaIssues(parsed.data, outputValidator);
+    if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     const catalog = await this.catalog.all();
     if (catalog.size) {
       const unknown = parsed.data.tools.filter((t) => !catalog.has(t));

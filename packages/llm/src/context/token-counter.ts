@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { Message, ModelSpec } from '@agentloop/protocol';
 import type { Tiktoken } from 'js-tiktoken/lite';
 import type { ToolSpec } from '../types.js';
+import { modelProfile } from '../model-profiles.js';
 
 /** Counts tokens of text the way a model family does: exact BPE for OpenAI families, a calibrated estimate otherwise. */
 export interface TokenCounter {
@@ -25,11 +26,7 @@ function encoder(name: 'o200k_base' | 'cl100k_base'): Tiktoken {
 
 /** Which BPE an OpenAI model uses; null for models whose tokenizer is not public (estimate instead). */
 export function encodingOf(model: ModelSpec): 'o200k_base' | 'cl100k_base' | null {
-  if (model.provider !== 'openai' && model.provider !== 'openai-compatible') return null;
-  const n = model.name;
-  if (/^(gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|o1|o3|o4|chatgpt-4o)/.test(n)) return 'o200k_base';
-  if (/^(gpt-4|gpt-3\.5)/.test(n)) return 'cl100k_base';
-  return null;
+  return modelProfile(model.provider, model.name).profile.encoding ?? null;
 }
 
 /** Characters per token of the estimate (before calibration by the provider's reported usage). */

@@ -1,11 +1,17 @@
 import type { ModelSpec } from '@agentloop/protocol';
 import { LlmError, type ModelClient } from '../types.js';
 import { OpenAIChatModel } from './openai/openai-chat-model.js';
+import { OpenAIResponsesModel } from './openai/responses/openai-responses-model.js';
 import { GeminiModel } from './google/gemini-model.js';
 import { nodeFetch } from './node-fetch.js';
 import { EndpointPolicy } from '../endpoint-policy.js';
 
 export type Env = Record<string, string | undefined>;
+
+export interface RegistryHooks {
+  /** Things an operator should know (e.g. an OpenAI endpoint without the Responses API); the process logs them. */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+}
 
 /**
  * Builds (and caches) a ModelClient for a ModelSpec from the process environment. Credentials come from the
@@ -20,6 +26,7 @@ export class ProviderRegistry {
   constructor(
     private readonly env: Env = process.env,
     policy?: EndpointPolicy,
+    private readonly hooks: RegistryHooks = {},
   ) {
     this.policy = policy ?? EndpointPolicy.fromEnv(env);
   }
@@ -37,11 +44,14 @@ export class ProviderRegistry {
       return gemini;
     }
     const { provider, apiKey, baseURL } = this.resolve(spec);
-    const key = `${provider}|${baseURL ?? ''}|${apiKey}|${spec.baseUrl === undefined}`;
+    // provider openai speaks the Responses API unless the spec asks for Chat Completions (SPEC §2 model.api)
+    const responses = provider === 'openai' && spec.api !== 'chat';
+    const key = `${provider}|${responses ? 'responses' : 'chat'}|${baseURL ?? ''}|${apiKey}|${spec.baseUrl === undefined}`;
     let client = this.cache.get(key);
     if (!client) {
       const operatorEndpoint = spec.provider === 'openai' && spec.baseUrl === undefined;
-      client = new OpenAIChatModel({ provider, apiKey, baseURL, operatorEndpoint, env: this.env, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) });
+      const opts = { apiKey, baseURL, operatorEndpoint, env: this.env, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) };
+      client = responses ? new OpenAIResponsesModel({ ...opts, ...(this.hooks.warn ? { onWarn: this.hooks.warn } : {}) }) : new OpenAIChatModel({ provider, ...opts });
       this.cache.set(key, client);
     }
     return client;

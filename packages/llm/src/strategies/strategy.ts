@@ -40,9 +40,12 @@ export const react: Strategy = {
   name: 'react',
   begin(req) {
     const parser = new ReactStreamParser({ reasoning: (t) => req.onReasoningDelta?.(t), answer: (t) => req.onTextDelta?.(t) });
+    // structured output: the schema is in the Final Answer instructions (a native JSON format would forbid the
+    // Thought / Action text itself), and the final answer's text is the JSON
+    const { output, ...rest } = req;
     const request: ModelCallRequest = {
-      ...req,
-      messages: renderReactTranscript(req.messages, req.tools),
+      ...rest,
+      messages: renderReactTranscript(req.messages, req.tools, output),
       tools: null,
       stop: [...REACT_STOP, ...(req.stop ?? [])],
       onTextDelta: (t) => parser.push(t),

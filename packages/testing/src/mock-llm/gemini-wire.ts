@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Message } from '@agentloop/protocol';
 import { WireError } from './openai-wire.js';
 import type { MockRequest, ReplySpec } from './types.js';
+import { geminiResponseFormat } from './structured-output-wire.js';
 
 type Part = { text?: string; thought?: boolean; thoughtSignature?: string; functionCall?: { id?: string; name?: string; args?: unknown }; functionResponse?: { id?: string; name?: string; response?: unknown } };
 type Content = { role?: string; parts?: Part[] };
@@ -28,7 +29,7 @@ export function checkThoughtSignatures(body: Record<string, any>, model: string)
 }
 
 /** A Gemini generateContent body in canonical form (for scripts and journals). */
-export function parseGeminiRequest(body: Record<string, any>, model: string): Pick<MockRequest, 'model' | 'messages' | 'tools'> {
+export function parseGeminiRequest(body: Record<string, any>, model: string): Pick<MockRequest, 'model' | 'messages' | 'tools' | 'output'> {
   if (!Array.isArray(body.contents) || !body.contents.length) throw new WireError(400, '* GenerateContentRequest.contents: contents is not specified', null, null, 'INVALID_ARGUMENT');
   const messages: Message[] = [];
   const sys = (body.systemInstruction as Content | undefined)?.parts?.map((p) => p.text ?? '').join('') ?? (typeof body.systemInstruction === 'string' ? body.systemInstruction : '');
@@ -55,7 +56,8 @@ export function parseGeminiRequest(body: Record<string, any>, model: string): Pi
   }
   checkThoughtSignatures(body, model);
   const tools = ((body.tools ?? []) as Array<{ functionDeclarations?: Array<{ name?: string }> }>).flatMap((t) => (t.functionDeclarations ?? []).map((f) => String(f.name ?? '')));
-  return { model, messages, tools };
+  const output = geminiResponseFormat(body, model);
+  return { model, messages, tools, ...(output ? { output } : {}) };
 }
 
 function responseOf(spec: ReplySpec, model: string, promptTokens: number, parts: Part[], finish?: string): object {

@@ -1,5 +1,6 @@
 import type { Message } from '@agentloop/protocol';
 import type { MockRequest, ReplySpec } from './types.js';
+import { chatResponseFormat } from './structured-output-wire.js';
 
 /** OpenAI's own 400 texts for broken pairing, as the real API words them. */
 export const OPENAI_REASONING_MODEL = /^(o1|o3|o4|gpt-5)/;
@@ -36,7 +37,7 @@ const text = (c: unknown): string | null => {
 };
 
 /** Parse and validate a Chat Completions body like the real API: throws WireError with the API's own text. */
-export function parseOpenAIRequest(body: Record<string, unknown>, provider: MockRequest['provider']): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools'> {
+export function parseOpenAIRequest(body: Record<string, unknown>, provider: MockRequest['provider']): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools' | 'output'> {
   if (typeof body.model !== 'string' || !body.model) throw new WireError(400, 'you must provide a model parameter', 'model');
   // OpenAI's reasoning models (o-series, gpt-5) reject stop sequences
   if (provider === 'openai' && body.stop !== undefined && body.stop !== null && OPENAI_REASONING_MODEL.test(body.model))
@@ -82,7 +83,8 @@ export function parseOpenAIRequest(body: Record<string, unknown>, provider: Mock
   });
   closeOpen();
   const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, any>>).map((t) => String(t?.function?.name ?? '')) : [];
-  return { model: body.model, stream: body.stream === true, messages, tools };
+  const output = chatResponseFormat(body, provider);
+  return { model: body.model, stream: body.stream === true, messages, tools, ...(output ? { output } : {}) };
 }
 
 /** DeepSeek enforces reasoning round-trips only in thinking mode (reasoner models or thinking enabled). */

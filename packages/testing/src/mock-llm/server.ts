@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
 import { geminiFrameList, geminiFrames, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
+import { ResponsesLedger } from './responses-ledger.js';
+import { serveResponses } from './responses-route.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
 
 export interface MockLlmOptions {
@@ -12,6 +14,8 @@ export interface MockLlmOptions {
   /** Context windows by model name; requests over them get the provider's real context_length_exceeded 400. */
   contextWindows?: Record<string, number>;
   script?: Script;
+  /** Serve OpenAI's Responses API at /v1/responses [true]; false plays a Chat-only compatible server (404 there). */
+  responsesApi?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,10 +24,15 @@ const rid = (n: number) => randomBytes(n).toString('base64url').slice(0, n);
 /**
  * A real HTTP server speaking the OpenAI Chat Completions wire format (SSE and JSON), scriptable per request,
  * strict like the real API. Routes: /v1/chat/completions (openai), /deepseek[/v1]/chat/completions,
- * /compat[/v1]/chat/completions. Other wire formats (Gemini) plug in as further routes next to these.
+ * /compat[/v1]/chat/completions. Other wire formats plug in as further routes next to these: Gemini
+ * (/v1beta/models/…), OpenAI's Responses API (/v1/responses, stateless use, see responses-route.ts).
  */
 export class MockLlmServer {
   readonly journal: JournalEntry[] = [];
+  /** Reasoning items and call ids the Responses route issued (what must come back, byte for byte). */
+  readonly ledger = new ResponsesLedger();
+  /** Requests against the stateless Responses contract (e.g. a previous_response_id): tests expect none. */
+  readonly violations: string[] = [];
   private server: http.Server | null = null;
   private script: Script;
   private seq = 0;
@@ -75,13 +84,14 @@ export class MockLlmServer {
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
     if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
+    const responses = req.method === 'POST' && url.pathname === '/v1/responses' && this.opts.responsesApi !== false;
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
-    if (req.method !== 'POST' || !m) {
+    if (!responses && (req.method !== 'POST' || !m)) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `Unknown request URL: ${req.method} ${url.pathname}`, type: 'invalid_request_error', code: 'unknown_url' } }));
       return;
     }
-    const provider = (m[1] ?? 'openai') as MockRequest['provider'];
+    const provider = (m?.[1] ?? 'openai') as MockRequest['provider'];
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, unknown>;
@@ -90,9 +100,10 @@ export class MockLlmServer {
     } catch {
       return this.sendError(res, new WireError(400, 'We could not parse the JSON body of your request.'), null);
     }
-    const entryReq: MockRequest = { seq: ++this.seq, provider, model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers, receivedAt };
+    const entryReq: MockRequest = { seq: ++this.seq, provider, wire: responses ? 'responses' : 'chat', model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers, receivedAt };
     if (!String(req.headers.authorization ?? '').startsWith('Bearer '))
       return this.sendError(res, new WireError(401, 'You didn\'t provide an API key.', null, null, 'invalid_request_error'), entryReq);
+    if (responses) return serveResponses({ journal: this.journal, ledger: this.ledger, violations: this.violations, contextWindows: this.opts.contextWindows, script: async (r) => this.script(r) }, entryReq, res);
     try {
       Object.assign(entryReq, parseOpenAIRequest(body, provider));
     } catch (e) {
@@ -130,7 +141,7 @@ export class MockLlmServer {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', model, stream, messages: [], tools: [], body, headers: req.headers, receivedAt };
+    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', wire: 'gemini', model, stream, messages: [], tools: [], body, headers: req.headers, receivedAt };
     try {
       Object.assign(entryReq, parseGeminiRequest(body, model));
     } catch (e) {

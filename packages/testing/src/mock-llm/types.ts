@@ -4,16 +4,26 @@ import type { Message } from '@agentloop/protocol';
 export interface MockRequest {
   seq: number;
   provider: 'openai' | 'deepseek' | 'compat' | 'google';
+  /** The wire format the request came in [chat for the OpenAI family, gemini for google]. */
+  wire?: 'chat' | 'responses' | 'gemini';
   model: string;
   stream: boolean;
   messages: Message[];
   /** Names of the tools offered. */
   tools: string[];
   body: Record<string, unknown>;
+  /** The structured output the request asked for, as the provider read it (response_format, Gemini's JSON settings). */
+  output?: MockOutput;
   headers: Record<string, string | string[] | undefined>;
   /** When the request reached the server (process.hrtime, comparable across processes on one machine). */
   receivedAt?: bigint;
 }
+
+/** A request's structured-output settings, per wire format. */
+export type MockOutput =
+  | { type: 'json_schema'; name: string; schema: unknown; strict: boolean }
+  | { type: 'json_object' }
+  | { type: 'gemini_json'; mimeType: string; schema: unknown };
 
 export interface MockToolCall {
   name: string;
@@ -52,6 +62,12 @@ export interface ReplySpec {
   finishReason?: string;
   /** Gemini only: the candidate's finishMessage (e.g. the text of a malformed call). */
   finishMessage?: string;
+  /** Responses only: the response ends `incomplete` for this reason (max_output_tokens cuts the calls off). */
+  incomplete?: 'max_output_tokens' | 'content_filter';
+  /** Responses only: the model refuses, with this text (a `refusal` content part instead of output_text). */
+  refusal?: string;
+  /** Responses only: the stream reports this failure (an `error` event, then `response.failed`). */
+  failure?: { code: string; message: string; param?: string };
 }
 
 export type Script = (req: MockRequest) => ReplySpec | Promise<ReplySpec>;

@@ -17,7 +17,8 @@ export type DecisionResult =
 function resumePlan(st: RunState): AdvanceJob['plan'] {
   const k = st.iteration + 1;
   const action = decideAdvance({ ...st, status: 'running', phase: 'tools', resuming: true, pending: [] }, k, Date.now());
-  return action.kind === 'start' ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage } : undefined;
+  // (a repair call carries a message the plan cannot: its job reads the state; a paused run never owes one anyway)
+  return action.kind === 'start' && !action.repair ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage } : undefined;
 }
 
 /** The denial text the model sees (SPEC §5). */
@@ -128,7 +129,8 @@ export class DecisionService {
     let resume = known;
     if (!resume) {
       const st = await this.store.load(runId);
-      if (!st || st.status !== 'running' || st.phase !== 'tools' || !st.resuming) return;
+      // no longer resuming (its resumed iteration started, or it ended): nothing to publish, and nothing to reconcile
+      if (!st || st.status !== 'running' || st.phase !== 'tools' || !st.resuming) return void (await this.store.redis.zrem(this.store.keys.resumingRuns, runId));
       const decided = st.batch.length ? await this.store.redis.hmget(this.store.keys.run(runId).calls, ...st.batch.map((id) => `${id}:dec`)) : [];
       const approved = st.batch.filter((_, i) => decided[i] === 'approve');
       resume = { iteration: st.iteration, tenant: st.tenant, approved };

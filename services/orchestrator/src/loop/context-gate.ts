@@ -30,6 +30,15 @@ export class ContextGate {
     private readonly metrics: Metrics,
   ) {}
 
+  /**
+   * Whether the request's cheap byte bound reaches half the compression threshold. Below that, nothing needs an exact
+   * count — neither the gate nor the calibration by the provider's usage — so short runs never load a BPE table.
+   */
+  nearThreshold(request: RunState['request'], fitted: Fitted): boolean {
+    const { view, tools } = fitted;
+    return Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) >= 0.5 * request.context.compressAt * contextWindowOf(request.model);
+  }
+
   async fit(job: Job, token: string | undefined, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted> {
     const request = st.request;
     const window = contextWindowOf(request.model);

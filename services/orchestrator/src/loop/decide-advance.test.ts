@@ -10,6 +10,8 @@ const state = (over: Partial<RunState> = {}, limits: Record<string, unknown> = {
     ...over,
   }) as RunState;
 
+const usage0 = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 };
+
 describe('decideAdvance (pure)', () => {
   it('starts the first iteration from queued, and the next one after a batch', () => {
     expect(decideAdvance(state({ status: 'queued', phase: 'queued', iteration: 0 }), 1, 2000)).toEqual({ kind: 'start', expectPhase: 'queued', callMode: 'tools' });
@@ -36,6 +38,20 @@ describe('decideAdvance (pure)', () => {
   it('finalizes on a pending reason and on the wall clock', () => {
     expect(decideAdvance(state({ pendingFinal: 'loop_detected' }), 2, 2000)).toMatchObject({ callMode: 'loop_detected' });
     expect(decideAdvance(state({}, { maxWallMs: 500 }), 2, 2000)).toMatchObject({ callMode: 'budget_exceeded' });
+  });
+  it('structured output: the repair call starts in the mode of the answer it repairs, whatever the cap, and is not counted against it', () => {
+    const repairAt = (iteration: number) => ({ outputRepair: { iteration, message: 'fix it' } });
+    const cases: Array<[string, RunState, number, unknown]> = [
+      ['a tools-mode answer: the repair call offers tools', state({ iteration: 2, ...repairAt(3) }), 3, { kind: 'start', expectPhase: 'tools', callMode: 'tools', repair: true }],
+      ['at the cap, even with onMaxIterations fail', state({ iteration: 3, ...repairAt(4) }, { maxIterations: 3, onMaxIterations: 'fail' }), 4, { kind: 'start', expectPhase: 'tools', callMode: 'tools', repair: true }],
+      ['a finalize answer: its reason carries over', state({ iteration: 4, pendingFinal: 'max_iterations', ...repairAt(5) }, { maxIterations: 3 }), 5, { kind: 'start', expectPhase: 'tools', callMode: 'max_iterations', repair: true }],
+      ['the wall clock spent: no tools', state({ iteration: 2, ...repairAt(3) }, { maxWallMs: 500 }), 3, { kind: 'start', expectPhase: 'tools', callMode: 'budget_exceeded', repair: true }],
+      ['the tokens spent: no tools', state({ iteration: 2, ...repairAt(3), usage: { ...usage0, totalTokens: 900 } }, { maxTotalTokens: 800 }), 3, { kind: 'start', expectPhase: 'tools', callMode: 'budget_exceeded', repair: true }],
+      ['after the repair call, the cap counts loop iterations only', state({ iteration: 3, ...repairAt(3) }, { maxIterations: 3 }), 4, { kind: 'start', expectPhase: 'tools', callMode: 'tools' }],
+      ['… and applies once they are spent', state({ iteration: 4, ...repairAt(3) }, { maxIterations: 3, onMaxIterations: 'fail' }), 5, { kind: 'fail_max_iterations' }],
+      ['a stale job of the repair iteration is still a noop', state({ iteration: 4, ...repairAt(3) }), 3, { kind: 'noop', why: expect.any(String) }],
+    ];
+    for (const [name, st, k, want] of cases) expect(decideAdvance(st, k, 2000), name).toEqual(want);
   });
   it('cancels first', () => {
     expect(decideAdvance(state({ cancel: 'by user', phase: 'model', iteration: 2 }), 2, 2000)).toEqual({ kind: 'cancel' });

@@ -5,7 +5,8 @@ import type { RunState } from '@agentloop/runtime';
 export type AdvanceAction =
   | { kind: 'noop'; why: string }
   | { kind: 'cancel' }
-  | { kind: 'start'; expectPhase: 'queued' | 'tools'; callMode: CallMode }
+  /** `repair`: this is the structured-output repair call (its user message is appended instead of an instruction). */
+  | { kind: 'start'; expectPhase: 'queued' | 'tools'; callMode: CallMode; repair?: true }
   | { kind: 'fail_max_iterations' }
   | { kind: 'resume_call'; callMode: CallMode }
   | { kind: 'redispatch' };
@@ -28,8 +29,16 @@ export function decideAdvance(st: RunState, k: number, nowMs: number, jobId?: st
   if (!startable) return { kind: 'noop', why: `run is at iteration ${st.iteration} phase ${st.phase}, job is for ${k}` };
   const limits = st.request.limits;
   let reason: FinalizeReason | '' = st.pendingFinal;
-  if (!reason && limits.maxWallMs !== null && nowMs - st.createdAt > limits.maxWallMs) reason = 'budget_exceeded';
-  if (!reason && k - 1 >= limits.maxIterations) reason = 'max_iterations';
+  const overWall = limits.maxWallMs !== null && nowMs - st.createdAt > limits.maxWallMs;
+  // the structured-output repair call is made whatever the iteration cap says (it is not counted against it), in
+  // the call mode of the answer it repairs — without tools once the wall clock, tokens or cost are spent
+  if (st.outputRepair?.iteration === k) {
+    const spent = overWall || (limits.maxTotalTokens !== null && st.usage.totalTokens >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && st.usage.costUsd >= limits.maxCostUsd);
+    return { kind: 'start', expectPhase: 'tools', callMode: reason || (spent ? 'budget_exceeded' : 'tools'), repair: true };
+  }
+  const repairCalls = st.outputRepair && st.outputRepair.iteration < k ? 1 : 0;
+  if (!reason && overWall) reason = 'budget_exceeded';
+  if (!reason && k - 1 - repairCalls >= limits.maxIterations) reason = 'max_iterations';
   if (reason === 'max_iterations' && limits.onMaxIterations === 'fail') return { kind: 'fail_max_iterations' };
   return { kind: 'start', expectPhase: k === 1 ? 'queued' : 'tools', callMode: reason || 'tools' };
 }

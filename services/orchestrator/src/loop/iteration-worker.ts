@@ -1,19 +1,20 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent, type RunRequest,
+  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent,
 } from '@agentloop/protocol';
-import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry, type ToolSpec } from '@agentloop/llm';
+import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
-import { decideAdvance, type AdvanceAction } from './decide-advance.js';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { TranscriptCache } from './transcript-cache.js';
-import { planResponse } from './plan-response.js';
+import { toolSpecsFor } from './tool-specs.js';
+import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
+import { finalOutputCheck } from '../output/final-output.js';
 const DEFAULT_PRICES = new PriceTable();
 
 export interface IterationWorkerOptions {
@@ -38,6 +39,8 @@ export interface IterationWorkerOptions {
   prices?: PriceTable;
   /** Called after every iteration job with its timings (benchmarks). */
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
+  /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
+  planner?: Planner;
 }
 
 /**
@@ -55,13 +58,16 @@ export class IterationWorker {
   private readonly catalog: ToolCatalog;
   private readonly streamer: ModelStreamer;
   private handingBack = false;
-
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
+  }
+
+  private get plan(): Planner {
+    return this.o.planner ?? PURE_PLANNER;
   }
 
   async start(): Promise<void> {
@@ -129,12 +135,12 @@ export class IterationWorker {
       if (planned !== 'stale') return planned;
     }
     if (cached) {
-      const outcome = await this.act(job, token, cached, k, decideAdvance(cached, k, Date.now(), job.id));
+      const outcome = await this.act(job, token, cached, k, this.plan.decideAdvance(cached, k, Date.now(), job.id));
       if (outcome !== 'stale') return outcome;
     }
     const st = await this.o.store.load(runId);
     if (!st) return 'done';
-    const outcome = await this.act(job, token, st, k, decideAdvance(st, k, Date.now(), job.id));
+    const outcome = await this.act(job, token, st, k, this.plan.decideAdvance(st, k, Date.now(), job.id));
     return outcome === 'stale' ? 'done' : outcome;
   }
 
@@ -162,11 +168,12 @@ export class IterationWorker {
         return 'done';
       }
       case 'start': {
-        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
+        const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
+        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair));
         // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
         // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
         if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId)))
-          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false));
+          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair));
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done';
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: job.id ?? '', usage: { ...st.usage, toolCalls: started.toolCalls } };
@@ -204,7 +211,7 @@ export class IterationWorker {
       await this.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
       return 0;
     }
-    let fitted: Fitted = { view: first, tools: mode === 'tools' ? await this.toolSpecs(request) : null, callMode: mode };
+    let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };
     fitted = await this.context.fit(job, token, st, k, fitted);
     if (resumed && st.deltaIter === k)
       await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
@@ -213,7 +220,8 @@ export class IterationWorker {
       const outcome = await this.streamer.stream(st, k, resumed, fitted);
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
-        this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
+        // calibrating takes an exact count: worth it only once the transcript nears the compression threshold
+        if (this.context.nearThreshold(request, fitted)) this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
         await this.afterResponse(st, k, fitted.callMode, outcome.response, outcome.tailDeltas, fitted.view.historyLength);
         return modelSeconds;
       }
@@ -246,12 +254,14 @@ export class IterationWorker {
    */
   private async afterResponse(st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
     const catalog = await this.catalog.all();
-    const plan = planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken });
+    const outputCheck = finalOutputCheck(st, callMode, res);
+    const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint);
     if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return;
     this.countResponse(res);
     if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
+    if (plan.failure) return this.end.ended(st.id, 'failed', 'none');
     const { pause, checkpoint } = plan;
     if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
     this.transcripts.appended(st.id, transcriptLength + 1, [plan.message]);
@@ -259,6 +269,7 @@ export class IterationWorker {
       this.states.put({
         ...st, phase: 'tools', iteration: k, iterUsage: plan.iterationUsage, pendingFinal: checkpoint.pendingFinal, batch: plan.calls.map((c) => c.call.id),
         repeatFingerprint: checkpoint.repeat.fingerprint, repeatCount: checkpoint.repeat.count, usage: { ...plan.totals, toolCalls: st.usage.toolCalls },
+        outputRepair: checkpoint.outputRepair ?? st.outputRepair,
       });
     for (const c of plan.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
@@ -274,17 +285,6 @@ export class IterationWorker {
     this.o.metrics.loopIterations.inc({ provider: res.provider, model });
     for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
       if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, n);
-  }
-
-  private async toolSpecs(request: RunRequest): Promise<ToolSpec[]> {
-    const catalog = await this.catalog.all();
-    const specs: ToolSpec[] = [];
-    for (const name of request.tools) {
-      const e = catalog.get(name);
-      if (e) specs.push({ name, description: e.description, parameters: e.parameters });
-    }
-    for (const t of request.clientTools) specs.push({ name: t.name, description: t.description, parameters: t.parameters });
-    return specs;
   }
 
   private get prices(): PriceTable {

@@ -1,4 +1,4 @@
-import { LlmError, callModelChain, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
+import { LlmError, callModelChain, providerReadyOutput, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import type { NewEvent } from '@agentloop/protocol';
 import { HandedBackError, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
 import type { Fitted } from './context-gate.js';
@@ -60,7 +60,13 @@ export class ModelStreamer {
       const response = await callModelChain(
         this.d.providers,
         [request.model, ...request.fallbacks],
-        { messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t) },
+        {
+          messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t),
+          // the provider's prompt cache keeps the requests of one conversation together (OpenAI's prompt_cache_key)
+          cacheKey: request.threadId ?? runId,
+          // structured output on every loop call of the run (finalize and repair calls included)
+          ...(request.output ? { output: providerReadyOutput(request.output, [request.model, ...request.fallbacks]) } : {}),
+        },
         {
           onRetry: async (r) => {
             if (r.discardOutput) deltas.discard();

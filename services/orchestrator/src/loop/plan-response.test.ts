@@ -101,3 +101,71 @@ describe('planResponse (pure)', () => {
     expect(a).toEqual(b);
   });
 });
+
+describe('planResponse with output.schema (structured output)', () => {
+  const output = { schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } };
+  const st = (over: Record<string, unknown> = {}) => ({ ...state({ output }), ...over }) as RunState;
+  const invalid = { ok: false as const, errors: ['/n must be integer'] };
+  const run = (s: RunState, res: ModelResponse, outputCheck: Parameters<typeof planResponse>[0]['outputCheck'], callMode: CallMode = 'tools') =>
+    planResponse({ st: s, k: 2, callMode, response: res, tailDeltas: [], catalog, prices: new PriceTable(), nowMs: 1000, outputCheck });
+  const types = (p: ReturnType<typeof run>) => p.checkpoint.events.map((e) => e.type);
+
+  const cases: Array<{ name: string; go: () => ReturnType<typeof run>; expect: (p: ReturnType<typeof run>) => void }> = [
+    {
+      name: 'a valid answer completes the run with outputJson beside the text, in the state and in run.completed',
+      go: () => run(st(), response(null, '```json\n{"n":3}\n```'), { ok: true, value: { n: 3 } }),
+      expect: (p) => {
+        expect(p.final).toEqual({ stopReason: 'final_answer', output: '```json\n{"n":3}\n```', outputJson: { n: 3 } });
+        expect(p.checkpoint.final).toEqual(p.final);
+        expect(p.checkpoint.events.at(-1)).toMatchObject({ type: 'run.completed', data: { outputJson: { n: 3 }, output: '```json\n{"n":3}\n```' } });
+      },
+    },
+    {
+      name: 'a first invalid answer is recorded with the repair turn in the same checkpoint: no calls, the errors in the repair message',
+      go: () => run(st(), response(null, '{"n":"three"}'), invalid),
+      expect: (p) => {
+        expect(p.final).toBeNull();
+        expect(p.failure).toBeNull();
+        expect(p.checkpoint).toMatchObject({ final: null, calls: [], pendingFinal: '', outputRepair: { iteration: 3 } });
+        expect(p.checkpoint.message.content).toBe('{"n":"three"}'); // the answer stays in the transcript
+        expect(p.checkpoint.outputRepair!.message).toContain('/n must be integer');
+        expect(p.checkpoint.outputRepair!.message).toContain('"answer"');
+        expect(types(p)).toEqual(['output.invalid']);
+        expect(p.checkpoint.events[0]!.data).toEqual({ iteration: 2, errors: ['/n must be integer'], repair: true });
+        expect(p.totals.llmCalls).toBe(1); // billed like any model call
+      },
+    },
+    {
+      name: 'a finalize answer that is invalid keeps its reason for the repair call',
+      go: () => run(st(), response(null, 'no json'), invalid, 'loop_detected'),
+      expect: (p) => expect(p.checkpoint).toMatchObject({ pendingFinal: 'loop_detected', outputRepair: { iteration: 3 } }),
+    },
+    {
+      name: 'still invalid after the repair turn: the run fails output_invalid with the errors, the answer recorded',
+      go: () => run(st({ outputRepair: { iteration: 2, message: 'm' } }), response(null, '{"n":"3"}'), invalid),
+      expect: (p) => {
+        expect(p.final).toBeNull();
+        expect(p.failure).toEqual({ code: 'output_invalid', message: expect.stringContaining('/n must be integer') });
+        expect(p.checkpoint.failure).toEqual(p.failure);
+        expect(p.checkpoint.outputRepair).toBeUndefined();
+        expect(types(p)).toEqual(['output.invalid', 'iteration.completed', 'run.failed']);
+        expect(p.checkpoint.events[0]!.data).toMatchObject({ repair: false });
+      },
+    },
+    {
+      name: 'valid after the repair turn: completes with the repaired answer',
+      go: () => run(st({ outputRepair: { iteration: 2, message: 'm' } }), response(null, '{"n":3}'), { ok: true, value: { n: 3 } }, 'max_iterations'),
+      expect: (p) => expect(p.final).toEqual({ stopReason: 'max_iterations', output: '{"n":3}', outputJson: { n: 3 } }),
+    },
+    {
+      name: 'tool calls of a structured-output run are planned as usual (no check needed)',
+      go: () => run(st(), response([call('read_it')]), undefined),
+      expect: (p) => expect(p.toRun.map((c) => c.callId)).toEqual(['c_read_it']),
+    },
+  ];
+  for (const c of cases) it(c.name, () => c.expect(c.go()));
+
+  it('refuses to plan a final answer of a structured-output run without its check', () => {
+    expect(() => run(st(), response(null, '{}'), undefined)).toThrow(/outputCheck/);
+  });
+});

@@ -1,8 +1,10 @@
-import { argumentsForDisplay, type CallMode, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
+import { argumentsForDisplay, type CallMode, type ErrorInfo, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
 import type { ModelResponse, PriceTable } from '@agentloop/llm';
 import { maxResultTokens, type CatalogEntry, type CheckpointInput, type RunState } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
 import { normalizeCallIds } from './normalize-call-ids.js';
+import type { OutputCheck } from '../output/output-validator.js';
+import { repairMessage } from '../output/output-intake.js';
 
 /** A call to publish to its pool after the checkpoint. */
 export interface CallToRun {
@@ -19,7 +21,9 @@ export interface ResponsePlan {
   iterationUsage: Omit<Usage, 'toolCalls' | 'llmCalls'>;
   totals: CheckpointInput['totals'];
   /** The run ends with this answer (no calls to run). */
-  final: { stopReason: StopReason; output: string } | null;
+  final: { stopReason: StopReason; output: string; outputJson?: unknown } | null;
+  /** The run fails with the answer recorded (structured output still invalid after its repair turn). */
+  failure: ErrorInfo | null;
   /** The calls, classified in the order the model listed them (empty for a final answer). */
   calls: ClassifiedCall[];
   toRun: CallToRun[];
@@ -41,7 +45,12 @@ export interface PlanInput {
   nowMs: number;
   /** Call ids the run already used (a first checkpoint attempt found them): renamed this time. */
   taken?: ReadonlySet<string>;
+  /** Runs with `output.schema`, for a final answer: its text parsed and validated (finalOutputCheck). */
+  outputCheck?: OutputCheck;
 }
+
+/** Whether a response is the run's answer: a call without tools, or one that asked for no tool. */
+export const isFinalAnswer = (callMode: CallMode, res: { message: Pick<Message, 'toolCalls'> }): boolean => callMode !== 'tools' || !res.message.toolCalls?.length;
 
 /**
  * Iteration k's model response → the checkpoint and what follows it. Pure: no I/O, the same input always gives the
@@ -65,19 +74,9 @@ export function planResponse(p: PlanInput): ResponsePlan {
     llmCalls: st.usage.llmCalls + 1,
   };
   const base = { iteration: k, message, totals, iterationUsage };
-  if (p.callMode !== 'tools' || !message.toolCalls?.length) {
+  if (p.callMode !== 'tools' || !message.toolCalls?.length) { // isFinalAnswer
     delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
-    const output = message.content ?? '';
-    const final: { stopReason: StopReason; output: string } = { stopReason: p.callMode === 'tools' ? 'final_answer' : p.callMode, output };
-    const checkpoint: CheckpointInput = {
-      ...base, final, calls: [], pendingFinal: '', repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
-      events: [
-        ...p.tailDeltas,
-        { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
-        { type: 'run.completed', data: { output, stopReason: final.stopReason, iterations: k, usage: { ...totals, toolCalls: st.usage.toolCalls } } },
-      ],
-    };
-    return { checkpoint, iterationUsage, totals, final, calls: [], toRun: [], pause: undefined, message };
+    return finalAnswerPlan(p, base);
   }
   const limits = request.limits;
   const budgetExhausted = (limits.maxTotalTokens !== null && totals.totalTokens >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && st.usage.costUsd + cost >= limits.maxCostUsd);
@@ -112,5 +111,50 @@ export function planResponse(p: PlanInput): ResponsePlan {
     pause,
   };
   const toRun = classified.calls.filter((c) => !c.outcome && !c.pause).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
-  return { checkpoint, iterationUsage, totals, final: null, calls: classified.calls, toRun, pause, message };
+  return { checkpoint, iterationUsage, totals, final: null, failure: null, calls: classified.calls, toRun, pause, message };
+}
+
+type PlanBase = Pick<CheckpointInput, 'iteration' | 'message' | 'totals'> & { iterationUsage: ResponsePlan['iterationUsage'] };
+
+/**
+ * A final answer (or a finalize call's). Without `output.schema` the run completes with it. With one, the answer is
+ * parsed and validated: valid, the run completes with `outputJson` too; invalid, the same checkpoint records the
+ * answer and grants the one repair turn (the next iteration appends the errors as a user message and calls the
+ * model again, in the same call mode), or — the repair turn already spent — fails the run `output_invalid`.
+ */
+function finalAnswerPlan(p: PlanInput, base: PlanBase): ResponsePlan {
+  const { st, k } = p;
+  const { message, totals, iterationUsage } = base;
+  const output = message.content ?? '';
+  const stopReason: StopReason = p.callMode === 'tools' ? 'final_answer' : p.callMode;
+  const repeat = { fingerprint: st.repeatFingerprint, count: st.repeatCount };
+  const usage = { ...totals, toolCalls: st.usage.toolCalls };
+  const spec = st.request.output;
+  if (spec && !p.outputCheck) throw new Error('planResponse: a final answer of a run with output.schema needs its outputCheck');
+  const check = spec ? p.outputCheck! : null;
+  const same = { iterationUsage, totals, calls: [], toRun: [], pause: undefined, message };
+  if (check && !check.ok) {
+    const repair = !st.outputRepair;
+    const events: NewEvent[] = [...p.tailDeltas, { type: 'output.invalid', data: { iteration: k, errors: check.errors, repair } }];
+    if (repair) {
+      const outputRepair = { iteration: k + 1, message: repairMessage(spec!.name, check.errors) };
+      // no calls: phase tools with an empty batch; a finalize call's reason carries over to the repair call
+      const checkpoint: CheckpointInput = { ...base, final: null, calls: [], pendingFinal: p.callMode === 'tools' ? '' : p.callMode, repeat, events, outputRepair };
+      return { ...same, checkpoint, final: null, failure: null };
+    }
+    const failure = { code: 'output_invalid', message: `the structured answer is still invalid after its repair turn: ${check.errors.join('; ')}` };
+    events.push({ type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } }, { type: 'run.failed', data: { error: failure } });
+    return { ...same, checkpoint: { ...base, final: null, failure, calls: [], pendingFinal: '', repeat, events }, final: null, failure };
+  }
+  const structured = check ? { outputJson: check.value } : {};
+  const final = { stopReason, output, ...structured };
+  const checkpoint: CheckpointInput = {
+    ...base, final, calls: [], pendingFinal: '', repeat,
+    events: [
+      ...p.tailDeltas,
+      { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
+      { type: 'run.completed', data: { output, ...structured, stopReason, iterations: k, usage } },
+    ],
+  };
+  return { ...same, checkpoint, final, failure: null };
 }

@@ -35,7 +35,10 @@ export class RunEnder {
     this.ended(runId, p.status, p.stopReason ?? 'none');
   }
 
-  /** The model cannot be called at all (context): complete the run with an explanation, never fail it. */
+  /**
+   * The model cannot be called at all (context): complete the run with an explanation, never fail it (a run with
+   * `output.schema` then has no structured answer: `outputJson` is null).
+   */
   async withoutAnswer(st: RunState, k: number, output: string): Promise<void> {
     const message: Message = { role: 'assistant', content: output };
     const ok = await this.store.checkpoint(st.id, {
@@ -44,7 +47,7 @@ export class RunEnder {
       events: [
         { type: 'message.delta', data: { iteration: k, text: output } },
         { type: 'iteration.completed', data: { iteration: k, usage: {} } },
-        { type: 'run.completed', data: { output, stopReason: 'context_limit', iterations: k, usage: st.usage } },
+        { type: 'run.completed', data: { output, ...(st.request.output ? { outputJson: null } : {}), stopReason: 'context_limit', iterations: k, usage: st.usage } },
       ],
     });
     if (ok) this.ended(st.id, 'completed', 'context_limit');

@@ -3,13 +3,17 @@ import type { CallMode, FinalizeReason, Message, NewEvent } from '@agentloop/pro
 import type { RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 
-/** What starting iteration k records: its events, the finalize instruction of a call without tools, its owner. */
-export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean) {
+/**
+ * What starting iteration k records: its events, the finalize instruction of a call without tools — or, for the
+ * structured-output repair call, its `repair` message instead —, its owner.
+ */
+export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean, repair?: string) {
   const events: NewEvent[] = [];
   if (k === 1) events.push({ type: 'run.started', data: {} });
   else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
   events.push({ type: 'iteration.started', data: { iteration: k } });
-  const extraMessage: Message | undefined = callMode !== 'tools' ? { role: 'user', content: finalizeInstruction(callMode) } : undefined;
+  const instruction = repair ?? (callMode !== 'tools' ? finalizeInstruction(callMode) : undefined);
+  const extraMessage: Message | undefined = instruction !== undefined ? { role: 'user', content: instruction } : undefined;
   return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: job.id ?? '' };
 }
 

@@ -3,6 +3,8 @@ import { newCallId, type ToolCall } from '@agentloop/protocol';
 import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../types.js';
 import { GOOGLE, toGeminiContents } from './convert-contents.js';
 import { GeminiFunctionCallAssembler } from './function-call-assembler.js';
+import { modelProfile } from '../../model-profiles.js';
+import { geminiOutput } from './gemini-output.js';
 
 export interface GeminiModelOptions {
   apiKey: string;
@@ -99,7 +101,8 @@ export class GeminiModel implements ModelClient {
   }
 
   private async once(req: ModelCallRequest): Promise<ModelResponse | Malformed> {
-    const { contents, systemInstruction } = toGeminiContents(req.messages, { requireSignatures: /^gemini-3/.test(req.model.name) });
+    const output = geminiOutput(req);
+    const { contents, systemInstruction } = toGeminiContents(output.messages, { requireSignatures: modelProfile('google', req.model.name).profile.gemini3 === true });
     let text = '';
     let reasoning = '';
     let finish: string | undefined;
@@ -114,6 +117,7 @@ export class GeminiModel implements ModelClient {
         contents,
         config: {
           ...generationParams(req.model.params),
+          ...output.config,
           ...(systemInstruction ? { systemInstruction } : {}),
           ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...((req.model.params as { stopSequences?: string[] }).stopSequences ?? [])])].slice(0, 5) } : {}),
           ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),

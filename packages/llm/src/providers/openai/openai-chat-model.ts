@@ -4,34 +4,10 @@ import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type 
 import { toOpenAIMessages, toOpenAITools } from './convert-messages.js';
 import { mapOpenAIError } from './map-error.js';
 import { mapOpenAIFinishReason } from './map-finish-reason.js';
-import { nodeFetch } from '../node-fetch.js';
+import { isOpenAIReasoningModel, newOpenAIClient, transportOf, type OpenAIClientOptions } from './openai-client.js';
+import { chatOutput } from './chat-output.js';
 
-export interface OpenAIChatModelOptions {
-  provider: 'openai' | 'deepseek' | 'openai-compatible';
-  apiKey: string;
-  baseURL?: string;
-  timeoutMs?: number;
-  /** The SDK's HTTP transport [global fetch]; the registry passes `nodeFetch` (AGENTLOOP_HTTP_CLIENT=node). */
-  fetch?: typeof fetch;
-  /**
-   * Whether this is the operator's own OpenAI endpoint. Only then may the SDK add what it reads from the environment
-   * (OPENAI_ORG_ID, OPENAI_PROJECT_ID, OPENAI_CUSTOM_HEADERS); DeepSeek, compatible servers and base URLs a request
-   * chose get none of it.
-   */
-  operatorEndpoint?: boolean;
-  env?: Record<string, string | undefined>;
-}
-
-/** What the SDK would take from the environment, switched off for endpoints that are not the operator's OpenAI. */
-function withoutEnvironment(opts: OpenAIChatModelOptions): Record<string, unknown> {
-  if (opts.operatorEndpoint) return {};
-  const custom = (opts.env ?? process.env).OPENAI_CUSTOM_HEADERS ?? '';
-  const headers = Object.fromEntries(custom.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), null]));
-  return { organization: null, project: null, adminAPIKey: null, defaultHeaders: headers };
-}
-
-/** OpenAI models that take no `stop` (o-series, gpt-5 family). */
-const REASONING_MODEL = /^(o1|o3|o4|gpt-5)/;
+export type OpenAIChatModelOptions = OpenAIClientOptions;
 
 /** Request fields a run's `model.params` may not override (the loop owns them). */
 const RESERVED_PARAMS = new Set(['model', 'messages', 'tools', 'tool_choice', 'stream', 'stream_options', 'n']);
@@ -54,20 +30,24 @@ export class OpenAIChatModel implements ModelClient {
 
   constructor(private readonly opts: OpenAIChatModelOptions) {
     this.provider = opts.provider;
-    this.transport = opts.fetch === nodeFetch ? 'node' : 'fetch';
-    this.client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}), ...withoutEnvironment(opts) });
+    this.transport = transportOf(opts);
+    this.client = newOpenAIClient(opts);
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
     const params: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(req.model.params ?? {})) if (!RESERVED_PARAMS.has(k)) params[k] = v;
+    const output = chatOutput(this.opts.provider, req);
     const body = {
       ...params,
+      ...output.body,
       model: req.model.name,
-      messages: toOpenAIMessages(req.messages, { sendReasoning: this.opts.provider === 'deepseek' }),
+      messages: toOpenAIMessages(output.messages, { sendReasoning: this.opts.provider === 'deepseek' }),
       ...(req.tools?.length ? { tools: toOpenAITools(req.tools) } : {}),
       // OpenAI's reasoning models reject stop sequences; ReAct's parser stops at an Observation by itself
-      ...(req.stop?.length && !(this.opts.provider === 'openai' && REASONING_MODEL.test(req.model.name)) ? { stop: mergeStops(params.stop, req.stop) } : {}),
+      ...(req.stop?.length && !(this.opts.provider === 'openai' && isOpenAIReasoningModel(req.model.name)) ? { stop: mergeStops(params.stop, req.stop) } : {}),
+      // OpenAI's prompt cache routes the requests of one conversation together (DeepSeek and others get no such field)
+      ...(req.cacheKey && this.opts.provider === 'openai' ? { prompt_cache_key: req.cacheKey } : {}),
       stream: true as const,
       stream_options: { include_usage: true },
     };
@@ -88,7 +68,7 @@ export class OpenAIChatModel implements ModelClient {
         if (chunk.usage) usage = chunk.usage as ChunkUsage;
         const choice = chunk.choices?.[0];
         if (!choice) continue;
-        const delta = (choice.delta ?? {}) as { content?: string | null; reasoning_content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> };
+        const delta = (choice.delta ?? {}) as { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> };
         if (typeof delta.reasoning_content === 'string') {
           sawReasoning = true;
           if (delta.reasoning_content) {
@@ -97,11 +77,13 @@ export class OpenAIChatModel implements ModelClient {
             req.onReasoningDelta?.(delta.reasoning_content);
           }
         }
-        if (delta.content) {
-          text += delta.content;
-          outputStarted = true;
-          req.onTextDelta?.(delta.content);
-        }
+        // a structured-output refusal is the model's answer too (it then fails the schema, visibly)
+        for (const piece of [delta.content, delta.refusal])
+          if (piece) {
+            text += piece;
+            outputStarted = true;
+            req.onTextDelta?.(piece);
+          }
         for (const tc of delta.tool_calls ?? []) {
           calls.add({ index: tc.index, id: tc.id, name: tc.function?.name, arguments: tc.function?.arguments });
         }

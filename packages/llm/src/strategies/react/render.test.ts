@@ -42,4 +42,20 @@ describe('ReAct rendering of a canonical transcript', () => {
     expect(res.message.reasoning).toBe('look');
     expect(res.message.toolCalls).toEqual([{ id: expect.stringMatching(/^call_/), name: 'lookup', arguments: '{"key":"k1"}' }]);
   });
+
+  it('structured output: the schema goes into the Final Answer instructions and no native format reaches the provider', () => {
+    const output = { name: 'result', schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } };
+    for (const t of [tools, null]) {
+      const text = reactInstructions(t, output);
+      expect(text).toMatch(/Final Answer: <JSON matching the schema "result" below/);
+      expect(text).toContain(JSON.stringify(output.schema));
+    }
+    expect(reactInstructions(tools)).not.toMatch(/JSON Schema of the final answer/);
+    const call = react.begin({ model: { provider: 'openai', name: 'm', params: {} }, messages: [{ role: 'user', content: 'q' }], tools, output });
+    expect(call.request.output).toBeUndefined();
+    expect(call.request.messages[0]!.content).toContain(JSON.stringify(output.schema));
+    call.request.onTextDelta!('Thought: done\nFinal Answer: {"n": 3}');
+    const res = call.finish({ message: { role: 'assistant', content: 'ignored' }, finishReason: 'stop', usage: { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0 }, provider: 'openai', model: 'm' });
+    expect(res.message.content).toBe('{"n": 3}');
+  });
 });

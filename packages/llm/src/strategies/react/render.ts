@@ -1,5 +1,7 @@
 import type { Message } from '@agentloop/protocol';
-import type { ToolSpec } from '../../types.js';
+import type { ModelCallRequest, ToolSpec } from '../../types.js';
+
+type Output = ModelCallRequest['output'];
 
 /** Stop sequences for a ReAct call: the model must not write the observation itself. */
 export const REACT_STOP = ['\nObservation:', '\nobservation:'];
@@ -8,14 +10,28 @@ function toolLine(t: ToolSpec): string {
   return `- ${t.name}: ${t.description || '(no description)'}\n  Action Input (JSON Schema): ${JSON.stringify(t.parameters)}`;
 }
 
-/** The instructions that teach a model without native tool calls the ReAct format (and where data ends). */
-export function reactInstructions(tools: readonly ToolSpec[] | null): string {
+/** What follows `Final Answer:`, and (structured output) the schema it must match. */
+function finalAnswer(output: Output): { line: string; schema: string[] } {
+  if (!output) return { line: 'Final Answer: your answer to the user', schema: [] };
+  return {
+    line: `Final Answer: <JSON matching the schema "${output.name}" below: the JSON value only, no prose, no code fence>`,
+    schema: ['', `JSON Schema of the final answer ("${output.name}"):`, JSON.stringify(output.schema)],
+  };
+}
+
+/**
+ * The instructions that teach a model without native tool calls the ReAct format (and where data ends). With
+ * structured output the final answer is the JSON value, and the schema is spelled out.
+ */
+export function reactInstructions(tools: readonly ToolSpec[] | null, output?: Output): string {
+  const answer = finalAnswer(output);
   if (!tools?.length)
     return [
       'No tools are available now. Do not write Action lines. Reply in exactly this format:',
       '',
       'Thought: your reasoning (optional)',
-      'Final Answer: your answer to the user',
+      answer.line,
+      ...answer.schema,
     ].join('\n');
   return [
     'You can use these tools:',
@@ -33,7 +49,8 @@ export function reactInstructions(tools: readonly ToolSpec[] | null): string {
     'Use one tool per reply. When you can answer, reply:',
     '',
     'Thought: you know the answer',
-    'Final Answer: your answer to the user',
+    answer.line,
+    ...answer.schema,
   ].join('\n');
 }
 
@@ -52,7 +69,7 @@ function actionText(reasoning: string | undefined, name: string, args: string): 
  * assistant `Action` turn followed by a user `Observation` turn (parallel calls one after another, in call order);
  * final answers are `Final Answer:` turns. Consecutive user texts are merged (some APIs reject repeated roles).
  */
-export function renderReactTranscript(messages: readonly Message[], tools: readonly ToolSpec[] | null): Message[] {
+export function renderReactTranscript(messages: readonly Message[], tools: readonly ToolSpec[] | null, output?: Output): Message[] {
   const results = new Map<string, string>();
   for (const m of messages) if (m.role === 'tool' && m.toolCallId) results.set(m.toolCallId, m.content ?? '');
   const out: Message[] = [];
@@ -62,7 +79,7 @@ export function renderReactTranscript(messages: readonly Message[], tools: reado
     else out.push({ role, content });
   };
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').filter(Boolean);
-  out.push({ role: 'system', content: [...system, reactInstructions(tools)].join('\n\n') });
+  out.push({ role: 'system', content: [...system, reactInstructions(tools, output)].join('\n\n') });
   for (const m of messages) {
     if (m.role === 'system' || m.role === 'tool') continue;
     if (m.role === 'user') push('user', m.content ?? '');

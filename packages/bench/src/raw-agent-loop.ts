@@ -1,0 +1,89 @@
+import { FlowProducer, Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
+import type { RawCall, RawModel } from './raw-model-call.js';
+
+interface RunState {
+  conv: unknown[];
+  calls: RawCall[];
+  done: () => void;
+}
+
+/**
+ * The floor an agent loop on BullMQ cannot go below: per iteration one job that makes the streamed model call and,
+ * when the model called tools, adds one flow (parent = the next iteration's job, children = one no-op tool job per
+ * call); the next iteration reads the tools' results from its children. The product's job options, the product's
+ * concurrency; the transcript lives in this process's memory (no persistence, no events, no checks).
+ */
+export class RawAgentLoop {
+  private readonly runs = new Map<string, RunState>();
+  private readonly flows: FlowProducer;
+  private readonly queue: Queue;
+  private readonly connections: Redis[] = [];
+  private workers: Worker[] = [];
+  private n = 0;
+  /** Iterations (model calls) processed so far. */
+  iterations = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly model: RawModel,
+    private readonly prior: ReadonlyArray<{ role: string; content: string }>,
+    private readonly concurrency: { orchestrator: number; tools: number },
+  ) {
+    this.flows = new FlowProducer({ connection: redis, prefix });
+    this.queue = new Queue('raw-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  }
+
+  async start(): Promise<void> {
+    const conn = () => {
+      const c = this.redis.duplicate();
+      this.connections.push(c);
+      return c;
+    };
+    this.workers = [
+      new Worker('raw-iter', (job) => this.iterate(job), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.orchestrator }),
+      new Worker('raw-tool', async (job: Job<{ i: number; call: RawCall }>) => ({ i: job.data.i, result: { ok: true } }), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
+    ];
+    for (const w of this.workers) w.on('error', (err) => console.error('raw loop worker:', err));
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /** One run from its first job to the model's answer. */
+  async run(): Promise<void> {
+    const id = `r${this.n++}`;
+    const done = new Promise<void>((resolve) => this.runs.set(id, { conv: this.model.start(this.prior), calls: [], done: resolve }));
+    await this.queue.add('iter', { run: id, k: 1 }, { jobId: `${id}-1` });
+    await done;
+  }
+
+  private async iterate(job: Job<{ run: string; k: number }>): Promise<void> {
+    const { run, k } = job.data;
+    const state = this.runs.get(run);
+    if (!state) return; // a redelivery after the run ended
+    if (state.calls.length) {
+      const results: unknown[] = [];
+      for (const v of Object.values(await job.getChildrenValues<{ i: number; result: unknown }>())) results[v.i] = v.result;
+      this.model.answer(state.conv, state.calls, results);
+    }
+    this.iterations++;
+    const calls = await this.model.call(state.conv);
+    state.calls = calls;
+    if (!calls.length) {
+      this.runs.delete(run);
+      state.done();
+      return;
+    }
+    await this.flows.add({
+      name: 'iter', queueName: 'raw-iter', data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
+      children: state.calls.map((call, i) => ({ name: 'tool', queueName: 'raw-tool', data: { run, i, call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true } })),
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all([this.queue.close(), this.flows.close()]);
+    for (const c of this.connections) c.disconnect();
+  }
+}

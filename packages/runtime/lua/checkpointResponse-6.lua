@@ -1,0 +1,57 @@
+--[[ Record iteration k's model response before any side effect: the assistant message is the checkpoint (a
+  retried job finds the run past phase 'model' and never calls the model again for this iteration). It also moves
+  the run to where the response takes it — its target — and sets that status and phase itself:
+    tools      running, phase tools (the calls run, or a repair turn follows)
+    paused     paused, phase paused (calls wait for a decision; the run joins the parked set)
+    completed  completed, phase done (a final answer)
+    failed     failed, phase done (an answer that cannot be accepted: structured output still invalid)
+  ARGV[5] k  ARGV[6] assistant message JSON  ARGV[7] target  ARGV[8] state updates JSON [field, value, ...]: only
+  the fields of CHECKPOINT_FIELDS (usage totals and what the response decided), never status or phase
+  ARGV[9] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
+  ARGV[10] events (envelope lines)  ARGV[11] parked-until score (target paused)
+  KEYS[5] the deployment's parked-runs zset
+  Returns {'recorded'}, {'stale'} when iteration k is no longer calling the model, or {'ids_taken', callId, ...}
+  (nothing written) when call ids of the batch are already used by the run (a provider reused them: the caller
+  renames them and checkpoints again). ]]
+local TARGETS = { tools = { 'running', 'tools' }, paused = { 'paused', 'paused' }, completed = { 'completed', 'done' }, failed = { 'failed', 'done' } }
+local CHECKPOINT_FIELDS = {
+  promptTokens = true, completionTokens = true, reasoningTokens = true, totalTokens = true, costUsd = true, llmCalls = true, iterUsage = true,
+  stopReason = true, output = true, outputJson = true, error = true, outputRepair = true,
+  batch = true, pendingFinal = true, rfp = true, rcount = true, pending = true, pausedUntil = true,
+}
+local target = TARGETS[ARGV[7]]
+if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq')
+if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
+local calls = cjson.decode(ARGV[9])
+local taken = {}
+for _, c in ipairs(calls) do
+  if rcall('HEXISTS', callsKey, c[1] .. ':st') == 1 then taken[#taken + 1] = c[1] end
+end
+if #taken > 0 then return withList({ 'ids_taken' }, taken) end
+local u = cjson.decode(ARGV[8])
+for i = 1, #u, 2 do
+  if not CHECKPOINT_FIELDS[u[i]] then error('checkpointResponse: ' .. tostring(u[i]) .. ' is not a field a checkpoint sets') end
+end
+mustTransition(st[1], target[1])
+local len = rcall('RPUSH', msgsKey, ARGV[6])
+set('batchMsg', len - 1)
+if ARGV[7] == 'paused' then rcall('ZADD', KEYS[5], ARGV[11], runId) end
+for i = 1, #u, 2 do set(u[i], u[i + 1]) end
+if st[1] ~= target[1] then set('status', target[1]) end
+set('phase', target[2])
+set('updatedAt', nowMs)
+local fields = {}
+for _, c in ipairs(calls) do
+  fields[#fields + 1] = c[1]; fields[#fields + 1] = c[2]
+  if c[3] ~= '' then
+    fields[#fields + 1] = c[1] .. ':out'; fields[#fields + 1] = c[3]
+    fields[#fields + 1] = c[1] .. ':st'; fields[#fields + 1] = 'done'
+  else
+    fields[#fields + 1] = c[1] .. ':st'; fields[#fields + 1] = 'queued'
+  end
+end
+if #fields > 0 then callSliced('HSET', callsKey, fields) end
+emitAll(ARGV[10])
+commit(st[4])
+return { 'recorded' }

@@ -1,0 +1,20 @@
+--[[ Answer a call that must not run: 'cancelled' (the run is ending), 'outcome_unknown' (cut off mid-execution and
+  not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes), 'job_failed' (its job failed for good).
+  ARGV[5] callId  ARGV[6] kind
+  Returns {'closed'}, or {'answered'} when the call was already answered. ]]
+local callId = ARGV[5]
+local stt = rcall('HGET', callsKey, callId .. ':st')
+if not stt or stt == 'done' then return { 'answered' } end
+local seq = rcall('HGET', stateKey, 'seq')
+if ARGV[6] == 'cancelled' then
+  closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
+elseif ARGV[6] == 'job_failed' then
+  closeCall(callId, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
+elseif ARGV[6] == 'outcome_unknown' then
+  closeCall(callId, 'error', 'outcome_unknown', 'The worker executing this call stopped mid-execution and the tool must not be retried: its outcome is unknown.', false)
+else
+  closeCall(callId, 'skipped', 'skipped', 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', false)
+  set('pendingFinal', 'budget_exceeded')
+end
+commit(seq)
+return { 'closed' }

@@ -1,0 +1,22 @@
+--[[ End a run that is not ending through a model answer: cancellation, failure, iteration cap with 'fail', a
+  context limit with nothing left to ask. Its target is a terminal status, which it sets itself (phase done).
+  ARGV[5] expected iteration ('' = any)  ARGV[6] target status (completed, failed or cancelled)  ARGV[7] stop reason
+  or ''  ARGV[8] error JSON or ''  ARGV[9] events (envelope lines, the terminal event last)
+  Answers every open call of the batch (so the transcript stays paired), then appends the events.
+  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
+  Returns {'ended', names of the calls it answered cancelled...}, or {'stale'} when the run already ended or moved
+  past the expected iteration. ]]
+if not isTerminal(ARGV[6]) then error('endRun: ' .. tostring(ARGV[6]) .. ' is not a terminal status') end
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage')
+if isTerminal(st[1]) then return { 'stale' } end
+if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'stale' } end
+mustTransition(st[1], ARGV[6])
+local msgs, executed = batchMessages(st[3], 'cancelled')
+  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
+if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
+rcall('ZREM', KEYS[5], runId)
+completeIteration(st[2], st[5], st[6])
+set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
+emitAll(ARGV[9])
+commit(st[4])
+return withList({ 'ended' }, closedNames)

@@ -1,0 +1,24 @@
+--[[ Mark a run for cancellation. The process holding its current step ends it (aborting streams and tools);
+  a run with no step in flight (paused) is ended here.
+  ARGV[5] reason  ARGV[6] events (envelope lines) of the direct end (run.cancelled)
+  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
+  Returns {'terminal'} (already finished: 409), {'ended', names of the calls it cancelled...} (ended here) or
+  {'requested'}. ]]
+local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage')
+if isTerminal(st[1]) then return { 'terminal' } end
+if st[2] == '' then set('cancel', ARGV[5]) end
+set('updatedAt', nowMs)
+if st[1] == 'paused' then
+  mustTransition(st[1], 'cancelled')
+  local msgs, executed = batchMessages(st[3], 'cancelled')
+  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
+  if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
+  rcall('ZREM', KEYS[5], runId)
+  completeIteration(st[5], st[6], st[7])
+  set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
+  emitAll(ARGV[6])
+  commit(st[4])
+  return withList({ 'ended' }, closedNames)
+end
+commit(st[4])
+return { 'requested' }

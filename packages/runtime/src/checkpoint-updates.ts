@@ -1,0 +1,35 @@
+import { wellFormedJson } from '@agentloop/protocol';
+import { STATE_FIELD } from './run-state.js';
+import type { CheckpointInput } from './run-store-types.js';
+
+/** Where a checkpoint takes the run: `checkpointResponse-6.lua` sets that status and phase itself. */
+export type CheckpointTarget = 'tools' | 'paused' | 'completed' | 'failed';
+
+export function checkpointTarget(c: CheckpointInput): CheckpointTarget {
+  if (c.final) return 'completed';
+  if (c.failure) return 'failed';
+  return c.pause ? 'paused' : 'tools';
+}
+
+/**
+ * The state hash updates of a checkpoint (field, value, …), which `checkpointResponse-6.lua` applies in the same step
+ * that records the assistant message and moves the run to its target: usage totals, then what the response means —
+ * the answer and its structured output, the failure, or the calls, the pause or the repair turn. Never status or
+ * phase: the script sets those for the target.
+ */
+export function checkpointUpdates(c: CheckpointInput): Array<string | number> {
+  const t = c.totals;
+  const updates: Array<string | number> = [
+    'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens,
+    'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', wellFormedJson(c.iterationUsage),
+  ];
+  if (c.final) {
+    updates.push('stopReason', c.final.stopReason, 'output', c.final.output);
+    if ('outputJson' in c.final) updates.push(STATE_FIELD.outputJson, wellFormedJson(c.final.outputJson));
+  } else if (c.failure) updates.push('stopReason', '', 'error', wellFormedJson(c.failure));
+  else
+    updates.push('batch', wellFormedJson(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
+  if (c.outputRepair) updates.push(STATE_FIELD.outputRepair, wellFormedJson(c.outputRepair));
+  if (c.pause) updates.push('pending', wellFormedJson(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
+  return updates;
+}
