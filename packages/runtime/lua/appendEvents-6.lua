@@ -2,10 +2,10 @@
   ARGV[6] events (envelope lines)  ARGV[7] '1': these are the iteration's first deltas (remembered, so a retried call can tell
   clients to discard them)
   Returns {'appended'}, or {'stale'} when the run has moved on or ended (the events are dropped). ]]
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq')
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch')
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and (tonumber(st[2]) ~= tonumber(ARGV[5]) or st[3] ~= 'model') then return { 'stale' } end
 if ARGV[7] == '1' then set('deltaIter', ARGV[5]) end
 emitAll(ARGV[6])
-commit(st[4])
+commit(st[4], st[5])
 return { 'appended' }

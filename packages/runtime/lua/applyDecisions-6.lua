@@ -8,7 +8,7 @@
   Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
   value...}, {'waiting', #names, names..., remainingCallIds...},
   {'not_found'}, {'not_paused', status}, {'conflict', callId}, or {'invalid', callId, pauseType}. ]]
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant')
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant', 'watch')
 if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
 if st[1] ~= 'paused' or (ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5])) then return { 'not_paused', st[1] } end
 local pending = cjson.decode(st[3])
@@ -53,7 +53,7 @@ for _, p in ipairs(pending) do
   if rcall('HEXISTS', callsKey, p.callId .. ':dec') == 0 then remaining[#remaining + 1] = p.callId end
 end
 if #remaining > 0 then
-  commit(st[4])
+  commit(st[4], st[8])
   local out = { 'waiting', #names }
   for _, n in ipairs(names) do out[#out + 1] = n end
   for _, id in ipairs(remaining) do out[#out + 1] = id end
@@ -70,7 +70,7 @@ emit('run.resumed', '{"decisions":[' .. table.concat(all, ',') .. ']}')
 set('status', 'running'); set('phase', 'tools'); set('pending', ''); set('resuming', '1'); set('updatedAt', nowMs)
 rcall('ZREM', KEYS[5], runId)
 rcall('ZADD', KEYS[6], nowMs, runId)
-commit(st[4])
+commit(st[4], st[8])
 -- the state as it is now, for the publisher's plan of the resumed iteration (no second read)
 local out = { 'resumed', #names }
 for _, n in ipairs(names) do out[#out + 1] = n end

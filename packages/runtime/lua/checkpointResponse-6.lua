@@ -21,7 +21,7 @@ local CHECKPOINT_FIELDS = {
 }
 local target = TARGETS[ARGV[7]]
 if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq')
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq', 'watch')
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 local calls = cjson.decode(ARGV[9])
 local taken = {}
@@ -53,5 +53,5 @@ for _, c in ipairs(calls) do
 end
 if #fields > 0 then callSliced('HSET', callsKey, fields) end
 emitAll(ARGV[10])
-commit(st[4])
+commit(st[4], st[5])
 return { 'recorded' }

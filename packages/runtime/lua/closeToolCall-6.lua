@@ -5,7 +5,7 @@
 local callId = ARGV[5]
 local stt = rcall('HGET', callsKey, callId .. ':st')
 if not stt or stt == 'done' then return { 'answered' } end
-local seq = rcall('HGET', stateKey, 'seq')
+local st = rcall('HMGET', stateKey, 'seq', 'watch')
 if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
 elseif ARGV[6] == 'job_failed' then
@@ -16,5 +16,5 @@ else
   closeCall(callId, 'skipped', 'skipped', 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', false)
   set('pendingFinal', 'budget_exceeded')
 end
-commit(seq)
+commit(st[1], st[2])
 return { 'closed' }

@@ -4,7 +4,8 @@
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
   A script reads what it needs, queues state updates with set() and events with emitAll()/emit(), and ends with
-  commit(): one HSET of the state (the event sequence included), one RPUSH of the events, one PUBLISH. Every event is
+  commit(): one HSET of the state (the event sequence included), one RPUSH of the events, and one PUBLISH while a
+  client follows the run (its `watch` lease, set by the api's SSE handler, is in the future). Every event is
   appended under the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
@@ -100,7 +101,8 @@ local function mustTransition(from, to)
   end
 end
 
-local function commit(seq)
+-- `watch`: the run's watch lease (ms), read by the script's own first read: nobody follows the run, nobody is told.
+local function commit(seq, watch)
   seq = tonumber(seq) or 0
   local newStatus, statusChange
   for i = 1, #updates, 2 do
@@ -120,7 +122,7 @@ local function commit(seq)
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
-  if n > 0 then rcall('PUBLISH', channel, seq + n) end
+  if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end
 end
 
 -- A run that ends inside iteration `it` (during its model call, its batch or its pause) reports that iteration's

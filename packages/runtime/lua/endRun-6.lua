@@ -7,7 +7,7 @@
   Returns {'ended', names of the calls it answered cancelled...}, or {'stale'} when the run already ended or moved
   past the expected iteration. ]]
 if not isTerminal(ARGV[6]) then error('endRun: ' .. tostring(ARGV[6]) .. ' is not a terminal status') end
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage')
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage', 'watch')
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 mustTransition(st[1], ARGV[6])
@@ -18,5 +18,5 @@ rcall('ZREM', KEYS[5], runId)
 completeIteration(st[2], st[5], st[6])
 set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
 emitAll(ARGV[9])
-commit(st[4])
+commit(st[4], st[7])
 return withList({ 'ended' }, closedNames)

@@ -6,12 +6,12 @@
 local callId = ARGV[5]
 local stt = rcall('HGET', callsKey, callId .. ':st')
 if not stt or stt == 'done' then return { 'answered' } end
-local st = rcall('HMGET', stateKey, 'status', 'cancel', 'createdAt', 'maxWallMs', 'seq')
+local st = rcall('HMGET', stateKey, 'status', 'cancel', 'createdAt', 'maxWallMs', 'seq', 'watch')
 if isTerminal(st[1]) or (st[2] and st[2] ~= '') then return { 'cancel' } end
 local wall = tonumber(st[4]) or 0
 if wall > 0 and tonumber(nowMs) > (tonumber(st[3]) or 0) + wall then return { 'expired' } end
 if stt == 'running' then return { 'again' } end
 rcall('HSET', callsKey, callId .. ':st', 'running')
 emitAll(ARGV[6])
-commit(st[5])
+commit(st[5], st[6])
 return { 'first' }

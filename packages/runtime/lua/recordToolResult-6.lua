@@ -1,10 +1,31 @@
 --[[ Record the outcome of an executed call, exactly once.
   ARGV[5] callId  ARGV[6] outcome JSON  ARGV[7] its tool.call event, an envelope line
-  Returns {'recorded'}, or {'answered'} when the call was already answered (a duplicate delivery: nothing changes). ]]
+  ARGV[8] the call's `running` event (an envelope line) when its start was not recorded first ('' otherwise): a read
+  tool that is safe to retry runs without a separate start step, and this step makes the checks that one would
+  have — a run that ended or is being cancelled gets the call answered `cancelled`, a spent wall-clock budget
+  `skipped` (the result of a read is discarded, nothing else happened) — then emits `running` before the result.
+  Returns {'recorded'}, {'closed', status} (answered cancelled or skipped instead), or {'answered'} when the call was
+  already answered (a duplicate delivery: nothing changes). ]]
 local callId = ARGV[5]
 local stt = rcall('HGET', callsKey, callId .. ':st')
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
+local st = rcall('HMGET', stateKey, 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs')
+if ARGV[8] ~= '' and stt == 'queued' then
+  if isTerminal(st[3]) or (st[4] and st[4] ~= '') then
+    closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
+    commit(st[1], st[2])
+    return { 'closed', 'cancelled' }
+  end
+  local wall = tonumber(st[6]) or 0
+  if wall > 0 and tonumber(nowMs) > (tonumber(st[5]) or 0) + wall then
+    closeCall(callId, 'skipped', 'skipped', 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', false)
+    set('pendingFinal', 'budget_exceeded')
+    commit(st[1], st[2])
+    return { 'closed', 'skipped' }
+  end
+  emitAll(ARGV[8])
+end
 rcall('HSET', callsKey, callId .. ':out', ARGV[6], callId .. ':st', 'done')
 emitAll(ARGV[7])
-commit(rcall('HGET', stateKey, 'seq'))
+commit(st[1], st[2])
 return { 'recorded' }

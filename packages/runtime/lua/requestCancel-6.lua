@@ -4,7 +4,7 @@
   KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
   Returns {'terminal'} (already finished: 409), {'ended', names of the calls it cancelled...} (ended here) or
   {'requested'}. ]]
-local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage')
+local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage', 'watch')
 if isTerminal(st[1]) then return { 'terminal' } end
 if st[2] == '' then set('cancel', ARGV[5]) end
 set('updatedAt', nowMs)
@@ -17,8 +17,8 @@ if st[1] == 'paused' then
   completeIteration(st[5], st[6], st[7])
   set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
   emitAll(ARGV[6])
-  commit(st[4])
+  commit(st[4], st[8])
   return withList({ 'ended' }, closedNames)
 end
-commit(st[4])
+commit(st[4], st[8])
 return { 'requested' }

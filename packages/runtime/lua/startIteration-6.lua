@@ -9,7 +9,7 @@
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
   {'stale'} when the run is not where the caller expected (the caller reloads the state and decides again), or {'waiting'} when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited')
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch')
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
@@ -30,7 +30,7 @@ if #msgs > 0 then len = callSliced('RPUSH', msgsKey, msgs) end
 set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs); set('owner', ARGV[12] or '')
 if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
 emitAll(ARGV[9])
-commit(st[6])
+commit(st[6], st[11])
 local out = withList({ 'started', len, toolCalls, resumed, #msgs }, msgs)
 if ARGV[11] == '1' then
   for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end

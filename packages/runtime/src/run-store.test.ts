@@ -157,6 +157,53 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(canTransition('completed', 'running')).toBe(false);
   });
 
+  it('notifies the run\'s channel only while a client holds its watch lease (and never recreates a gone run)', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const sub = new Redis(testRedisUrl());
+    const got: string[] = [];
+    sub.on('message', (_ch: string, seq: string) => got.push(seq));
+    await sub.subscribe(store.keys.run(runId).eventsChannel);
+    try {
+      const delta = { type: 'message.delta' as const, data: { iteration: 1, text: 'a' } };
+      expect(await store.appendEvents(runId, 1, [delta])).toBe(true);
+      expect(await store.watch(runId, Date.now() + 10_000)).toBe(true);
+      expect(await store.appendEvents(runId, 1, [delta, delta])).toBe(true);
+      expect(await store.watch(runId, Date.now() - 1)).toBe(true); // a lapsed lease
+      expect(await store.appendEvents(runId, 1, [delta])).toBe(true);
+      await new Promise((r) => setTimeout(r, 100));
+      const seqs = (await store.events(runId)).map((e) => e.seq);
+      expect(got).toEqual([String(seqs[seqs.length - 2])]); // only the write made while watched, with its last seq
+      expect(await store.watch('run_gone', Date.now() + 10_000)).toBe(false);
+      expect(await redis.exists(store.keys.run('run_gone').state)).toBe(0);
+    } finally {
+      sub.disconnect();
+    }
+  });
+
+  it('records a read call without a start step: running then its result in one step, or cancelled / skipped instead', async () => {
+    const withCall = async (over: Partial<Parameters<RunStore['create']>[0]> = {}) => {
+      const runId = await create(over);
+      await toIteration1(runId);
+      await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'r1', name: 'a', arguments: '{}' }] }, totals, iterationUsage: {}, final: null, calls: [{ id: 'r1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+      return runId;
+    };
+    const done = { status: 'completed' as const, content: '{"ok":true}', result: { ok: true }, durationMs: 1, executed: true };
+    const data = (status: 'running' | 'completed') => ({ callId: 'r1', name: 'a', arguments: {}, status });
+    const ok = await withCall();
+    expect(await store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBe('recorded');
+    expect((await store.events(ok)).slice(-2).map((e) => (e.data as { status: string }).status)).toEqual(['running', 'completed']);
+    expect(await store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBeNull(); // a duplicate delivery
+    const cancelled = await withCall();
+    await store.requestCancel(cancelled, 'stop');
+    expect(await store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
+    expect((await store.outcomes(cancelled, ['r1']))[0]).toMatchObject({ status: 'cancelled' });
+    const late = await withCall({ request: RunRequestSchema.parse({ ...request, limits: { maxWallMs: 1 } }) });
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');
+    expect(await store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
+  });
+
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
     const runId = await create();
     await toIteration1(runId);

@@ -133,6 +133,11 @@ export class RunStore {
     return r.outcome === 'added';
   }
 
+  /** A client follows the run until `untilMs`: its scripts PUBLISH new events meanwhile (false: the run is gone). */
+  async watch(runId: string, untilMs: number): Promise<boolean> {
+    return (await this.run('watchRun', runId, () => [untilMs])).outcome === 'watching';
+  }
+
   /** The last three compression records, newest first. */
   async compressions(runId: string): Promise<Array<Record<string, unknown>>> {
     return (await this.redis.lrange(this.keys.run(runId).compressions, 0, -1)).map((r) => JSON.parse(r));
@@ -267,9 +272,15 @@ export class RunStore {
   }
 
 
-  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData): Promise<boolean> {
-    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }])]);
-    return r.outcome === 'recorded';
+  /**
+   * Records an executed call's outcome once. `unstarted`: its `running` event, for a call whose start was not recorded
+   * first (read tools safe to retry): the step then also makes the start's checks, and may answer it cancelled or
+   * skipped instead. Returns what happened to the call: recorded, closed (cancelled / skipped), or nothing (answered).
+   */
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData): Promise<'recorded' | 'cancelled' | 'skipped' | null> {
+    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '']);
+    if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
+    return r.outcome === 'recorded' ? 'recorded' : null;
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */

@@ -19,12 +19,13 @@ export const SCRIPTS = {
   checkpointResponse: { keys: 6, outcomes: ['recorded', 'stale', 'ids_taken'] },
   closeToolCall: { keys: 6, outcomes: ['closed', 'answered'] },
   markToolRunning: { keys: 6, outcomes: ['first', 'again', 'answered', 'cancel', 'expired'] },
-  recordToolResult: { keys: 6, outcomes: ['recorded', 'answered'] },
+  recordToolResult: { keys: 6, outcomes: ['recorded', 'closed', 'answered'] },
   endRun: { keys: 6, outcomes: ['ended', 'stale'] },
   requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
   applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid'] },
   applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
   addUsage: { keys: 6, outcomes: ['added', 'ended'] },
+  watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
 
 export type ScriptName = keyof typeof SCRIPTS;

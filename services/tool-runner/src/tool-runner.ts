@@ -135,7 +135,11 @@ export class ToolRunner {
     const data = parsed.data;
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
-    if (!(await this.mayExecute(data, tool?.entry.retry ?? 'safe'))) return { callId };
+    const display = argumentsForDisplay(data.arguments);
+    // a read tool safe to retry (or an unknown one, answered at once) needs no start step: its result step makes the
+    // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it
+    const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
+    if (!oneStep && !(await this.mayExecute(data, tool.entry.retry))) return { callId };
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -158,15 +162,11 @@ export class ToolRunner {
     if (this.handingBack && ac.signal.aborted && !(await this.runCancelled(runId))) throw new HandedBackError();
     const label = tool ? name : 'unknown';
     this.o.metrics.toolDuration.observe({ tool: label, pool }, (performance.now() - t0) / 1000);
-    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, {
-      callId,
-      name,
-      arguments: argumentsForDisplay(data.arguments),
-      status: outcome.status,
-      ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }),
-      durationMs: outcome.durationMs,
-    });
-    if (recorded) this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
+    const final = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };
+    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, final, oneStep ? { callId, name, arguments: display, status: 'running' } : undefined);
+    if (recorded === 'recorded') this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
+    else if (recorded === 'cancelled') this.count(name, 'cancelled', 'cancelled');
+    else if (recorded === 'skipped') this.count(name, 'skipped', 'budget_exceeded');
     return { callId };
   }
 }
