@@ -64,8 +64,10 @@ function sampledCount(e: Tiktoken, text: string): number {
 export function counterFor(model: ModelSpec): TokenCounter {
   const enc = encodingOf(model);
   if (enc) {
-    const e = encoder(enc);
-    return { exact: true, count: (text) => bpeCount(e, text) };
+    // the BPE table (~66 MB of JS heap for o200k) loads on the first count, not with the counter: a process whose
+    // texts all fit under their byte bounds never loads it, and never pays the full collections of a heap that size
+    let e: Tiktoken | null = null;
+    return { exact: true, count: (text) => bpeCount((e ??= encoder(enc)), text) };
   }
   return { exact: false, count: (text) => Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN) };
 }
