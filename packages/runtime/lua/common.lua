@@ -194,3 +194,14 @@ local function batchInFlight(batchJson)
   end
   return false
 end
+
+-- Ends the run at `status` (phase done): answers the open calls of the batch cancelled, so the transcript stays
+-- paired, leaves the parked set, and reports the iteration it ends in.
+local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopReason)
+  local msgs, executed = batchMessages(batchJson, 'cancelled')
+  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
+  if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
+  rcall('ZREM', KEYS[5], runId)
+  completeIteration(it, phase, iterUsage)
+  set('status', status); set('phase', 'done'); set('stopReason', stopReason); set('pending', ''); set('updatedAt', nowMs)
+end

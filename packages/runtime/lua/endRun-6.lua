@@ -11,12 +11,8 @@ local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phas
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 mustTransition(st[1], ARGV[6])
-local msgs, executed = batchMessages(st[3], 'cancelled')
-  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
-if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-rcall('ZREM', KEYS[5], runId)
-completeIteration(st[2], st[5], st[6])
-set('status', ARGV[6]); set('phase', 'done'); set('stopReason', ARGV[7]); set('error', ARGV[8]); set('pending', ''); set('updatedAt', nowMs)
+closeBatchAndEnd(st[3], st[2], st[5], st[6], ARGV[6], ARGV[7])
+set('error', ARGV[8])
 emitAll(ARGV[9])
 commit(st[4], st[7])
 return withList({ 'ended' }, closedNames)

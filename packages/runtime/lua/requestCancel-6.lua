@@ -10,12 +10,7 @@ if st[2] == '' then set('cancel', ARGV[5]) end
 set('updatedAt', nowMs)
 if st[1] == 'paused' then
   mustTransition(st[1], 'cancelled')
-  local msgs, executed = batchMessages(st[3], 'cancelled')
-  if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
-  if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-  rcall('ZREM', KEYS[5], runId)
-  completeIteration(st[5], st[6], st[7])
-  set('status', 'cancelled'); set('phase', 'done'); set('stopReason', 'cancelled'); set('pending', '')
+  closeBatchAndEnd(st[3], st[5], st[6], st[7], 'cancelled', 'cancelled')
   emitAll(ARGV[6])
   commit(st[4], st[8])
   return withList({ 'ended' }, closedNames)

@@ -5,6 +5,7 @@ import {
 } from '@agentloop/protocol';
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
+import { decisionOutcome } from './decision-outcome.js';
 import { parseRunState, type RunState } from './run-state.js';
 import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
@@ -222,30 +223,7 @@ export class RunStore {
   async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
     const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
     const r = await this.run('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), Object.keys(p.edits).length ? wellFormedJson(p.edits) : '']);
-    const kind = r.outcome;
-    const rest = r.values.map(String);
-    switch (kind) {
-      case 'resumed': {
-        const names = rest.slice(1, 1 + Number(rest[0]));
-        const at = 1 + names.length;
-        const n = Number(rest[at]);
-        const h: Record<string, string> = {};
-        for (let i = at + 1 + n; i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
-        return { kind, names, approved: rest.slice(at + 1, at + 1 + n), state: parseRunState(h)! };
-      }
-      case 'waiting': {
-        const names = rest.slice(1, 1 + Number(rest[0]));
-        return { kind, names, remaining: rest.slice(1 + names.length) };
-      }
-      case 'conflict':
-        return { kind, callId: rest[0]! };
-      case 'invalid':
-        return { kind, callId: rest[0]!, pauseType: rest[1]! };
-      case 'not_paused':
-        return { kind, status: rest[0] ?? '' };
-      case 'not_found':
-        return { kind: 'not_found' };
-    }
+    return decisionOutcome(r);
   }
 
   /** Runs still queued that were created before `beforeMs` (their first job may never have been added). */

@@ -5,6 +5,7 @@ import type { ResponsesLedger } from './responses-ledger.js';
 import { responsesEvents, responsesJson, sseFrame, type RenderContext } from './responses-render.js';
 import { RESPONSES_ERRORS, RESPONSES_REASONING_MODEL, parseResponsesRequest } from './responses-wire.js';
 import type { JournalEntry, MockRequest, ReplySpec } from './types.js';
+import { cutStream } from './cut-stream.js';
 
 /** What the Responses route needs of the server it runs in. */
 export interface ResponsesHost {
@@ -78,9 +79,7 @@ export async function serveResponses(host: ResponsesHost, entry: MockRequest, re
   for (const { event, content } of events) {
     if (content && spec.delayMs) await sleep(spec.delayMs);
     if (content && spec.cutAfterFrames !== undefined && sent >= spec.cutAfterFrames) {
-      await new Promise<void>((r) => res.write('', () => r())); // what was sent reaches the client first
-      await sleep(20);
-      res.socket?.destroy();
+      await cutStream(res);
       return;
     }
     if (res.destroyed) return;

@@ -6,6 +6,7 @@ import { geminiFrameList, geminiFrames, geminiResponse, parseGeminiRequest } fro
 import { ResponsesLedger } from './responses-ledger.js';
 import { serveResponses } from './responses-route.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
+import { cutStream } from './cut-stream.js';
 
 export interface MockLlmOptions {
   port?: number;
@@ -198,9 +199,7 @@ export class MockLlmServer {
     for (const delta of openAIDeltas(spec, ids)) {
       if (spec.delayMs) await sleep(spec.delayMs);
       if (spec.cutAfterFrames !== undefined && sent >= spec.cutAfterFrames) {
-        await new Promise<void>((r) => res.write('', () => r())); // what was sent reaches the client first
-        await sleep(20);
-        res.socket?.destroy();
+        await cutStream(res);
         return;
       }
       if (res.destroyed) return;
