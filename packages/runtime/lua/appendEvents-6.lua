@@ -1,10 +1,12 @@
 --[[ Append events (deltas, retries) while iteration ARGV[5] is calling the model ('' = any live state).
   ARGV[6] events (envelope lines)  ARGV[7] '1': these are the iteration's first deltas (remembered, so a retried call can tell
-  clients to discard them)
+  clients to discard them)  ARGV[8] the delivery that owns the iteration's model call ('' = no fence): a delivery
+  that lost it (BullMQ handed its job to another after a missed lock renewal) has its events refused
   Returns {'appended'}, or {'stale'} when the run has moved on or ended (the events are dropped). ]]
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch')
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch', 'owner')
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and (tonumber(st[2]) ~= tonumber(ARGV[5]) or st[3] ~= 'model') then return { 'stale' } end
+if ARGV[8] and ARGV[8] ~= '' and st[6] ~= ARGV[8] then return { 'stale' } end
 if ARGV[7] == '1' then set('deltaIter', ARGV[5]) end
 emitAll(ARGV[6])
 commit(st[4], st[5])

@@ -9,6 +9,7 @@
   the fields of CHECKPOINT_FIELDS (usage totals and what the response decided), never status or phase
   ARGV[9] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
   ARGV[10] events (envelope lines)  ARGV[11] parked-until score (target paused)
+  ARGV[12] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it records nothing
   KEYS[5] the deployment's parked-runs zset
   Returns {'recorded'}, {'stale'} when iteration k is no longer calling the model, or {'ids_taken', callId, ...}
   (nothing written) when call ids of the batch are already used by the run (a provider reused them: the caller
@@ -21,8 +22,9 @@ local CHECKPOINT_FIELDS = {
 }
 local target = TARGETS[ARGV[7]]
 if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq', 'watch')
+local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq', 'watch', 'owner')
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
+if ARGV[12] and ARGV[12] ~= '' and st[6] ~= ARGV[12] then return { 'stale' } end
 local calls = cjson.decode(ARGV[9])
 local taken = {}
 for _, c in ipairs(calls) do

@@ -204,6 +204,22 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(await store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
   });
 
+  it('fences a delivery that lost the model call: after a claim, its deltas and its checkpoint are refused', async () => {
+    const runId = await create();
+    await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
+    const delta = { type: 'message.delta' as const, data: { iteration: 1, text: 'x' } };
+    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(true);
+    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second')).toBe(true);
+    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@third')).toBe(false); // one claim wins
+    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(false);
+    const answer = { iteration: 1, message: { role: 'assistant' as const, content: 'late' }, totals, iterationUsage: {}, final: { stopReason: 'final_answer' as const, output: 'late' }, calls: [], pendingFinal: '' as const, repeat: { fingerprint: '', count: 0 }, events: [] };
+    expect(await store.checkpoint(runId, answer, 'r-1@first')).toBe(false);
+    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@second')).toBe(true);
+    expect(await store.checkpoint(runId, { ...answer, message: { role: 'assistant', content: 'ok' }, final: { stopReason: 'final_answer', output: 'ok' } }, 'r-1@second')).toBe(true);
+    expect((await store.load(runId))!.output).toBe('ok');
+    expect((await store.events(runId)).filter((e) => e.type === 'message.delta')).toHaveLength(2);
+  });
+
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
     const runId = await create();
     await toIteration1(runId);

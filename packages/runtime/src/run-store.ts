@@ -179,18 +179,24 @@ export class RunStore {
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
-  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false): Promise<boolean> {
+  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false, owner = ''): Promise<boolean> {
     if (!events.length) return true;
-    const r = await this.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0']);
+    const r = await this.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0', owner]);
     return r.outcome === 'appended';
   }
 
   /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
-  async checkpoint(runId: string, c: CheckpointInput): Promise<boolean | { taken: string[] }> {
+  /** A new delivery of the owning job takes iteration k's model call over from `from` (false: it moved on). */
+  async claimModelCall(runId: string, k: number, from: string, owner: string): Promise<boolean> {
+    return (await this.run('claimModelCall', runId, () => [k, from, owner])).outcome === 'claimed';
+  }
+
+  /** `owner`: the delivery that owns the model call ('' = no fence); a delivery that lost it records nothing. */
+  async checkpoint(runId: string, c: CheckpointInput, owner = ''): Promise<boolean | { taken: string[] }> {
     const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
     const updates = checkpointUpdates(c);
     const r = await this.run('checkpointResponse', runId, (ev) => [
-      c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '',
+      c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
     return r.outcome === 'recorded';

@@ -26,6 +26,7 @@ export const SCRIPTS = {
   applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
   addUsage: { keys: 6, outcomes: ['added', 'ended'] },
   watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
+  claimModelCall: { keys: 6, outcomes: ['claimed', 'stale'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -29,6 +29,10 @@ describe('decideAdvance (pure)', () => {
     const calling = state({ phase: 'model', iteration: 2, owner: 'r-2' });
     expect(decideAdvance(calling, 2, 2000, 'r-2')).toEqual({ kind: 'resume_call', callMode: 'tools' });
     for (const other of ['r-2-resume', 'r-2-dup']) expect(decideAdvance(calling, 2, 2000, other).kind).toBe('noop');
+    // the owner is a delivery (job id @ lock token): a new delivery of the same job may resume — and takes it over
+    const delivered = { ...calling, owner: 'r-2@tok-1' };
+    expect(decideAdvance(delivered, 2, 2000, 'r-2').kind).toBe('resume_call');
+    expect(decideAdvance(delivered, 2, 2000, 'r-2-resume').kind).toBe('noop');
     expect(decideAdvance(state({ phase: 'model', iteration: 2, owner: '' }), 2, 2000, 'any').kind).toBe('resume_call'); // no owner recorded (older runs)
   });
   it('finalizes or fails past maxIterations', () => {

@@ -11,6 +11,9 @@ export type AdvanceAction =
   | { kind: 'resume_call'; callMode: CallMode }
   | { kind: 'redispatch' };
 
+/** The job id part of a recorded owner (`<job id>@<lock token>`; an owner recorded before tokens were is the id alone). */
+export const ownerJobId = (owner: string): string => owner.split('@')[0]!;
+
 /**
  * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, duplicates); only the
  * one that started its model call — or a BullMQ retry of it, which keeps its id — may resume that call. Another would
@@ -20,7 +23,7 @@ export function decideAdvance(st: RunState, k: number, nowMs: number, jobId?: st
   if (st.status === 'completed' || st.status === 'failed' || st.status === 'cancelled') return { kind: 'noop', why: 'run ended' };
   if (st.cancel) return { kind: 'cancel' };
   if (st.iteration === k && st.phase === 'model') {
-    if (st.owner && jobId !== undefined && jobId !== st.owner) return { kind: 'noop', why: `job ${st.owner} owns iteration ${k}'s model call` };
+    if (st.owner && jobId !== undefined && jobId !== ownerJobId(st.owner)) return { kind: 'noop', why: `job ${ownerJobId(st.owner)} owns iteration ${k}'s model call` };
     return { kind: 'resume_call', callMode: st.callMode || 'tools' };
   }
   // the job of iteration k died after its checkpoint: publish its calls again (fixed job ids make it idempotent)

@@ -6,7 +6,7 @@ import {
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
-import { answerFailedChildren, startParams } from './start-iteration.js';
+import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -176,11 +176,13 @@ export class IterationWorker {
           started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair));
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done';
-        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: job.id ?? '', usage: { ...st.usage, toolCalls: started.toolCalls } };
+        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: ownerOf(job), usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.afterStart(job, token, current, k, action.callMode, started);
       }
-      case 'resume_call':
-        return this.callModel(job, token, st, k, action.callMode, true);
+      case 'resume_call': {
+        const mine = await claimModelCall(this.o.store, job, st, k);
+        return mine ? this.callModel(job, token, mine, k, action.callMode, true) : 'done';
+      }
     }
   }
 
@@ -214,7 +216,7 @@ export class IterationWorker {
     let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };
     fitted = await this.context.fit(job, token, st, k, fitted);
     if (resumed && st.deltaIter === k)
-      await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }]);
+      await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }], false, st.owner);
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
       const outcome = await this.streamer.stream(st, k, resumed, fitted);
@@ -256,7 +258,7 @@ export class IterationWorker {
     const catalog = await this.catalog.all();
     const outputCheck = finalOutputCheck(st, callMode, res);
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
-    const ok = await this.o.store.checkpoint(st.id, plan.checkpoint);
+    const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return;
     this.countResponse(res);

@@ -53,7 +53,7 @@ export class ModelStreamer {
   ): Promise<StreamOutcome> {
     const runId = st.id;
     const request = st.request;
-    const deltas = new DeltaBuffer(k, (events, first) => this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k)));
+    const deltas = new DeltaBuffer(k, (events, first) => this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner));
     const ac = new AbortController();
     this.inFlight.set(runId, ac);
     try {
@@ -71,11 +71,11 @@ export class ModelStreamer {
           onRetry: async (r) => {
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
-            await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }]);
+            await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner);
           },
           onFallback: async (f) => {
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
-            await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }]);
+            await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner);
           },
           onAttempt: (a) => this.d.metrics.llmDuration.observe({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
         },

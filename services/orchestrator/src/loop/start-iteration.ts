@@ -14,7 +14,7 @@ export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools'
   events.push({ type: 'iteration.started', data: { iteration: k } });
   const instruction = repair ?? (callMode !== 'tools' ? finalizeInstruction(callMode) : undefined);
   const extraMessage: Message | undefined = instruction !== undefined ? { role: 'user', content: instruction } : undefined;
-  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: job.id ?? '' };
+  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: ownerOf(job) };
 }
 
 /**
@@ -30,4 +30,18 @@ export async function answerFailedChildren(store: RunStore, job: Job, runId: str
     if (jobId.startsWith(`${runId}-`) && (await store.closeToolCall(runId, jobId.slice(runId.length + 1), 'job_failed'))) answered = true;
   }
   return answered;
+}
+
+/**
+ * The delivery a job is: its id and its lock token. The iteration's owner is recorded this way, so that a job BullMQ
+ * hands on (a dead worker, or a missed lock renewal while the first delivery still runs) takes the model call over
+ * explicitly and fences the earlier delivery out, rather than both streaming into the same iteration.
+ */
+export const ownerOf = (job: Job): string => `${job.id ?? ''}@${job.token ?? ''}`;
+
+/** This delivery takes iteration k's model call over (resuming it): the state it owns, or null when it moved on. */
+export async function claimModelCall(store: RunStore, job: Job, st: RunState, k: number): Promise<RunState | null> {
+  const owner = ownerOf(job);
+  if (st.owner === owner) return st;
+  return (await store.claimModelCall(st.id, k, st.owner, owner)) ? { ...st, owner } : null;
 }
