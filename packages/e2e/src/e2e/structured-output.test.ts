@@ -89,6 +89,26 @@ describe('structured output (output.schema) through the real SDKs against strict
     expect(metrics).toMatch(/agentloop_runs_finished_total\{status="failed",stop_reason="none"\} [1-9]/);
   });
 
+  it('Responses (the openai default): text.format json_schema strict on every call; valid, repaired, still invalid', async () => {
+    const RESPONSES = { provider: 'openai', name: 'gpt-4o-mini' };
+    const valid = await start('valid', { model: RESPONSES });
+    const ok = await finishedRun(s.a, valid.id);
+    expect(ok.snap).toMatchObject({ status: 'completed', iteration: 1, outputJson: { label: 'seventeen', value: 17 } });
+    const [req] = calls(valid);
+    expect(req!.body.text).toEqual({ format: { type: 'json_schema', name: 'result', strict: true, schema: { ...RESULT, additionalProperties: false } } });
+    expect(req!.body.store).toBe(false);
+    const repaired = await start('repair', { model: RESPONSES });
+    const fixed = await finishedRun(s.a, repaired.id);
+    expect(fixed.snap).toMatchObject({ status: 'completed', iteration: 2, outputJson: { label: 'fixed', value: 42 } });
+    const [, repairReq] = calls(repaired);
+    expect(repairReq!.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('- /value must be integer') });
+    expect(repairReq!.body.text).toMatchObject({ format: { type: 'json_schema', strict: true } });
+    const invalid = await start('invalid', { model: RESPONSES });
+    const failed = await finishedRun(s.a, invalid.id);
+    expect(failed.snap).toMatchObject({ status: 'failed', iteration: 2, error: { code: 'output_invalid' } });
+    expect(calls(invalid)).toHaveLength(2);
+  });
+
   it('DeepSeek: JSON mode, with the schema (and the word json) in a system message', async () => {
     const run = await start('valid', { model: { provider: 'deepseek', name: 'deepseek-chat' }, system: 'Be exact.' });
     const { snap } = await finishedRun(s.a, run.id);
