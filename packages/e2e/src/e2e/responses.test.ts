@@ -30,6 +30,12 @@ describe('OpenAI Responses API end to end (the default for provider openai), aga
           const down = name === 'r2c' ? (req.wire === 'responses' && (step === 1 || step === 2)) || (req.wire === 'chat' && step === 2) : req.wire === 'gemini' && (step === 1 || step === 3);
           return down ? { error: { status: 503, message: 'The server is overloaded or not ready yet.' } } : fourSteps(req);
         }
+        if (name === 'r2d' || name === 'd2r') {
+          // r2d: Responses → DeepSeek → Responses → DeepSeek; d2r: DeepSeek → Responses → DeepSeek → Responses
+          const odd = stepOf(req) % 2 === 1;
+          const down = (req.provider === 'deepseek') === (name === 'r2d' ? !odd : odd);
+          return down ? { error: { status: 503, message: 'Service Unavailable' } } : fourSteps(req);
+        }
         return { ...demo(req), reasoning: `thinking about step ${stepOf(req)}\n\nand checking it`, chunking: 'fine' };
       },
     });
@@ -91,6 +97,28 @@ describe('OpenAI Responses API end to end (the default for provider openai), aga
     const secret = reasoningOf(responsesTurn)[0]!.encrypted_content as string;
     expect(JSON.stringify(journal[2]!.req.body)).not.toContain(secret);
     expect(inputOf(journal[3]!.req).filter((x) => x.type === 'reasoning').map((x) => x.encrypted_content)).toEqual([secret]);
+    expect(checkTranscript(messages)).toEqual([]);
+  });
+
+  it.each(['r2d', 'd2r'])('falls back between Responses and DeepSeek thinking mode (%s): each keeps its own rules, no encrypted item reaches DeepSeek', async (name) => {
+    const before = s.mock.journal.length;
+    const deepseek = { provider: 'deepseek', name: 'deepseek-v4-flash' };
+    const [model, fallback] = name === 'r2d' ? [REASONER, deepseek] : [deepseek, REASONER];
+    const id = await s.a.startRun({ input: `[${name}] add`, model, fallbacks: [fallback], tools: ['calculator'] });
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toBe('results: {"value":0} | {"value":2} | {"value":4}');
+    const journal = s.mock.journal.slice(before).filter((j) => !j.injected);
+    const order = name === 'r2d' ? ['openai', 'deepseek', 'openai', 'deepseek'] : ['deepseek', 'openai', 'deepseek', 'openai'];
+    expect(journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(order.map((p) => `${p}:200`)); // the strict mocks refused nothing
+    const secrets = messages.flatMap((m) => reasoningOf(m).map((r) => r.encrypted_content as string));
+    expect(secrets.length).toBeGreaterThan(0);
+    for (const j of journal.filter((j) => j.req.provider === 'deepseek')) for (const secret of secrets) expect(JSON.stringify(j.req.body)).not.toContain(secret);
+    // DeepSeek thinking mode: reasoning_content on every assistant step with calls, its own and the foreign ones
+    const lastDeepseek = journal.filter((j) => j.req.provider === 'deepseek').at(-1)!;
+    const assistants = (lastDeepseek.req.body.messages as Array<Record<string, unknown>>).filter((m) => m.role === 'assistant' && m.tool_calls);
+    expect(assistants.length).toBeGreaterThan(1);
+    for (const m of assistants) expect(typeof m.reasoning_content).toBe('string');
     expect(checkTranscript(messages)).toEqual([]);
   });
 

@@ -109,6 +109,22 @@ describe('structured output (output.schema) through the real SDKs against strict
     expect(calls(invalid)).toHaveLength(2);
   });
 
+  it.each([
+    ['DeepSeek', { provider: 'deepseek', name: 'deepseek-chat' }],
+    ['Gemini 2.5', { provider: 'google', name: 'gemini-2.5-flash' }],
+    ['Gemini 3', { provider: 'google', name: 'gemini-3-flash-preview' }],
+  ])('%s: valid the first time; repaired; still invalid, giving output_invalid', async (_name, model) => {
+    const valid = await finishedRun(s.a, (await start('valid', { model })).id);
+    expect(valid.snap).toMatchObject({ status: 'completed', iteration: 1, outputJson: { label: 'seventeen', value: 17 } });
+    const repaired = await start('repair', { model });
+    const fixed = await finishedRun(s.a, repaired.id);
+    expect(fixed.snap).toMatchObject({ status: 'completed', iteration: 2, outputJson: { label: 'fixed', value: 42 } });
+    expect(lastUser(calls(repaired)[1]!)).toContain('- /value must be integer');
+    const failed = await finishedRun(s.a, (await start('invalid', { model })).id);
+    expect(failed.snap).toMatchObject({ status: 'failed', iteration: 2, outputJson: null, error: { code: 'output_invalid' } });
+    expect(failed.events.at(-1)!.type).toBe('run.failed');
+  });
+
   it('DeepSeek: JSON mode, with the schema (and the word json) in a system message', async () => {
     const run = await start('valid', { model: { provider: 'deepseek', name: 'deepseek-chat' }, system: 'Be exact.' });
     const { snap } = await finishedRun(s.a, run.id);
