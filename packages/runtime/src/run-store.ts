@@ -209,6 +209,12 @@ export class RunStore {
     return { meta: JSON.parse(meta) as CallMeta, status: st ?? 'queued', outcome: out ? (JSON.parse(out) as ToolOutcome) : null, decision: dec ?? null };
   }
 
+  /** Whether a call needs no execution: answered already, or unknown to the run (a stale job, or a run gone). */
+  async callAnswered(runId: string, callId: string): Promise<boolean> {
+    const st = await this.redis.hget(this.keys.run(runId).calls, `${callId}:st`);
+    return st === null || st === 'done';
+  }
+
   async callMeta(runId: string, callIds: string[]): Promise<Array<CallMeta | null>> {
     if (!callIds.length) return [];
     const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds);

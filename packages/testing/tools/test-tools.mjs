@@ -48,7 +48,8 @@ export default [
     parameters: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
     sideEffect: 'read',
     timeoutMs: 5000,
-    async execute(args) {
+    async execute(args, ctx) {
+      effect({ tool: 'lookup', key: ctx.idempotencyKey, phase: 'read' }); // executions counted (a read has no effect)
       return { value: String(args.key).toUpperCase() };
     },
   },

@@ -36,7 +36,7 @@ describe('duplicate deliveries at every transition of the loop', () => {
     await storm(req);
     const approval = /approve/.test(req.messages.find((m) => m.role === 'user')?.content ?? '');
     const step = stepOf(req);
-    if (step === 0) return { toolCalls: [{ name: 'effect', args: { label: 'a', ms: 30 } }, { name: 'effect', args: { label: 'b' } }], delayMs: 15 };
+    if (step === 0) return { toolCalls: [{ name: 'effect', args: { label: 'a', ms: 30 } }, { name: 'effect', args: { label: 'b' } }, { name: 'lookup', args: { key: 'k' } }], delayMs: 15 };
     if (step === 1) return approval ? { toolCalls: [{ name: 'effect', args: { label: 'c' } }, { name: 'send_email', args: { to: 'a@b.c' } }], delayMs: 15 } : { toolCalls: [{ name: 'effect', args: { label: 'c' } }], delayMs: 15 };
     return { text: 'done', delayMs: 15 };
   };
@@ -56,7 +56,7 @@ describe('duplicate deliveries at every transition of the loop', () => {
     const model = { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' };
     const before = s.mock.requests.length;
     const effectsBefore = s.effects().length;
-    const id = await s.a.startRun({ input: approval ? 'please approve' : 'go', model, tools: ['effect', 'send_email'] });
+    const id = await s.a.startRun({ input: approval ? 'please approve' : 'go', model, tools: ['effect', 'send_email', 'lookup'] });
     if (approval) {
       const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
       const decide = () => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
@@ -79,6 +79,8 @@ describe('duplicate deliveries at every transition of the loop', () => {
     const ends = s.effects().slice(effectsBefore).filter((e) => e.phase === 'end' && String(e.key).startsWith(id));
     expect(ends.map((e) => e.label).sort()).toEqual(['a', 'b', 'c']); // each call executed once
     expect(new Set(ends.map((e) => e.key)).size).toBe(3);
+    // a read tool, recorded in one step, is not executed again either
+    expect(s.effects().slice(effectsBefore).filter((e) => e.tool === 'lookup' && String(e.key).startsWith(id))).toHaveLength(1);
     if (approval) expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3]);
     expect(added.filter((j) => j.startsWith(id)).length).toBeGreaterThan(5); // the harness did deliver duplicates
