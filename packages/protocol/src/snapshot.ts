@@ -14,6 +14,8 @@ export const UsageSchema = z.object({
   promptTokens: z.number().int(),
   completionTokens: z.number().int(),
   reasoningTokens: z.number().int(),
+  /** Prompt tokens the provider served from its prompt cache (part of promptTokens, priced at the cached rate). */
+  cachedTokens: z.number().int().default(0),
   totalTokens: z.number().int(),
   costUsd: z.number(),
   llmCalls: z.number().int(),

@@ -16,7 +16,7 @@
   renames them and checkpoints again). ]]
 local TARGETS = { tools = { 'running', 'tools' }, paused = { 'paused', 'paused' }, completed = { 'completed', 'done' }, failed = { 'failed', 'done' } }
 local CHECKPOINT_FIELDS = {
-  promptTokens = true, completionTokens = true, reasoningTokens = true, totalTokens = true, costUsd = true, llmCalls = true, iterUsage = true,
+  promptTokens = true, completionTokens = true, reasoningTokens = true, cachedTokens = true, totalTokens = true, costUsd = true, llmCalls = true, iterUsage = true,
   stopReason = true, output = true, outputJson = true, error = true, outputRepair = true,
   batch = true, pendingFinal = true, rfp = true, rcount = true, pending = true, pausedUntil = true,
 }

@@ -20,7 +20,7 @@ export function checkpointTarget(c: CheckpointInput): CheckpointTarget {
 export function checkpointUpdates(c: CheckpointInput): Array<string | number> {
   const t = c.totals;
   const updates: Array<string | number> = [
-    'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens,
+    'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens, 'cachedTokens', t.cachedTokens,
     'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', wellFormedJson(c.iterationUsage),
   ];
   if (c.final) {

@@ -121,6 +121,7 @@ export function parseRunState(h: Record<string, string>): RunState | null {
       promptTokens: num(h.promptTokens),
       completionTokens: num(h.completionTokens),
       reasoningTokens: num(h.reasoningTokens),
+      cachedTokens: num(h.cachedTokens),
       totalTokens: num(h.totalTokens),
       costUsd: Math.round(num(h.costUsd) * 1e8) / 1e8,
       llmCalls: num(h.llmCalls),

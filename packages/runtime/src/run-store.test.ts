@@ -26,7 +26,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
   };
   const toIteration1 = (runId: string) =>
     store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
-  const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
+  const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, cachedTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
   const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
 
   it('keeps one run per idempotency key under 30 racing creates', async () => {

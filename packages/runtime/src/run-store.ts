@@ -130,7 +130,7 @@ export class RunStore {
 
   /** Adds a model call made outside the loop's checkpoints (a summary) to the run's usage; false when the run ended. */
   async addUsage(runId: string, u: Omit<Usage, 'toolCalls'>): Promise<boolean> {
-    const r = await this.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls]);
+    const r = await this.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls, u.cachedTokens ?? 0]);
     return r.outcome === 'added';
   }
 

@@ -120,7 +120,7 @@ export class CompressorWorker {
     for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
       if (n) this.o.metrics.llmTokens.inc({ provider, model: label, kind }, n);
     await this.o.store.addUsage(runId, {
-      promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens,
+      promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
       totalTokens: u.promptTokens + u.completionTokens, costUsd: cost, llmCalls: 1,
     });
   }

@@ -127,7 +127,7 @@ describe('OpenAI Responses API end to end (the default for provider openai), aga
     const m0 = await metric();
     const id = await s.a.startRun({ input: '[cached] hi', model: REASONER });
     const { snap } = await finishedRun(s.a, id);
-    expect(snap).toMatchObject({ status: 'completed', output: 'from cache', usage: { promptTokens: 4000, completionTokens: 16, reasoningTokens: 6 } });
+    expect(snap).toMatchObject({ status: 'completed', output: 'from cache', usage: { promptTokens: 4000, completionTokens: 16, reasoningTokens: 6, cachedTokens: 3072 } });
     expect(snap.usage.costUsd).toBeCloseTo((928 * 0.25 + 3072 * 0.025 + 16 * 2) / 1e6, 9); // cached input at gpt-5-mini's cached rate
     expect((await metric()) - m0).toBe(3072);
     expect(s.mock.journal.at(-1)!.req.body.prompt_cache_key).toBe(id);

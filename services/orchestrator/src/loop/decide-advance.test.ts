@@ -10,7 +10,7 @@ const state = (over: Partial<RunState> = {}, limits: Record<string, unknown> = {
     ...over,
   }) as RunState;
 
-const usage0 = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 };
+const usage0 = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 };
 
 describe('decideAdvance (pure)', () => {
   it('starts the first iteration from queued, and the next one after a batch', () => {

@@ -6,7 +6,7 @@ import { planResponse } from './plan-response.js';
 
 const entry = (name: string, sideEffect: CatalogEntry['sideEffect']): CatalogEntry => ({ name, description: '', parameters: {}, sideEffect, pool: 'default', timeoutMs: 1000, retry: 'safe' });
 const catalog = new Map([entry('read_it', 'read'), entry('mail', 'external')].map((e) => [e.name, e]));
-const usage0 = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 };
+const usage0 = { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0, totalTokens: 0, costUsd: 0, llmCalls: 0, toolCalls: 0 };
 const state = (over: Record<string, unknown> = {}): RunState =>
   ({
     id: 'r', tenant: 't', status: 'running', phase: 'model', iteration: 2, createdAt: 0, cancel: '', pendingFinal: '', callMode: 'tools', repeatFingerprint: '', repeatCount: 0,

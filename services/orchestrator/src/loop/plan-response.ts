@@ -62,13 +62,14 @@ export function planResponse(p: PlanInput): ResponsePlan {
   const u = res.usage;
   const cost = p.prices.cost(res.provider, res.model, u);
   const total = u.promptTokens + u.completionTokens;
-  const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, totalTokens: total, costUsd: cost };
+  const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, totalTokens: total, costUsd: cost };
   // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
   const message: Message = normalizeCallIds({ ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } }, res.provider, p.taken);
   const totals = {
     promptTokens: st.usage.promptTokens + u.promptTokens,
     completionTokens: st.usage.completionTokens + u.completionTokens,
     reasoningTokens: st.usage.reasoningTokens + u.reasoningTokens,
+    cachedTokens: (st.usage.cachedTokens ?? 0) + u.cachedTokens,
     totalTokens: st.usage.totalTokens + total,
     costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
     llmCalls: st.usage.llmCalls + 1,
