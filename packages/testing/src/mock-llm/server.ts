@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
-import { geminiFrameList, geminiFrames, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
+import { geminiFrameList, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
 import { ResponsesLedger } from './responses-ledger.js';
 import { serveResponses } from './responses-route.js';
 import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
@@ -159,15 +159,29 @@ export class MockLlmServer {
       res.end(JSON.stringify(spec.error.body ?? { error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
       return;
     }
+    // rendered before the status line: a reply the Gemini wire cannot carry (args that are not a JSON object) is the
+    // script's mistake, answered 500 with the reason, never a 200 with a broken body
+    let frames: string[] | null = null;
+    let whole: unknown = null;
+    try {
+      if (!stream) whole = spec.rawJson ?? geminiResponse(spec, model, estimateTokens(entryReq));
+      else if (spec.rawSse === undefined) frames = geminiFrameList(spec, model, estimateTokens(entryReq));
+    } catch (e) {
+      const message = `mock: this reply cannot be rendered on the Gemini wire (a call's args must be a JSON object): ${e instanceof Error ? e.message : String(e)}`;
+      this.journal.push({ req: entryReq, status: 500, error: message, injected: false });
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 500, message, status: 'INTERNAL' } }));
+      return;
+    }
     this.journal.push({ req: entryReq, status: 200, injected: false });
     if (!stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(spec.rawJson ?? geminiResponse(spec, model, estimateTokens(entryReq))));
+      res.end(JSON.stringify(whole));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    if (spec.rawSse !== undefined || !spec.delayMs) return void res.end(spec.rawSse ?? geminiFrames(spec, model, estimateTokens(entryReq)));
-    for (const frame of geminiFrameList(spec, model, estimateTokens(entryReq))) {
+    if (!frames || !spec.delayMs) return void res.end(spec.rawSse ?? frames!.join(''));
+    for (const frame of frames) {
       await sleep(spec.delayMs);
       if (res.destroyed) return;
       res.write(frame);
