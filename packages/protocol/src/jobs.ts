@@ -14,7 +14,7 @@ export const AdvanceJobSchema = z.object({
   runId: RunIdSchema,
   iteration: z.number().int().positive(),
   /**
-   * What the publisher expects the job to do, when it knew (a resume): start the iteration with this call mode
+   * What the publisher expects the job to do, when it knew (a first iteration, a resume): start the iteration with this call mode
    * straight away — one compare-and-set that also returns the state, instead of a read and then the start. A
    * stale plan fails the compare-and-set and the job reads the state and decides as usual.
    */

@@ -16,6 +16,7 @@ export class RunKeys {
   readonly state: string;
   readonly messages: string;
   readonly events: string;
+  /** Layout 1 only: the run's calls, before they moved into its state hash; read once, to migrate such a run. */
   readonly calls: string;
   readonly eventsChannel: string;
   readonly compressions: string;

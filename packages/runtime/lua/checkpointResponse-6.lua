@@ -22,13 +22,15 @@ local CHECKPOINT_FIELDS = {
 }
 local target = TARGETS[ARGV[7]]
 if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'seq', 'watch', 'owner')
+local calls = cjson.decode(ARGV[9])
+local fields = { 'status', 'phase', 'iteration', 'seq', 'watch', 'owner' }
+for _, c in ipairs(calls) do fields[#fields + 1] = cf(c[1], ':st') end
+local st = readState(fields)
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 if ARGV[12] and ARGV[12] ~= '' and st[6] ~= ARGV[12] then return { 'stale' } end
-local calls = cjson.decode(ARGV[9])
 local taken = {}
-for _, c in ipairs(calls) do
-  if rcall('HEXISTS', callsKey, c[1] .. ':st') == 1 then taken[#taken + 1] = c[1] end
+for i, c in ipairs(calls) do
+  if st[6 + i] then taken[#taken + 1] = c[1] end
 end
 if #taken > 0 then return withList({ 'ids_taken' }, taken) end
 local u = cjson.decode(ARGV[8])
@@ -43,17 +45,14 @@ for i = 1, #u, 2 do set(u[i], u[i + 1]) end
 if st[1] ~= target[1] then set('status', target[1]) end
 set('phase', target[2])
 set('updatedAt', nowMs)
-local fields = {}
 for _, c in ipairs(calls) do
-  fields[#fields + 1] = c[1]; fields[#fields + 1] = c[2]
+  set(cf(c[1]), c[2])
   if c[3] ~= '' then
-    fields[#fields + 1] = c[1] .. ':out'; fields[#fields + 1] = c[3]
-    fields[#fields + 1] = c[1] .. ':st'; fields[#fields + 1] = 'done'
+    set(cf(c[1], ':out'), c[3]); set(cf(c[1], ':st'), 'done')
   else
-    fields[#fields + 1] = c[1] .. ':st'; fields[#fields + 1] = 'queued'
+    set(cf(c[1], ':st'), 'queued')
   end
 end
-if #fields > 0 then callSliced('HSET', callsKey, fields) end
 emitAll(ARGV[10])
 commit(st[4], st[5])
 return { 'recorded' }

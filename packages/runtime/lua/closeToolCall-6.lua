@@ -3,9 +3,9 @@
   ARGV[5] callId  ARGV[6] kind
   Returns {'closed'}, or {'answered'} when the call was already answered. ]]
 local callId = ARGV[5]
-local stt = rcall('HGET', callsKey, callId .. ':st')
+local st = readState({ 'seq', 'watch', cf(callId, ':st') })
+local stt = st[3]
 if not stt or stt == 'done' then return { 'answered' } end
-local st = rcall('HMGET', stateKey, 'seq', 'watch')
 if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
 elseif ARGV[6] == 'job_failed' then

@@ -1,18 +1,22 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
   Run scripts take the same four keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] calls hash
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] the legacy calls hash (layout 1)
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
-  A script reads what it needs, queues state updates with set() and events with emitAll()/emit(), and ends with
-  commit(): one HSET of the state (the event sequence included), one RPUSH of the events, and one PUBLISH while a
-  client follows the run (its `watch` lease, set by the api's SSE handler, is in the future). Every event is
+  A script reads what it needs in one HMGET (readState), queues state updates with set() and events with
+  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence included), one RPUSH of the
+  events, and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE handler, is in
+  the future).
+  The run's tool calls live in the state hash too (layout 2), under fields of their own (cf()): a step reads the
+  run and its calls in one HMGET and writes both in one HSET. A run of layout 1 (its calls in KEYS[4]) is moved to
+  layout 2 by the first script that reads it. Every event is
   appended under the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
   know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
   Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
-local stateKey, msgsKey, eventsKey, callsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local stateKey, msgsKey, eventsKey, legacyCallsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local updates, events = {}, {}
 
@@ -35,6 +39,61 @@ end
 local function withList(head, list)
   for _, v in ipairs(list) do head[#head + 1] = v end
   return head
+end
+
+-- A call's fields in the state hash: 'c:<id>' its meta, then ':st' its status, ':out' its outcome, ':dec' a decision.
+local LAYOUT = '2'
+local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
+
+-- Moves a layout-1 run's calls hash into its state hash (each field under the 'c:' prefix), once.
+local function migrateLayout()
+  local old = rcall('HGETALL', legacyCallsKey)
+  local fields = {}
+  for i = 1, #old, 2 do fields[#fields + 1] = 'c:' .. old[i]; fields[#fields + 1] = old[i + 1] end
+  fields[#fields + 1] = 'lay'; fields[#fields + 1] = LAYOUT
+  callSliced('HSET', stateKey, fields)
+  rcall('DEL', legacyCallsKey)
+end
+
+-- What commit() needs to move the run between status indexes, as the script's own first read saw it.
+local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv' }
+local statusInfo
+
+-- The script's one read: HMGET of `fields` (state fields and call fields alike), with what commit() needs to
+-- reindex a status change read in the same command. Migrates a layout-1 run first.
+local function readState(fields)
+  local n = #fields
+  local all = withList(withList({}, fields), STATUS_INFO)
+  all[#all + 1] = 'lay'; all[#all + 1] = 'id'
+  local r = hmgetSliced(stateKey, all)
+  if r[#all] and r[#all - 1] ~= LAYOUT then
+    migrateLayout()
+    r = hmgetSliced(stateKey, all)
+  end
+  statusInfo = {}
+  for i = 1, #STATUS_INFO do statusInfo[i] = r[n + i] end
+  return r
+end
+
+-- `fields` with the run's own fields (STATE_FIELDS, compiled in from run-state.ts) after them: for a step that
+-- returns the state, read in its one HMGET (stateAfter).
+local function withStateFields(fields)
+  return withList(withList({}, fields), STATE_FIELDS)
+end
+
+-- The state after this step, as field, value pairs (never the run's calls): what the first read (withStateFields,
+-- the state fields after its first `offset` values) saw, with what commit() wrote over it. Call after commit().
+local function stateAfter(read, offset)
+  local h = {}
+  for i, f in ipairs(STATE_FIELDS) do
+    if read[offset + i] then h[f] = read[offset + i] end
+  end
+  for i = 1, #updates, 2 do h[updates[i]] = tostring(updates[i + 1]) end
+  local out = {}
+  for _, f in ipairs(STATE_FIELDS) do
+    if h[f] then out[#out + 1] = f; out[#out + 1] = h[f] end
+  end
+  return out
 end
 
 local function set(field, value)
@@ -63,20 +122,22 @@ local function runIndex(tenant, status)
   if status then return keyPrefix .. ':tenant:' .. tenant .. ':runs:' .. status end
   return keyPrefix .. ':tenant:' .. tenant .. ':runs'
 end
--- Every key of one run: the state hash and the keys named after it (RunKeys).
-local RUN_KEY_SUFFIXES = { '', ':msgs', ':events', ':calls', ':compressions' }
+-- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
+-- once the transcript was compressed (transcript version tv > 0).
+local RUN_KEY_SUFFIXES = { '', ':msgs', ':events' }
 
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
-local function expireRun(tenant, retentionS, idemKey)
+local function expireRun(tenant, retentionS, idemKey, tv)
   for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
+  if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
   if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
   rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
 
 -- Moves the run from its tenant's index of status `from` to that of `to` (same score: createdAt), so that listing
 -- by status and counting active runs never read the tenant's history. A run that finishes starts its retention.
-local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey)
+local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv)
   if from == to then return end
   if from then rcall('ZREM', runIndex(tenant, from), runId) end
   rcall('ZADD', runIndex(tenant, to), createdAt, runId)
@@ -84,7 +145,7 @@ local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey)
   if to == 'queued' then rcall('ZADD', keyPrefix .. ':queued', createdAt, runId) end
   if from == 'queued' then rcall('ZREM', keyPrefix .. ':queued', runId) end
   local ret = tonumber(retentionS) or 0
-  if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey) end
+  if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
 end
 
 -- Runs of a tenant that count against activeRuns.
@@ -109,7 +170,7 @@ local function commit(seq, watch)
     if updates[i] == 'status' then newStatus = updates[i + 1] end
   end
   if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
-    local cur = rcall('HMGET', stateKey, 'status', 'tenant', 'createdAt', 'ret', 'idem')
+    local cur = statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO))
     mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)
     statusChange = cur
   end
@@ -120,7 +181,7 @@ local function commit(seq, watch)
     callSliced('RPUSH', eventsKey, items)
     set('seq', seq + n)
   end
-  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5]) end
+  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end
 end
@@ -145,11 +206,11 @@ local closedNames = {}
 
 -- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
 local function closeCall(callId, status, code, message, retryable)
-  local meta = cjson.decode(rcall('HGET', callsKey, callId))
+  local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
   closedNames[#closedNames + 1] = meta.name
   local err = { code = code, message = message, retryable = retryable }
   local content = cjson.encode({ ok = false, error = err })
-  rcall('HSET', callsKey, callId .. ':out', cjson.encode({ status = status, content = content, error = err }), callId .. ':st', 'done')
+  rcall('HSET', stateKey, cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
   emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
   return content
 end
@@ -157,13 +218,16 @@ end
 -- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
 -- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
 -- answered first: `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed.
-local function batchMessages(batchJson, fill)
+-- `outs`: the batch's outcomes when the script's first read already fetched them (batchOutFields).
+local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
   local ids = cjson.decode(batchJson)
   if #ids == 0 then return {}, 0 end
-  local fields = {}
-  for i, id in ipairs(ids) do fields[i] = id .. ':out' end
-  local outs = hmgetSliced(callsKey, fields)
+  if not outs then
+    local fields = {}
+    for i, id in ipairs(ids) do fields[i] = cf(id, ':out') end
+    outs = hmgetSliced(stateKey, fields)
+  end
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
     local content
@@ -188,8 +252,8 @@ local function batchInFlight(batchJson)
   local ids = cjson.decode(batchJson)
   if #ids == 0 then return false end
   local fields = {}
-  for i, id in ipairs(ids) do fields[i] = id .. ':st' end
-  for _, v in ipairs(hmgetSliced(callsKey, fields)) do
+  for i, id in ipairs(ids) do fields[i] = cf(id, ':st') end
+  for _, v in ipairs(hmgetSliced(stateKey, fields)) do
     if v == 'queued' or v == 'running' then return true end
   end
   return false

@@ -7,7 +7,7 @@
   Returns {'ended', names of the calls it answered cancelled...}, or {'stale'} when the run already ended or moved
   past the expected iteration. ]]
 if not isTerminal(ARGV[6]) then error('endRun: ' .. tostring(ARGV[6]) .. ' is not a terminal status') end
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage', 'watch')
+local st = readState({ 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage', 'watch' })
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 mustTransition(st[1], ARGV[6])

@@ -7,9 +7,9 @@
   Returns {'recorded'}, {'closed', status} (answered cancelled or skipped instead), or {'answered'} when the call was
   already answered (a duplicate delivery: nothing changes). ]]
 local callId = ARGV[5]
-local stt = rcall('HGET', callsKey, callId .. ':st')
+local st = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs', cf(callId, ':st') })
+local stt = st[7]
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
-local st = rcall('HMGET', stateKey, 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs')
 if ARGV[8] ~= '' and stt == 'queued' then
   if isTerminal(st[3]) or (st[4] and st[4] ~= '') then
     closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
@@ -25,7 +25,7 @@ if ARGV[8] ~= '' and stt == 'queued' then
   end
   emitAll(ARGV[8])
 end
-rcall('HSET', callsKey, callId .. ':out', ARGV[6], callId .. ':st', 'done')
+set(cf(callId, ':out'), ARGV[6]); set(cf(callId, ':st'), 'done')
 emitAll(ARGV[7])
 commit(st[1], st[2])
 return { 'recorded' }

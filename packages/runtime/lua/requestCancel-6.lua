@@ -4,7 +4,7 @@
   KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
   Returns {'terminal'} (already finished: 409), {'ended', names of the calls it cancelled...} (ended here) or
   {'requested'}. ]]
-local st = rcall('HMGET', stateKey, 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage', 'watch')
+local st = readState({ 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage', 'watch' })
 if isTerminal(st[1]) then return { 'terminal' } end
 if st[2] == '' then set('cancel', ARGV[5]) end
 set('updatedAt', nowMs)

@@ -4,17 +4,29 @@
   ARGV[9] events (envelope lines)  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
   ARGV[11] '1': also return the state hash after the start (a caller that did not read it first)
   ARGV[12] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
+  ARGV[13] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
   KEYS[6] the deployment's resuming-runs zset (left when a resumed run starts)
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
   {'stale'} when the run is not where the caller expected (the caller reloads the state and decides again), or {'waiting'} when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
-local st = rcall('HMGET', stateKey, 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch')
+local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch' }
+local nState = #fields
+local hint = ARGV[13] or ''
+if hint ~= '' then for _, id in ipairs(cjson.decode(hint)) do fields[#fields + 1] = cf(id, ':out') end end
+local nRead = #fields
+if ARGV[11] == '1' then fields = withStateFields(fields) end
+local st = readState(fields)
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
 mustTransition(st[1], 'running')
-local msgs, executed = batchMessages(st[5], 'error')
+local outs -- the batch's outcomes, when the caller's guess of the batch was right
+if hint ~= '' and hint == st[5] then
+  outs = {}
+  for i = nState + 1, nRead do outs[#outs + 1] = st[i] end
+end
+local msgs, executed = batchMessages(st[5], 'error', outs)
 local resumed = 0
 if st[9] == '1' then
   resumed = 1
@@ -32,7 +44,5 @@ if st[1] ~= 'running' then set('status', 'running') end -- a status change (rein
 emitAll(ARGV[9])
 commit(st[6], st[11])
 local out = withList({ 'started', len, toolCalls, resumed, #msgs }, msgs)
-if ARGV[11] == '1' then
-  for _, v in ipairs(rcall('HGETALL', stateKey)) do out[#out + 1] = v end
-end
+if ARGV[11] == '1' then withList(out, stateAfter(st, nRead)) end
 return out

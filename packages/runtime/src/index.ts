@@ -4,6 +4,7 @@ export * from './redis.js';
 export * from './scripts.js';
 export * from './run-state.js';
 export * from './run-store.js';
+export * from './run-calls.js';
 export * from './event-hub.js';
 export * from './metrics.js';
 export * from './queues.js';

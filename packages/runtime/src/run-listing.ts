@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DeploymentKeys } from '@agentloop/protocol';
-import { parseRunState, type RunState } from './run-state.js';
+import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import type { ListCursor } from './run-store-types.js';
 
 /**
@@ -24,11 +24,11 @@ export async function listRuns(redis: Redis, keys: DeploymentKeys, tenant: strin
     }
     if (!page.length) return { runs: out, nextCursor: null };
     const pipe = redis.pipeline();
-    for (const c of page) pipe.hgetall(keys.run(c.runId).state);
+    for (const c of page) pipe.hmget(keys.run(c.runId).state, ...STATE_FIELDS);
     const rows = (await pipe.exec()) ?? [];
     for (let i = 0; i < page.length; i++) {
       after = page[i]!;
-      const st = parseRunState((rows[i]?.[1] ?? {}) as Record<string, string>);
+      const st = parseRunState(stateHash((rows[i]?.[1] ?? []) as Array<string | null>));
       // gone (retention over, not swept yet) or moved to another status since the index was read: not listed
       if (!st || (opts.status && st.status !== opts.status)) continue;
       if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? out[out.length - 1]!.createdAt : after.score, runId: out[out.length - 1]!.id } };

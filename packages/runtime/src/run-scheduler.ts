@@ -26,9 +26,13 @@ export function maxResultTokens(request: RunRequest): number {
 export class RunScheduler {
   constructor(private readonly queues: QueueSet) {}
 
-  /** Iteration 1 of a created run (again, when its creator may have died before adding it). */
+  /**
+   * Iteration 1 of a created run (again, when its creator may have died before adding it). Its plan is what a new
+   * run's first iteration always is — a call with tools — so the job starts it without reading the run first.
+   */
   async start(runId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: 1 } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
+    const data: AdvanceJob = { runId, iteration: 1, plan: { callMode: 'tools', pendingFinal: '', iterUsage: {} } };
+    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
   }
 
   /**

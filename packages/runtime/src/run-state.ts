@@ -59,6 +59,28 @@ export interface RunState {
 /** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
 export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair' } as const;
 
+/**
+ * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`, layout 2) and
+ * a few fields only scripts read (ret, idem, bodyHash, maxWallMs, watch, edited, batchMsg, lay): a run is read with
+ * HMGET of these, never HGETALL, so reading it costs the same however many calls it made.
+ */
+export const STATE_FIELDS = [
+  'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'request', 'model', 'mode', 'metadata', 'seq', 'error', 'cancel',
+  'batch', 'pendingFinal', 'callMode', 'owner', 'stopReason', 'output', STATE_FIELD.outputJson, STATE_FIELD.outputRepair,
+  'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls', 'toolCalls',
+  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv',
+] as const;
+
+/** HMGET of STATE_FIELDS, back into a hash (absent fields left out). */
+export function stateHash(values: ReadonlyArray<string | null>): Record<string, string> {
+  const h: Record<string, string> = {};
+  STATE_FIELDS.forEach((f, i) => {
+    const v = values[i];
+    if (v !== null && v !== undefined) h[f] = v;
+  });
+  return h;
+}
+
 export const OutputRepairSchema = z.object({ iteration: z.number().int().positive(), message: z.string() });
 export type OutputRepair = z.infer<typeof OutputRepairSchema>;
 

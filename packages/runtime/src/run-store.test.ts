@@ -56,11 +56,11 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'dup' }, totals, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
     // c2 finishes first, c1 second; both get duplicate deliveries
     for (const id of ['c2', 'c1']) {
-      expect((await store.callRecord(runId, id))!.status).toBe('queued');
+      expect((await store.calls.record(runId, id))!.status).toBe('queued');
       const outcome = { status: 'completed' as const, content: `result ${id}`, executed: true };
       const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
-      expect((await store.callRecord(runId, id))!.status).toBe('done');
+      expect((await store.calls.record(runId, id))!.status).toBe('done');
     }
     const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
     if (typeof started === 'string') throw new Error(`start: ${started}`);
@@ -197,7 +197,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const cancelled = await withCall();
     await store.requestCancel(cancelled, 'stop');
     expect(await store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
-    expect((await store.outcomes(cancelled, ['r1']))[0]).toMatchObject({ status: 'cancelled' });
+    expect((await store.calls.outcomes(cancelled, ['r1']))[0]).toMatchObject({ status: 'cancelled' });
     const late = await withCall({ request: RunRequestSchema.parse({ ...request, limits: { maxWallMs: 1 } }) });
     await new Promise((r) => setTimeout(r, 5));
     expect(await store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');

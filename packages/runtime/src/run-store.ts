@@ -6,11 +6,12 @@ import {
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
 import { decisionOutcome } from './decision-outcome.js';
-import { parseRunState, type RunState } from './run-state.js';
+import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
+import { RunCalls } from './run-calls.js';
 import {
-  DEFAULT_RETENTION_S, RATE_LIMITED_ERROR, type CallMeta, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
+  DEFAULT_RETENTION_S, RATE_LIMITED_ERROR, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
 } from './run-store-types.js';
 
 export * from './run-store-types.js';
@@ -27,6 +28,8 @@ type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
  */
 export class RunStore {
   readonly keys: DeploymentKeys;
+  /** What is recorded about a run's calls (reads; every write is a script here). */
+  readonly calls: RunCalls;
   private readonly scripts: Scripts;
 
   constructor(
@@ -36,6 +39,7 @@ export class RunStore {
     readonly retentionS = DEFAULT_RETENTION_S,
   ) {
     this.keys = new DeploymentKeys(prefix);
+    this.calls = new RunCalls(redis, this.keys);
     this.scripts = new Scripts(redis);
   }
 
@@ -84,6 +88,7 @@ export class RunStore {
         limited ? ev(limited) : '',
         wellFormedJson(RATE_LIMITED_ERROR),
         wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
+        input.freshId ? '1' : '',
       ],
       [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
     );
@@ -102,7 +107,7 @@ export class RunStore {
   }
 
   async load(runId: string): Promise<RunState | null> {
-    return parseRunState(await this.redis.hgetall(this.keys.run(runId).state));
+    return parseRunState(stateHash(await this.redis.hmget(this.keys.run(runId).state, ...STATE_FIELDS)));
   }
 
   /** The tenant that owns a run, or null when there is no such run. */
@@ -161,10 +166,12 @@ export class RunStore {
    */
   async startIteration(
     runId: string,
-    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string },
+    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string; expectBatch?: readonly string[] },
   ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
     const r = await this.run('startIteration', runId, (ev) => [
       p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', ev(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
+      // the batch as the caller knows it, serialized as the checkpoint stored it: its outcomes come with the state read
+      p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
     ]);
     if (r.outcome !== 'started') return r.outcome;
     const [length, toolCalls, resumed, count, ...rest] = r.values as [number, number, number, number, ...string[]];
@@ -200,31 +207,6 @@ export class RunStore {
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
     return r.outcome === 'recorded';
-  }
-
-  /** Everything recorded about one call: meta, status, full outcome (the uncapped result) and decision. */
-  async callRecord(runId: string, callId: string): Promise<{ meta: CallMeta; status: string; outcome: ToolOutcome | null; decision: string | null } | null> {
-    const [meta, st, out, dec] = await this.redis.hmget(this.keys.run(runId).calls, callId, `${callId}:st`, `${callId}:out`, `${callId}:dec`);
-    if (!meta) return null;
-    return { meta: JSON.parse(meta) as CallMeta, status: st ?? 'queued', outcome: out ? (JSON.parse(out) as ToolOutcome) : null, decision: dec ?? null };
-  }
-
-  /** Whether a call needs no execution: answered already, or unknown to the run (a stale job, or a run gone). */
-  async callAnswered(runId: string, callId: string): Promise<boolean> {
-    const st = await this.redis.hget(this.keys.run(runId).calls, `${callId}:st`);
-    return st === null || st === 'done';
-  }
-
-  async callMeta(runId: string, callIds: string[]): Promise<Array<CallMeta | null>> {
-    if (!callIds.length) return [];
-    const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds);
-    return raw.map((r) => (r ? (JSON.parse(r) as CallMeta) : null));
-  }
-
-  async outcomes(runId: string, callIds: string[]): Promise<Array<ToolOutcome | null>> {
-    if (!callIds.length) return [];
-    const raw = await this.redis.hmget(this.keys.run(runId).calls, ...callIds.map((id) => `${id}:out`));
-    return raw.map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
   }
 
   /**

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { statusTransitionsLua } from '@agentloop/protocol';
+import { STATE_FIELDS } from './run-state.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
@@ -41,8 +42,10 @@ let sources: Map<ScriptName, string> | null = null;
 
 function loadSources(): Map<ScriptName, string> {
   if (!sources) {
-    // the transition table comes from protocol, compiled into every script (one table for both sides)
-    const common = `local TRANSITIONS = ${statusTransitionsLua()}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
+    // the transition table comes from protocol, the state fields from run-state.ts, compiled into every script (one
+    // table for both sides)
+    const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
+    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal STATE_FIELDS = ${stateFields}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     const names = Object.keys(SCRIPTS) as ScriptName[];
     sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }

@@ -140,7 +140,7 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    if (oneStep ? await this.o.store.callAnswered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry))) return { callId };
+    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry))) return { callId };
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));

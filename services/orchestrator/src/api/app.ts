@@ -164,7 +164,7 @@ export function createApp(d: ApiDeps): express.Express {
   app.get('/v1/runs/:id/calls/:callId', wrap(async (req, res) => {
     const st = await ownRun(req);
     // stored call ids are safe ids: anything else (`<id>:out` would read a sibling field) names no call
-    const rec = SAFE_CALL_ID_RE.test(String(req.params.callId)) ? await d.store.callRecord(st.id, String(req.params.callId)) : null;
+    const rec = SAFE_CALL_ID_RE.test(String(req.params.callId)) ? await d.store.calls.record(st.id, String(req.params.callId)) : null;
     if (!rec) throw new ApiError('not_found', `call ${req.params.callId} not found in run ${st.id}`);
     const o = rec.outcome;
     res.json({

@@ -52,7 +52,7 @@ export class DecisionService {
     // call's record. Ownership first, so another tenant's run answers like a missing one and no tool name leaks.
     const reading = decisions.filter((d) => (d.action === 'approve' && d.arguments) || d.action === 'submit_result').map((d) => d.callId);
     if (reading.length && tenant !== null && !opts.ownerChecked && (await this.store.tenantOf(runId)) !== tenant) return { kind: 'not_found' };
-    const metas = new Map(reading.length ? (await this.store.callMeta(runId, reading)).map((m, i) => [reading[i]!, m] as const) : []);
+    const metas = new Map(reading.length ? (await this.store.calls.meta(runId, reading)).map((m, i) => [reading[i]!, m] as const) : []);
     for (const d of decisions) {
       if (editing.includes(d.callId) && !metas.get(d.callId)) return { kind: 'conflict', message: `call ${d.callId} is not pending a decision` };
       const r = await this.prepare(d, metas.get(d.callId) ?? null);
@@ -131,12 +131,12 @@ export class DecisionService {
       const st = await this.store.load(runId);
       // no longer resuming (its resumed iteration started, or it ended): nothing to publish, and nothing to reconcile
       if (!st || st.status !== 'running' || st.phase !== 'tools' || !st.resuming) return void (await this.store.redis.zrem(this.store.keys.resumingRuns, runId));
-      const decided = st.batch.length ? await this.store.redis.hmget(this.store.keys.run(runId).calls, ...st.batch.map((id) => `${id}:dec`)) : [];
+      const decided = await this.store.calls.decisions(runId, st.batch);
       const approved = st.batch.filter((_, i) => decided[i] === 'approve');
       resume = { iteration: st.iteration, tenant: st.tenant, approved };
     }
     const { iteration: k, tenant, approved } = resume;
-    const metas = approved.length ? await this.store.callMeta(runId, approved) : [];
+    const metas = approved.length ? await this.store.calls.meta(runId, approved) : [];
     const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? DEFAULT_RESULT_TOKENS }] : []));
     await this.scheduler.resume(runId, tenant, k, calls, known?.plan);
   }
@@ -162,7 +162,7 @@ export class DecisionService {
 
   private async undecided(st: RunState): Promise<string[]> {
     const ids = st.pending.map((p) => p.callId);
-    const decided = await this.store.redis.hmget(this.store.keys.run(st.id).calls, ...ids.map((id) => `${id}:dec`));
+    const decided = await this.store.calls.decisions(st.id, ids);
     return ids.filter((_, i) => !decided[i]);
   }
 }

@@ -124,13 +124,13 @@ export class IterationWorker {
   }
 
   /**
-   * Decides and acts from the cheapest view of the run that proves current: the publisher's plan (a resume: one
-   * start script that returns the state), else the state this process left after checkpointing iteration k-1,
+   * Decides and acts from the cheapest view of the run that proves current: the publisher's plan (a first iteration
+   * or a resume: one start script that returns the state), else the state this process left after checkpointing iteration k-1,
    * else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
    */
   private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
     const cached = this.states.take(runId, k - 1);
-    if (!cached && plan && k > 1) {
+    if (!cached && plan) {
       const planned = await this.startPlanned(job, token, runId, k, plan);
       if (planned !== 'stale') return planned;
     }
@@ -160,8 +160,8 @@ export class IterationWorker {
         await this.end.failedAtMaxIterations(st);
         return 'done';
       case 'redispatch': {
-        const metas = await this.o.store.callMeta(runId, st.batch);
-        const outcomes = await this.o.store.outcomes(runId, st.batch);
+        const metas = await this.o.store.calls.meta(runId, st.batch);
+        const outcomes = await this.o.store.calls.outcomes(runId, st.batch);
         const waiting = new Set(st.pending.map((p) => p.callId));
         const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] && !waiting.has(id) ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
         await this.o.scheduler.afterCheckpoint(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
@@ -169,11 +169,11 @@ export class IterationWorker {
       }
       case 'start': {
         const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
-        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair));
+        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch));
         // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
         // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
         if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId)))
-          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair));
+          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch));
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done';
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: ownerOf(job), usage: { ...st.usage, toolCalls: started.toolCalls } };
@@ -188,7 +188,7 @@ export class IterationWorker {
 
   /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
   private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
-    const params = startParams(job, k, 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
+    const params = startParams(job, k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
     let started = await this.o.store.startIteration(runId, params);
     if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId))) started = await this.o.store.startIteration(runId, params);
     if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';

@@ -7,14 +7,14 @@ import { finalizeInstruction } from './decide-advance.js';
  * What starting iteration k records: its events, the finalize instruction of a call without tools — or, for the
  * structured-output repair call, its `repair` message instead —, its owner.
  */
-export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean, repair?: string) {
+export function startParams(job: Job, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean, repair?: string, expectBatch?: readonly string[]) {
   const events: NewEvent[] = [];
   if (k === 1) events.push({ type: 'run.started', data: {} });
   else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
   events.push({ type: 'iteration.started', data: { iteration: k } });
   const instruction = repair ?? (callMode !== 'tools' ? finalizeInstruction(callMode) : undefined);
   const extraMessage: Message | undefined = instruction !== undefined ? { role: 'user', content: instruction } : undefined;
-  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: ownerOf(job) };
+  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: ownerOf(job), expectBatch };
 }
 
 /**

@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import type { DeploymentKeys, ToolOutcome } from '@agentloop/protocol';
+import type { CallMeta } from './run-store-types.js';
+
+/** The state hash layout the scripts write (`lay`): 2 = a run's calls are fields of its state hash. */
+const CALLS_LAYOUT = '2';
+
+/**
+ * What is recorded about a run's calls, read: fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
+ * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them. A run stored
+ * before that layout (1: the calls in a hash of their own) is read there until a script moves it.
+ */
+export class RunCalls {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: DeploymentKeys,
+  ) {}
+
+  /** Everything recorded about one call: meta, status, full outcome (the uncapped result) and decision. */
+  async record(runId: string, callId: string): Promise<{ meta: CallMeta; status: string; outcome: ToolOutcome | null; decision: string | null } | null> {
+    const [meta, st, out, dec] = await this.fields(runId, [callId, `${callId}:st`, `${callId}:out`, `${callId}:dec`]);
+    if (!meta) return null;
+    return { meta: JSON.parse(meta) as CallMeta, status: st ?? 'queued', outcome: out ? (JSON.parse(out) as ToolOutcome) : null, decision: dec ?? null };
+  }
+
+  /** Whether a call needs no execution: answered already, or unknown to the run (a stale job, or a run gone). */
+  async answered(runId: string, callId: string): Promise<boolean> {
+    const [st] = await this.fields(runId, [`${callId}:st`]);
+    return st === null || st === undefined || st === 'done';
+  }
+
+  async meta(runId: string, callIds: readonly string[]): Promise<Array<CallMeta | null>> {
+    return (await this.fields(runId, callIds)).map((r) => (r ? (JSON.parse(r) as CallMeta) : null));
+  }
+
+  async outcomes(runId: string, callIds: readonly string[]): Promise<Array<ToolOutcome | null>> {
+    return (await this.fields(runId, callIds.map((id) => `${id}:out`))).map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
+  }
+
+  /** The decision recorded for each call ('approve', 'deny', 'submit_result'), or null while undecided. */
+  async decisions(runId: string, callIds: readonly string[]): Promise<Array<string | null>> {
+    return this.fields(runId, callIds.map((id) => `${id}:dec`));
+  }
+
+  /** One HMGET of the state hash (with the layout and the run's id, to tell a layout-1 run from a missing one). */
+  private async fields(runId: string, fields: readonly string[]): Promise<Array<string | null>> {
+    if (!fields.length) return [];
+    const k = this.keys.run(runId);
+    const r = await this.redis.hmget(k.state, ...fields.map((f) => `c:${f}`), 'lay', 'id');
+    if (r[fields.length + 1] && r[fields.length] !== CALLS_LAYOUT) return this.redis.hmget(k.calls, ...fields);
+    return r.slice(0, fields.length);
+  }
+}
