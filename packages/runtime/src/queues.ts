@@ -11,6 +11,15 @@ export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
   removeOnFail: { age: 7 * 86_400 },
 };
 
+/**
+ * Options every agentloop worker gets. Locks: `lockMs` (renewed at half of it), a stalled job (its worker died) is
+ * handed on after half of it, as often as that happens. An idle worker blocks for new jobs 10 s at a time (BullMQ:
+ * 5; Redis blocking commands longer than 10 s are fragile across reconnections), which halves its wake-ups.
+ */
+export function workerOptions(lockMs: number) {
+  return { lockDuration: lockMs, stalledInterval: Math.max(500, Math.floor(lockMs / 2)), maxStalledCount: 100, drainDelay: 10 };
+}
+
 /** The queues and the flow producer a process publishes to, created once and shared. */
 export class QueueSet {
   private readonly queues = new Map<string, Queue>();

@@ -19,6 +19,8 @@ export type CatalogEntry = z.infer<typeof CatalogEntrySchema>;
  */
 export class ToolCatalog {
   private cache: { at: number; entries: Map<string, CatalogEntry> } | null = null;
+  /** The read in flight: the many callers that find the cache expired at once share one HGETALL. */
+  private loading: Promise<Map<string, CatalogEntry>> | null = null;
 
   constructor(
     private readonly redis: Redis,
@@ -38,6 +40,11 @@ export class ToolCatalog {
 
   async all(): Promise<Map<string, CatalogEntry>> {
     if (this.cache && Date.now() - this.cache.at < this.ttlMs) return this.cache.entries;
+    this.loading ??= this.load().finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  private async load(): Promise<Map<string, CatalogEntry>> {
     const raw = await this.redis.hgetall(this.key);
     const entries = new Map<string, CatalogEntry>();
     for (const [name, json] of Object.entries(raw)) {

@@ -6,7 +6,7 @@ import {
   type LlmUsage, type ProviderRegistry,
 } from '@agentloop/llm';
 import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
-import type { Logger, Metrics, RunStore } from '@agentloop/runtime';
+import { workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
@@ -45,9 +45,7 @@ export class CompressorWorker {
       connection: this.o.redis.duplicate(),
       prefix: this.o.prefix,
       concurrency: 4,
-      lockDuration: this.o.lockMs,
-      stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
-      maxStalledCount: 100,
+      ...workerOptions(this.o.lockMs),
     });
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'compressor worker error'));
     await this.worker.waitUntilReady();

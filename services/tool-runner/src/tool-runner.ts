@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 
@@ -49,9 +49,7 @@ export class ToolRunner {
         connection: this.o.redis.duplicate(),
         prefix: this.o.prefix,
         concurrency: this.o.concurrency,
-        lockDuration: this.o.lockMs,
-        stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
-        maxStalledCount: 100,
+        ...workerOptions(this.o.lockMs),
         autorun: true,
       });
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));

@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
@@ -41,6 +41,8 @@ export interface IterationWorkerOptions {
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
   /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
   planner?: Planner;
+  /** The process's tool catalog (one cache for every role in it) [its own]. */
+  catalog?: ToolCatalog;
 }
 
 /**
@@ -60,7 +62,7 @@ export class IterationWorker {
   private handingBack = false;
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
-    this.catalog = new ToolCatalog(o.redis, o.prefix);
+    this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
@@ -80,9 +82,7 @@ export class IterationWorker {
       connection: this.o.redis.duplicate(),
       prefix: this.o.prefix,
       concurrency: this.o.concurrency,
-      lockDuration: this.o.lockMs,
-      stalledInterval: Math.max(500, Math.floor(this.o.lockMs / 2)),
-      maxStalledCount: 100,
+      ...workerOptions(this.o.lockMs),
     });
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
     this.worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.orchestrator }));
