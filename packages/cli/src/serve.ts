@@ -43,7 +43,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), storeRedis.quit()]);
   });
-  const store = new RunStore(storeRedis, config.prefix, config.runRetentionS);
+  const store = new RunStore(storeRedis, config.prefix, config.runRetentionS, config.runLayout);
   const env = opts.env ?? process.env;
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);

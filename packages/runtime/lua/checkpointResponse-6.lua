@@ -23,14 +23,14 @@ local CHECKPOINT_FIELDS = {
 local target = TARGETS[ARGV[7]]
 if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
 local calls = cjson.decode(ARGV[9])
-local fields = { 'status', 'phase', 'iteration', 'seq', 'watch', 'owner' }
-for _, c in ipairs(calls) do fields[#fields + 1] = cf(c[1], ':st') end
-local st = readState(fields)
+local stFields = {}
+for i, c in ipairs(calls) do stFields[i] = c[1] .. ':st' end
+local st, callSt = readState({ 'status', 'phase', 'iteration', 'seq', 'watch', 'owner' }, stFields)
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 if ARGV[12] and ARGV[12] ~= '' and st[6] ~= ARGV[12] then return { 'stale' } end
 local taken = {}
 for i, c in ipairs(calls) do
-  if st[6 + i] then taken[#taken + 1] = c[1] end
+  if callSt[i] then taken[#taken + 1] = c[1] end
 end
 if #taken > 0 then return withList({ 'ids_taken' }, taken) end
 local u = cjson.decode(ARGV[8])
@@ -46,11 +46,11 @@ if st[1] ~= target[1] then set('status', target[1]) end
 set('phase', target[2])
 set('updatedAt', nowMs)
 for _, c in ipairs(calls) do
-  set(cf(c[1]), c[2])
+  setCall(c[1], '', c[2])
   if c[3] ~= '' then
-    set(cf(c[1], ':out'), c[3]); set(cf(c[1], ':st'), 'done')
+    setCall(c[1], ':out', c[3]); setCall(c[1], ':st', 'done')
   else
-    set(cf(c[1], ':st'), 'queued')
+    setCall(c[1], ':st', 'queued')
   end
 end
 emitAll(ARGV[10])

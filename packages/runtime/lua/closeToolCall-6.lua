@@ -3,8 +3,8 @@
   ARGV[5] callId  ARGV[6] kind
   Returns {'closed'}, or {'answered'} when the call was already answered. ]]
 local callId = ARGV[5]
-local st = readState({ 'seq', 'watch', cf(callId, ':st') })
-local stt = st[3]
+local st, call = readState({ 'seq', 'watch' }, { callId .. ':st' })
+local stt = call[1]
 if not stt or stt == 'done' then return { 'answered' } end
 if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)

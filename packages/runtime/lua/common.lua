@@ -8,8 +8,7 @@
   events, and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE handler, is in
   the future).
   The run's tool calls live in the state hash too (layout 2), under fields of their own (cf()): a step reads the
-  run and its calls in one HMGET and writes both in one HSET. A run of layout 1 (its calls in KEYS[4]) is moved to
-  layout 2 by the first script that reads it. Every event is
+  run and its calls in one HMGET and writes both in one HSET. A run of layout 1 keeps its calls in KEYS[4]. Every event is
   appended under the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
@@ -41,38 +40,44 @@ local function withList(head, list)
   return head
 end
 
--- A call's fields in the state hash: 'c:<id>' its meta, then ':st' its status, ':out' its outcome, ':dec' a decision.
-local LAYOUT = '2'
-local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
-
--- Moves a layout-1 run's calls hash into its state hash (each field under the 'c:' prefix), once.
-local function migrateLayout()
-  local old = rcall('HGETALL', legacyCallsKey)
-  local fields = {}
-  for i = 1, #old, 2 do fields[#fields + 1] = 'c:' .. old[i]; fields[#fields + 1] = old[i + 1] end
-  fields[#fields + 1] = 'lay'; fields[#fields + 1] = LAYOUT
-  callSliced('HSET', stateKey, fields)
-  rcall('DEL', legacyCallsKey)
+-- A run's calls. Layout 2: fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome,
+-- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 1 (runs of builds that
+-- know only it, and runs created with AGENTLOOP_RUN_LAYOUT=1 while such builds still run): the same fields,
+-- unprefixed, in the calls hash KEYS[4]. A run keeps the layout it was created with; readState tells which.
+local LAYOUT2 = '2'
+local L2 = true
+local function callsHash() if L2 then return stateKey end return legacyCallsKey end
+local function cf(callId, suffix)
+  if L2 then return 'c:' .. callId .. (suffix or '') end
+  return callId .. (suffix or '')
 end
+local callUpdates = {} -- layout 1: call fields commit() writes to the calls hash
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
 local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv' }
 local statusInfo
 
--- The script's one read: HMGET of `fields` (state fields and call fields alike), with what commit() needs to
--- reindex a status change read in the same command. Migrates a layout-1 run first.
-local function readState(fields)
-  local n = #fields
+-- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
+-- run's layout, and `callFields` (e.g. '<id>:st') read in the same command on layout 2. Returns the state values
+-- (in `fields` order) and the call values.
+local function readState(fields, callFields)
   local all = withList(withList({}, fields), STATUS_INFO)
-  all[#all + 1] = 'lay'; all[#all + 1] = 'id'
+  all[#all + 1] = 'lay'
+  local n0 = #all
+  for _, f in ipairs(callFields or {}) do all[#all + 1] = 'c:' .. f end
   local r = hmgetSliced(stateKey, all)
-  if r[#all] and r[#all - 1] ~= LAYOUT then
-    migrateLayout()
-    r = hmgetSliced(stateKey, all)
-  end
+  L2 = r[n0] == LAYOUT2
   statusInfo = {}
-  for i = 1, #STATUS_INFO do statusInfo[i] = r[n + i] end
-  return r
+  for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
+  local calls = {}
+  if callFields and #callFields > 0 then
+    if L2 then
+      for i = 1, #callFields do calls[i] = r[n0 + i] end
+    else
+      calls = hmgetSliced(legacyCallsKey, callFields)
+    end
+  end
+  return r, calls
 end
 
 -- `fields` with the run's own fields (STATE_FIELDS, compiled in from run-state.ts) after them: for a step that
@@ -88,7 +93,11 @@ local function stateAfter(read, offset)
   for i, f in ipairs(STATE_FIELDS) do
     if read[offset + i] then h[f] = read[offset + i] end
   end
-  for i = 1, #updates, 2 do h[updates[i]] = tostring(updates[i + 1]) end
+  -- (a number as Redis stores it: redis.call formats numbers with %.17g)
+  for i = 1, #updates, 2 do
+    local v = updates[i + 1]
+    h[updates[i]] = type(v) == 'number' and string.format('%.17g', v) or v
+  end
   local out = {}
   for _, f in ipairs(STATE_FIELDS) do
     if h[f] then out[#out + 1] = f; out[#out + 1] = h[f] end
@@ -99,6 +108,13 @@ end
 local function set(field, value)
   updates[#updates + 1] = field
   updates[#updates + 1] = value
+end
+
+-- A call field written by commit(), with the state on layout 2, to the calls hash on layout 1.
+local function setCall(callId, suffix, value)
+  if L2 then return set(cf(callId, suffix), value) end
+  callUpdates[#callUpdates + 1] = cf(callId, suffix)
+  callUpdates[#callUpdates + 1] = value
 end
 
 -- an event this script built itself (its data JSON), in the callers' envelope
@@ -124,13 +140,14 @@ local function runIndex(tenant, status)
 end
 -- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
 -- once the transcript was compressed (transcript version tv > 0).
-local RUN_KEY_SUFFIXES = { '', ':msgs', ':events' }
+local RUN_KEY_SUFFIXES = { '', ':msgs', ':events' } -- (and ':calls' on layout 1)
 
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
 local function expireRun(tenant, retentionS, idemKey, tv)
   for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
   if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
+  if not L2 then rcall('EXPIRE', legacyCallsKey, retentionS) end
   if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
   rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
@@ -183,6 +200,7 @@ local function commit(seq, watch)
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
+  if #callUpdates > 0 then callSliced('HSET', legacyCallsKey, callUpdates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end
 end
 
@@ -206,11 +224,11 @@ local closedNames = {}
 
 -- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
 local function closeCall(callId, status, code, message, retryable)
-  local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
+  local meta = cjson.decode(rcall('HGET', callsHash(), cf(callId)))
   closedNames[#closedNames + 1] = meta.name
   local err = { code = code, message = message, retryable = retryable }
   local content = cjson.encode({ ok = false, error = err })
-  rcall('HSET', stateKey, cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
+  rcall('HSET', callsHash(), cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
   emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
   return content
 end
@@ -218,7 +236,7 @@ end
 -- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
 -- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
 -- answered first: `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed.
--- `outs`: the batch's outcomes when the script's first read already fetched them (batchOutFields).
+-- `outs`: the batch's outcomes when the script's first read already fetched them.
 local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
   local ids = cjson.decode(batchJson)
@@ -226,7 +244,7 @@ local function batchMessages(batchJson, fill, outs)
   if not outs then
     local fields = {}
     for i, id in ipairs(ids) do fields[i] = cf(id, ':out') end
-    outs = hmgetSliced(stateKey, fields)
+    outs = hmgetSliced(callsHash(), fields)
   end
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
@@ -253,7 +271,7 @@ local function batchInFlight(batchJson)
   if #ids == 0 then return false end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = cf(id, ':st') end
-  for _, v in ipairs(hmgetSliced(stateKey, fields)) do
+  for _, v in ipairs(hmgetSliced(callsHash(), fields)) do
     if v == 'queued' or v == 'running' then return true end
   end
   return false

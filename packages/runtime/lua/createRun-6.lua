@@ -1,13 +1,13 @@
 --[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
   KEYS[1] state  KEYS[2] transcript  KEYS[3] events  KEYS[4] tenant run index (zset)  KEYS[5] idempotency key
-  KEYS[6] the legacy calls hash (unused: a new run has layout 2)
+  KEYS[6] the calls hash (layout 1)
   ARGV[5] tenant  ARGV[6] request JSON  ARGV[7] body hash  ARGV[8] idempotency TTL s (0 = no key)
   ARGV[9] initial messages (JSON array of message JSON strings)  ARGV[10] events (envelope lines)  ARGV[11] status
   ARGV[12] error JSON or ''  ARGV[13] model JSON  ARGV[14] mode  ARGV[15] metadata JSON  ARGV[16] schema version
   ARGV[17] maxWallMs (0 = none)  ARGV[18] activeRuns limit (-1 = none)  ARGV[19] retention s
   ARGV[20] events (envelope lines) of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
   ARGV[22] JSON array of the call ids the input transcript already uses (reserved: a model cannot reuse them)
-  ARGV[23] '1': the run id was just drawn at random (120 bits) by the caller, so no run can have it: not looked up
+  ARGV[23] the run's layout: '2' (its calls in the state hash) or '1' (in the calls hash KEYS[6], for builds that know only that)
   Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
@@ -15,8 +15,8 @@ if tonumber(ARGV[8]) > 0 then
   local existing = rcall('GET', KEYS[5])
   if existing then return { 'exists', existing } end
 end
-local owner = { false, false }
-if ARGV[23] == '1' then statusInfo = {} else owner = readState({ 'tenant', 'bodyHash' }) end
+legacyCallsKey = KEYS[6] -- (this script's KEYS[4] is the tenant's run index)
+local owner = readState({ 'tenant', 'bodyHash' }) -- (also what makes a resent createRun answer 'exists')
 if owner[1] then
   if owner[1] ~= ARGV[5] then return { 'taken' } end
   return { 'exists', runId .. ' ' .. (owner[2] or '') }
@@ -31,6 +31,7 @@ if limit >= 0 and status ~= 'failed' then
   end
 end
 mustTransition(nil, status)
+L2 = ARGV[23] ~= '1' -- the layout the run is created with (AGENTLOOP_RUN_LAYOUT)
 local idemKey = ''
 if tonumber(ARGV[8]) > 0 then
   idemKey = KEYS[5]
@@ -41,10 +42,10 @@ if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', ARGV[6]); set('model', ARGV[13])
 set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey); set('bodyHash', ARGV[7])
-set('lay', LAYOUT)
+if L2 then set('lay', LAYOUT2) end
 local msgs = cjson.decode(ARGV[9])
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-for _, id in ipairs(cjson.decode(ARGV[22])) do set(cf(id, ':st'), 'done') end
+for _, id in ipairs(cjson.decode(ARGV[22])) do setCall(id, ':st', 'done') end
 rcall('ZADD', KEYS[4], nowMs, runId)
 emitAll(eventsJson)
 commit(0)

@@ -7,8 +7,8 @@
   Returns {'recorded'}, {'closed', status} (answered cancelled or skipped instead), or {'answered'} when the call was
   already answered (a duplicate delivery: nothing changes). ]]
 local callId = ARGV[5]
-local st = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs', cf(callId, ':st') })
-local stt = st[7]
+local st, call = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs' }, { callId .. ':st' })
+local stt = call[1]
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
 if ARGV[8] ~= '' and stt == 'queued' then
   if isTerminal(st[3]) or (st[4] and st[4] ~= '') then
@@ -25,7 +25,7 @@ if ARGV[8] ~= '' and stt == 'queued' then
   end
   emitAll(ARGV[8])
 end
-set(cf(callId, ':out'), ARGV[6]); set(cf(callId, ':st'), 'done')
+setCall(callId, ':out', ARGV[6]); setCall(callId, ':st', 'done')
 emitAll(ARGV[7])
 commit(st[1], st[2])
 return { 'recorded' }

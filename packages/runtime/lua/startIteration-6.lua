@@ -11,21 +11,18 @@
   {'stale'} when the run is not where the caller expected (the caller reloads the state and decides again), or {'waiting'} when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
 local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch' }
-local nState = #fields
-local hint = ARGV[13] or ''
-if hint ~= '' then for _, id in ipairs(cjson.decode(hint)) do fields[#fields + 1] = cf(id, ':out') end end
 local nRead = #fields
+local hint = ARGV[13] or ''
+local hinted = {}
+if hint ~= '' then for _, id in ipairs(cjson.decode(hint)) do hinted[#hinted + 1] = id .. ':out' end end
 if ARGV[11] == '1' then fields = withStateFields(fields) end
-local st = readState(fields)
+local st, hintedOuts = readState(fields, hinted)
 local k = tonumber(ARGV[5])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
 mustTransition(st[1], 'running')
 local outs -- the batch's outcomes, when the caller's guess of the batch was right
-if hint ~= '' and hint == st[5] then
-  outs = {}
-  for i = nState + 1, nRead do outs[#outs + 1] = st[i] end
-end
+if hint ~= '' and hint == st[5] then outs = hintedOuts end
 local msgs, executed = batchMessages(st[5], 'error', outs)
 local resumed = 0
 if st[9] == '1' then

@@ -40,9 +40,10 @@ export class Metrics {
   readonly queueJobs = new client.Gauge({ name: 'agentloop_queue_jobs', help: 'Jobs per queue and state (read at scrape time)', labelNames: ['queue', 'state'], registers: [this.registry] });
 
   constructor() {
-    // event-loop delay sampled every 10 s, not prom-client's 10 ms: each wake-up of an idle process costs ~0.5 ms of
-    // CPU (measured: 1 s → 10 s took 0.5–0.8 ms/s off an idle product); nodejs_eventloop_lag_seconds is read at scrape
-    client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10_000 });
+    // event-loop delay sampled every 5 s, not prom-client's 10 ms: each wake-up of an idle process costs ~0.5 ms of
+    // CPU (measured: 1 s → 10 s took 0.5–0.8 ms/s off an idle product), and a few samples per scrape still show a
+    // stalled loop; nodejs_eventloop_lag_seconds itself is measured at scrape time
+    client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 5_000 });
   }
 
   /**

@@ -12,12 +12,17 @@ export const DEFAULT_JOB_OPTIONS: DefaultJobOptions = {
 };
 
 /**
- * Options every agentloop worker gets. Locks: `lockMs` (renewed at half of it), a stalled job (its worker died) is
- * handed on after half of it, as often as that happens. An idle worker blocks for new jobs 10 s at a time (BullMQ:
- * 5; Redis blocking commands longer than 10 s are fragile across reconnections), which halves its wake-ups.
+ * How long an idle worker blocks for new jobs at a time, in seconds (BullMQ: 5; Redis blocking commands longer than
+ * 10 s are fragile across reconnections): it halves an idle process's wake-ups.
+ */
+export const IDLE_BLOCK_S = 10;
+
+/**
+ * Options of the workers that run a run's steps (iterations, tool calls, summaries). Locks: `lockMs` (renewed at
+ * half of it); a stalled job (its worker died) is handed on after half of it, as often as that happens.
  */
 export function workerOptions(lockMs: number) {
-  return { lockDuration: lockMs, stalledInterval: Math.max(500, Math.floor(lockMs / 2)), maxStalledCount: 100, drainDelay: 10 };
+  return { lockDuration: lockMs, stalledInterval: Math.max(500, Math.floor(lockMs / 2)), maxStalledCount: 100, drainDelay: IDLE_BLOCK_S };
 }
 
 /** The queues and the flow producer a process publishes to, created once and shared. */

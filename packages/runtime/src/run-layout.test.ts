@@ -31,9 +31,9 @@ describe('run state layout (real Redis)', () => {
   const done = (callId: string) => ({ callId, name: 'a', arguments: {}, status: 'completed' as const });
 
   /** A run at iteration 1 with `ids` dispatched (phase tools). */
-  async function withBatch(ids: string[], freshId = true): Promise<string> {
+  async function withBatch(ids: string[]): Promise<string> {
     const runId = newRunId();
-    await store.create({ runId, freshId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+    await store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
     expect(await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started })).toMatchObject({ length: null, toolCalls: 0 });
     const calls = ids.map((id) => ({ id, meta: meta('a'), outcome: null }));
     const message = { role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) };
@@ -88,29 +88,36 @@ describe('run state layout (real Redis)', () => {
     expect(appended[2]).toEqual(appended[0]);
   });
 
-  it('reads a layout-1 run (calls in their own hash) and moves it to layout 2 at its next step', async () => {
-    const runId = await withBatch(['o1', 'o2']);
+  it('a layout-1 run (AGENTLOOP_RUN_LAYOUT=1, or a run of a build before layout 2) keeps its calls in their own hash, through every step', async () => {
+    const v1 = new RunStore(redis, prefix, 60, 1);
+    const runId = newRunId();
+    await v1.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+    await v1.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
+    const message = { role: 'assistant' as const, content: null, toolCalls: ['o1', 'o2'].map((id) => ({ id, name: 'a', arguments: '{}' })) };
+    const calls = ['o1', 'o2'].map((id) => ({ id, meta: meta('a'), outcome: null }));
+    expect(await v1.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(true);
     const k = store.keys.run(runId);
-    // as an earlier version stored it: the call fields, unprefixed, in the calls hash, and no layout field
-    const all = await redis.hgetall(k.state);
-    const callFields = Object.entries(all).filter(([f]) => f.startsWith('c:'));
-    await redis.hset(k.calls, ...callFields.flatMap(([f, v]) => [f.slice(2), v]));
-    await redis.hdel(k.state, 'lay', ...callFields.map(([f]) => f));
+    expect(await redis.hget(k.calls, 'o1:st')).toBe('queued');
+    expect(Object.keys(await redis.hgetall(k.state)).filter((f) => f.startsWith('c:') || f === 'lay')).toEqual([]);
+    // a build of layout 2 serves it as it is (a rolling deploy: either build may take any step)
     expect(await store.calls.record(runId, 'o1')).toMatchObject({ status: 'queued', meta: { name: 'a' } });
     expect(await store.calls.meta(runId, ['o2', 'nope'])).toEqual([meta('a'), null]);
-
     expect(await store.recordToolResult(runId, 'o1', outcome('one'), done('o1'), running('o1'))).toBe('recorded');
-    expect(await redis.exists(k.calls)).toBe(0);
-    expect(await redis.hget(k.state, 'lay')).toBe('2');
-    expect(await store.calls.record(runId, 'o1')).toMatchObject({ status: 'done', outcome: { content: 'one' } });
-    expect(await store.calls.record(runId, 'o2')).toMatchObject({ status: 'queued' });
-    expect(await store.recordToolResult(runId, 'o1', outcome('again'), done('o1'), running('o1'))).toBeNull(); // answered once
-    await store.recordToolResult(runId, 'o2', outcome('two'), done('o2'), running('o2'));
-    const r = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: ['o1', 'o2'] });
-    expect(r).toMatchObject({ appended: [{ toolCallId: 'o1', content: 'one' }, { toolCallId: 'o2', content: 'two' }] });
+    expect(await v1.recordToolResult(runId, 'o1', outcome('again'), done('o1'), running('o1'))).toBeNull(); // answered once
+    expect(await store.markToolRunning(runId, 'o2', running('o2'))).toBe('first');
+    expect(await store.recordToolResult(runId, 'o2', outcome('two'), done('o2'))).toBe('recorded');
+    expect(await redis.hget(k.calls, 'o2:out')).toContain('two');
+    const r = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: ['o1', 'o2'], returnState: true });
+    if (typeof r === 'string') throw new Error(r);
+    expect(r.appended).toMatchObject([{ toolCallId: 'o1', content: 'one' }, { toolCallId: 'o2', content: 'two' }]);
+    expect(r.state).toEqual(await store.load(runId));
+    expect(await store.finish(runId, { expectIteration: 2, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
+    expect(await redis.ttl(k.calls)).toBeGreaterThan(0); // its calls hash expires with the run
+    expect(await redis.exists(k.calls)).toBe(1);
+    expect(await redis.hget(k.state, 'lay')).toBeNull();
   });
 
-  it('a run id the caller did not just draw is looked up: a second create with it changes nothing', async () => {
+  it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {
     const runId = newRunId();
     const first = await store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h1' });
     expect(first).toMatchObject({ created: true });

@@ -27,11 +27,12 @@ export class RunScheduler {
   constructor(private readonly queues: QueueSet) {}
 
   /**
-   * Iteration 1 of a created run (again, when its creator may have died before adding it). Its plan is what a new
-   * run's first iteration always is — a call with tools — so the job starts it without reading the run first.
+   * Iteration 1 of a created run (again, when its creator may have died before adding it). `planned`: the creator
+   * knows the first iteration is a call with tools (the run has no wall-clock budget that may run out while it
+   * waits), so the job starts it without reading the run first.
    */
-  async start(runId: string): Promise<void> {
-    const data: AdvanceJob = { runId, iteration: 1, plan: { callMode: 'tools', pendingFinal: '', iterUsage: {} } };
+  async start(runId: string, planned = false): Promise<void> {
+    const data: AdvanceJob = { runId, iteration: 1, ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
     await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
   }
 

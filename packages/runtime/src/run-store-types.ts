@@ -5,8 +5,6 @@ import type { OutputRepair, RunState } from './run-state.js';
 
 export interface CreateRunInput {
   runId: string;
-  /** The id was just drawn at random (newRunId): no run can have it yet, so creation does not look it up. */
-  freshId?: boolean;
   tenant: string;
   request: RunRequest;
   /** Messages the transcript starts with (system prompt, input). */

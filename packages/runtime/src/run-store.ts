@@ -37,6 +37,8 @@ export class RunStore {
     readonly prefix: string,
     /** How long a finished run's keys live (seconds). */
     readonly retentionS = DEFAULT_RETENTION_S,
+    /** The layout new runs are created with (lua/common.lua: 2 keeps a run's calls in its state hash). */
+    readonly layout: 1 | 2 = 2,
   ) {
     this.keys = new DeploymentKeys(prefix);
     this.calls = new RunCalls(redis, this.keys);
@@ -88,7 +90,7 @@ export class RunStore {
         limited ? ev(limited) : '',
         wellFormedJson(RATE_LIMITED_ERROR),
         wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
-        input.freshId ? '1' : '',
+        String(this.layout),
       ],
       [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
     );

@@ -36,6 +36,7 @@ export class ToolCatalog {
     if (!entries.length) return;
     await this.redis.hset(this.key, ...entries.flatMap((e) => [e.name, JSON.stringify(e)]));
     this.cache = null;
+    this.loading = null; // a read in flight may predate this publish
   }
 
   async all(): Promise<Map<string, CatalogEntry>> {

@@ -95,7 +95,6 @@ export class RunIntake {
   async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
     const v = await this.validate(body);
     const runId = opts.runId ?? newRunId();
-    const freshId = opts.runId === undefined;
     // (canonicalJson walks the body: a body too deep for that is invalid anyway, and hashed by a marker)
     const bodyHash = RunStore.bodyHash(jsonDepth(body) > MAX_JSON_DEPTH ? 'invalid: too deep' : canonicalJson(body));
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
@@ -105,7 +104,7 @@ export class RunIntake {
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
       const fallback = RunRequestSchema.parse({ input: '(invalid request)', model: { provider: 'openai', name: 'invalid' } });
       const res = await this.store.create({
-        runId, freshId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey,
+        runId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey,
         invalid: { error: { code: 'invalid_request', message: v.message, details: v.issues } },
       });
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
@@ -113,7 +112,7 @@ export class RunIntake {
       if ('taken' in res) return { kind: 'taken', runId };
       return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
-    const res = await this.store.create({ runId, freshId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
+    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns };
@@ -131,7 +130,8 @@ export class RunIntake {
       if (st?.status === 'queued') await this.enqueueFirst(res.runId); // the creator may have died before queueing it
       return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
     }
-    await this.enqueueFirst(runId);
+    // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
+    await this.enqueueFirst(runId, !v.request.limits.maxWallMs);
     return { kind: 'created', runId };
   }
 
@@ -145,7 +145,7 @@ export class RunIntake {
     return ids.length;
   }
 
-  private async enqueueFirst(runId: string): Promise<void> {
-    await this.scheduler.start(runId);
+  private async enqueueFirst(runId: string, planned = false): Promise<void> {
+    await this.scheduler.start(runId, planned);
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
-import { workerOptions, type Logger } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, type Logger } from '@agentloop/runtime';
 import type { RunIntake } from './intake.js';
 import { zodIssues } from './intake.js';
 
@@ -20,7 +20,7 @@ export class RequestsWorker {
   ) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker(QUEUES.requests, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20, ...workerOptions(30_000) });
+    this.worker = new Worker(QUEUES.requests, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20, drainDelay: IDLE_BLOCK_S });
     this.worker.on('error', (err) => this.logger.error({ err }, 'requests worker error'));
     await this.worker.waitUntilReady();
     this.reconciler = setInterval(() => {

@@ -1,7 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DecisionJobSchema, MAX_JSON_DEPTH, QUEUES, jsonDepth } from '@agentloop/protocol';
-import { workerOptions, type Logger, type RunStore } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, type Logger, type RunStore } from '@agentloop/runtime';
 import type { DecisionResult, DecisionService } from './decision-service.js';
 
 /**
@@ -22,7 +22,7 @@ export class DecisionsWorker {
   ) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker(QUEUES.decisions, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20, ...workerOptions(30_000) });
+    this.worker = new Worker(QUEUES.decisions, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20, drainDelay: IDLE_BLOCK_S });
     this.worker.on('error', (err) => this.logger.error({ err }, 'decisions worker error'));
     await this.worker.waitUntilReady();
     this.reconciler = setInterval(() => void this.reconcile(), this.reconcileEveryMs);
