@@ -1,10 +1,20 @@
 import { serve } from '@agentloop/cli/serve';
 
+/** ms of CPU (user + system, every thread of this process) per second over the next `ms`. */
+async function cpuPerSecond(ms: number): Promise<number> {
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, ms));
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000 / ((performance.now() - t0) / 1000);
+}
+
 /**
  * CPU an idle product uses, all roles in one process, after a load: 20 runs of `iterations` iterations, then 10 s of
- * nothing (process.cpuUsage over the window, ms of CPU per second).
+ * nothing (process.cpuUsage over the window, ms of CPU per second: `afterLoad`), then the next 10 s (`steady`: by
+ * then V8's memory reducer, which compacts the heap a few seconds after a load, has run).
  */
-export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsModule: string, iterations: number): Promise<number> {
+export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsModule: string, iterations: number): Promise<{ afterLoad: number; steady: number }> {
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
     env: {
@@ -18,11 +28,8 @@ export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsM
     for (const id of ids)
       while (!['completed', 'failed', 'cancelled'].includes(((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status)) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 2000));
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    await new Promise((r) => setTimeout(r, 10_000));
-    const c = process.cpuUsage(c0);
-    return (c.user + c.system) / 1000 / ((performance.now() - t0) / 1000);
+    const afterLoad = await cpuPerSecond(10_000);
+    return { afterLoad, steady: await cpuPerSecond(10_000) };
   } finally {
     await proc.stop();
   }

@@ -37,13 +37,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
   const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
   const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);
-  // the run store's own connection: its steps, issued by many runs at once, share writes (BullMQ keeps `redis`)
-  const storeRedis = createRedis(config.redisUrl, 'agentloop-store', logger, undefined, { autoPipeline: true });
   const shutdown = new Shutdown(logger);
   shutdown.add('redis', async () => {
-    await Promise.allSettled([redis.quit(), subscriber.quit(), storeRedis.quit()]);
+    await Promise.allSettled([redis.quit(), subscriber.quit()]);
   });
-  const store = new RunStore(storeRedis, config.prefix, config.runRetentionS, config.runLayout);
+  const store = new RunStore(redis, config.prefix, config.runRetentionS, config.runLayout);
   const env = opts.env ?? process.env;
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
@@ -119,7 +117,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       intake: newIntake(),
       limiter: tenantLimiter,
       metrics,
-      ready: async () => redisProblem(redis) ?? redisProblem(storeRedis) ?? redisProblem(subscriber),
+      ready: async () => redisProblem(redis) ?? redisProblem(subscriber),
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
     });
     const server = http.createServer(app);

@@ -10,14 +10,12 @@ export function redisEndpoint(url: string): string {
 const lastErrors = new WeakMap<Redis, string>();
 
 /**
- * A connection for commands and BullMQ (maxRetriesPerRequest null, as BullMQ workers require). `autoPipeline`
- * (not for BullMQ's connections): the commands that many runs issue in one turn of the event loop go out in one
- * write, not one each. It reconnects on
+ * A connection for commands and BullMQ (maxRetriesPerRequest null, as BullMQ workers require). It reconnects on
  * its own; with a logger, losing or not reaching Redis is said at once — where, which error, that it keeps
  * retrying — then at most every `repeatMs` while it lasts, and its return once.
  */
-export function createRedis(url: string, name = 'agentloop', logger?: Logger, repeatMs = 10_000, opts: { autoPipeline?: boolean } = {}): Redis {
-  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name, enableAutoPipelining: opts.autoPipeline === true });
+export function createRedis(url: string, name = 'agentloop', logger?: Logger, repeatMs = 10_000): Redis {
+  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name });
   const where = redisEndpoint(url);
   let down = false;
   let lastSaid = 0;
