@@ -119,4 +119,16 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(checkEvents(events)).toEqual([]);
   });
+
+  it('a run whose wall-clock budget ran out while it waited for an orchestrator gets a final call without tools', async () => {
+    const script: Script = (req) => (req.tools.length ? { toolCalls: [{ name: 'effect', args: { label: 'late' } }] } : { text: 'answered without tools' });
+    s = await ProcessStack.start(['api', 'tool-runner'], { script }); // no orchestrator yet: the run waits in the queue
+    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'], limits: { maxWallMs: 300 } });
+    await new Promise((r) => setTimeout(r, 600));
+    await s.spawn('orchestrator');
+    const snap = await s.a.waitTerminal(id, 30_000);
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'budget_exceeded', output: 'answered without tools', iteration: 1 });
+    expect(s.mock.requests.map((r) => r.tools.length)).toEqual([0]);
+    expect(s.effects()).toEqual([]);
+  });
 });
