@@ -1,4 +1,12 @@
-import { ApiError, GoogleGenAI, type GenerateContentResponse } from '@google/genai';
+import type { GoogleGenAI, GenerateContentResponse } from '@google/genai';
+
+type GenAiModule = typeof import('@google/genai');
+let genAiModule: Promise<GenAiModule> | null = null;
+/**
+ * The SDK, loaded by the first Gemini call: a deployment that never calls Gemini does not carry it (~4.4 MB of heap,
+ * which every full collection of the heap walks).
+ */
+const loadGenAi = (): Promise<GenAiModule> => (genAiModule ??= import('@google/genai'));
 import { newCallId, type ToolCall } from '@agentloop/protocol';
 import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../types.js';
 import { GOOGLE, toGeminiContents } from './convert-contents.js';
@@ -37,12 +45,12 @@ export function retryInfoMs(message: string): number | undefined {
   return m ? Math.ceil(Number(m[1]) * 1000) : undefined;
 }
 
-function mapError(err: unknown, outputStarted: boolean, callerAborted: boolean): LlmError {
+function mapError(err: unknown, outputStarted: boolean, callerAborted: boolean, ApiError: GenAiModule['ApiError'] | undefined): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof Error && err.name === 'AbortError')
     // the SDK aborts on its own timeout too: only the caller's abort is an abort
     return callerAborted ? new LlmError('aborted', 'request aborted', { outputStarted, cause: err }) : new LlmError('timeout', 'the Gemini call timed out', { outputStarted, cause: err });
-  if (err instanceof ApiError) {
+  if (ApiError && err instanceof ApiError) {
     const opts = { status: err.status, outputStarted, cause: err };
     if (err.status === 429) return new LlmError('rate_limit', err.message, { ...opts, retryAfterMs: retryInfoMs(err.message) });
     if (err.status >= 500) return new LlmError('server', err.message, opts);
@@ -83,10 +91,14 @@ function malformedCallResponse(m: Malformed, tools: ModelCallRequest['tools']): 
  */
 export class GeminiModel implements ModelClient {
   readonly provider = GOOGLE;
-  private readonly ai: GoogleGenAI;
+  private ai: Promise<GoogleGenAI> | null = null;
 
-  constructor(opts: GeminiModelOptions) {
-    this.ai = new GoogleGenAI({ apiKey: opts.apiKey, httpOptions: { apiVersion: 'v1beta', timeout: opts.timeoutMs ?? 600_000, ...(opts.baseUrl ? { baseUrl: opts.baseUrl } : {}) } });
+  constructor(private readonly opts: GeminiModelOptions) {}
+
+  private client(): Promise<GoogleGenAI> {
+    const o = this.opts;
+    this.ai ??= loadGenAi().then(({ GoogleGenAI }) => new GoogleGenAI({ apiKey: o.apiKey, httpOptions: { apiVersion: 'v1beta', timeout: o.timeoutMs ?? 600_000, ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}) } }));
+    return this.ai;
   }
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
@@ -112,7 +124,7 @@ export class GeminiModel implements ModelClient {
     let outputStarted = false;
     const calls = new GeminiFunctionCallAssembler();
     try {
-      const stream = await this.ai.models.generateContentStream({
+      const stream = await (await this.client()).models.generateContentStream({
         model: req.model.name,
         contents,
         config: {
@@ -146,7 +158,7 @@ export class GeminiModel implements ModelClient {
         }
       }
     } catch (err) {
-      throw mapError(err, outputStarted, !!req.signal?.aborted);
+      throw mapError(err, outputStarted, !!req.signal?.aborted, (await genAiModule?.catch(() => undefined))?.ApiError);
     }
     const u: LlmUsage = {
       promptTokens: usage?.promptTokenCount ?? 0,
