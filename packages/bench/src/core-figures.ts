@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import type { Redis } from 'ioredis';
 import { serve, type RunningProcess } from '@agentloop/cli/serve';
@@ -36,7 +37,21 @@ export interface Measured {
   iterations: number;
   seconds: number;
   cpuMs: number;
+  /** Of cpuMs, the main thread's (the rest: GC helper threads, libuv's pool, the inspector). */
+  mainThreadMs: number;
   commands: number;
+}
+
+const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
+/** CPU of this process's main thread so far, in ms (Linux /proc; 0 elsewhere). */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * CLOCK_TICK_MS;
+  } catch {
+    return 0;
+  }
 }
 
 interface Loop {
@@ -81,13 +96,15 @@ async function measured(admin: Redis, loop: Loop, runs: number, parallel: number
   await admin.config('RESETSTAT');
   const i0 = loop.iterations;
   const c0 = process.cpuUsage();
+  const m0 = mainThreadCpuMs();
   const t0 = performance.now();
   await (parallel > 1 ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
   const seconds = (performance.now() - t0) / 1000;
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
   const c = process.cpuUsage(c0);
+  const mainThreadMs = mainThreadCpuMs() - m0;
   const commands = await commandCount(admin);
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, commands };
+  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, commands };
 }
 
 /** The env of a product process (all roles) against the bench's Redis and mock. */
@@ -162,8 +179,10 @@ export interface CoreFigures {
   product: { loaded: Measured; sequential: Measured };
 }
 
-const sum = (a: Measured, b: Measured): Measured => ({ iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, commands: a.commands + b.commands });
-const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, commands: 0 };
+const sum = (a: Measured, b: Measured): Measured => ({
+  iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, commands: a.commands + b.commands,
+});
+const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, commands: 0 };
 
 /**
  * The raw loop and the product in this process, both started and warmed up before either is measured (so neither
@@ -205,6 +224,7 @@ export function coreLines(c: CoreFigures): string[] {
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
     row('raw', c.raw),
     row('agentloop', c.product),
+    `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
       ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]
       : []),

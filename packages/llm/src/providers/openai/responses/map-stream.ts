@@ -5,34 +5,39 @@ import { streamFailure } from './map-error.js';
 import { OPENAI, ReasoningItemSchema, type OutputRef, type ReasoningItem } from './provider-data.js';
 
 // The wire boundary: every event is checked for the fields read from it (the SDK only casts the JSON it parsed). A
-// field of an unexpected type reads as absent (`.catch`) rather than discarding the rest of its event.
-const Event = z.looseObject({ type: z.string() });
+// field of an unexpected type reads as absent (`.catch`) rather than discarding the rest of its event; null (which
+// the API sends for every unset field of a response) is accepted as absent without that detour, since a caught zod
+// issue costs more than the rest of the check. Schemas strip what they do not name (each event is read from the
+// SDK's object, never from a parsed copy of it): copying every key of a response object is most of the cost.
+const Event = z.object({ type: z.string() });
 const Str = z.string();
-const opt = <T extends z.ZodType>(t: T) => t.optional().catch(undefined);
+const opt = <T extends z.ZodType>(t: T) => t.nullish().catch(undefined);
 const Index = z.number().int().min(0);
-const Delta = z.looseObject({ delta: Str, output_index: opt(Index), item_id: opt(Str), summary_index: opt(z.number()) });
-const ArgsDone = z.looseObject({ output_index: Index, arguments: Str });
-const Part = z.looseObject({ type: Str, text: opt(Str), refusal: opt(Str) });
-const Item = z.looseObject({ type: Str, id: opt(Str), call_id: opt(Str), name: opt(Str), arguments: opt(Str), content: opt(z.array(z.unknown())) });
-const ItemEvent = z.looseObject({ output_index: Index, item: Item });
+const Delta = z.object({ delta: Str, output_index: opt(Index), item_id: opt(Str), summary_index: opt(z.number()) });
+const ArgsDone = z.object({ output_index: Index, arguments: Str });
+const Part = z.object({ type: Str, text: opt(Str), refusal: opt(Str) });
+const Item = z.object({ type: Str, id: opt(Str), call_id: opt(Str), name: opt(Str), arguments: opt(Str), content: opt(z.array(z.unknown())) });
+const ItemEvent = z.object({ output_index: Index, item: Item });
 const Count = opt(z.number().int().min(0));
-const Usage = z.looseObject({
+const Usage = z.object({
   input_tokens: Count,
   output_tokens: Count,
-  input_tokens_details: opt(z.looseObject({ cached_tokens: Count })),
-  output_tokens_details: opt(z.looseObject({ reasoning_tokens: Count })),
+  input_tokens_details: opt(z.object({ cached_tokens: Count })),
+  output_tokens_details: opt(z.object({ reasoning_tokens: Count })),
 });
-const Failure = z.looseObject({ code: opt(Str), message: opt(Str) });
-const ResponseEvent = z.looseObject({
-  response: z.looseObject({
+const Failure = z.object({ code: opt(Str), message: opt(Str) });
+const ResponseEvent = z.object({
+  response: z.object({
     model: opt(Str),
     usage: opt(Usage),
     output: opt(z.array(z.unknown())),
     error: opt(Failure),
-    incomplete_details: opt(z.looseObject({ reason: opt(Str) })),
+    incomplete_details: opt(z.object({ reason: opt(Str) })),
   }),
 });
-const ErrorEvent = z.looseObject({ code: opt(Str), message: opt(Str), error: opt(Failure) });
+/** `response.created` / `response.in_progress`: only the model is read from them. */
+const ModelEvent = z.object({ response: z.object({ model: opt(Str) }) });
+const ErrorEvent = z.object({ code: opt(Str), message: opt(Str), error: opt(Failure) });
 
 interface Slot {
   itemId?: string;
@@ -68,20 +73,20 @@ export class ResponsesStreamReader {
   push(raw: unknown): void {
     const ev = Event.safeParse(raw);
     if (!ev.success) return;
-    const e = ev.data;
+    const e = ev.data; // { type } alone: the parsers below read the event itself
     switch (e.type) {
       case 'response.created':
       case 'response.in_progress': {
-        const r = ResponseEvent.safeParse(e);
+        const r = ModelEvent.safeParse(raw);
         if (r.success && r.data.response.model) this.model = r.data.response.model;
         return;
       }
       case 'response.output_item.added':
       case 'response.output_item.done':
-        return this.item(e, e.type.endsWith('.done'));
+        return this.item(raw, e.type.endsWith('.done'));
       case 'response.output_text.delta':
       case 'response.refusal.delta': {
-        const d = Delta.safeParse(e);
+        const d = Delta.safeParse(raw);
         if (!d.success || !d.data.delta) return;
         if (e.type === 'response.refusal.delta') this.refused = true;
         if (d.data.item_id) this.chars.set(d.data.item_id, (this.chars.get(d.data.item_id) ?? 0) + d.data.delta.length);
@@ -89,7 +94,7 @@ export class ResponsesStreamReader {
       }
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta': {
-        const d = Delta.safeParse(e);
+        const d = Delta.safeParse(raw);
         if (!d.success || !d.data.delta) return;
         // summary parts (and reasoning items) are separate paragraphs
         const part = `${d.data.item_id ?? ''}#${d.data.summary_index ?? ''}`;
@@ -101,25 +106,25 @@ export class ResponsesStreamReader {
         return;
       }
       case 'response.function_call_arguments.delta': {
-        const d = Delta.safeParse(e);
-        if (d.success && d.data.output_index !== undefined) this.slot(d.data.output_index, d.data.item_id).args += d.data.delta;
+        const d = Delta.safeParse(raw);
+        if (d.success && typeof d.data.output_index === 'number') this.slot(d.data.output_index, d.data.item_id ?? undefined).args += d.data.delta;
         return;
       }
       case 'response.function_call_arguments.done': {
-        const d = ArgsDone.safeParse(e);
+        const d = ArgsDone.safeParse(raw);
         if (d.success) this.slot(d.data.output_index).args = d.data.arguments;
         return;
       }
       case 'response.completed':
       case 'response.incomplete':
-        return this.finished(e, e.type === 'response.incomplete');
+        return this.finished(raw, e.type === 'response.incomplete');
       case 'response.failed': {
-        const r = ResponseEvent.safeParse(e);
+        const r = ResponseEvent.safeParse(raw);
         const f = r.success ? r.data.response.error : null;
         throw streamFailure(f?.code, f?.message ?? 'the response failed', this.outputStarted);
       }
       case 'error': {
-        const r = ErrorEvent.safeParse(e);
+        const r = ErrorEvent.safeParse(raw);
         const f = r.success ? (r.data.error ?? r.data) : null;
         throw streamFailure(f?.code, f?.message ?? 'the stream reported an error', this.outputStarted);
       }
@@ -146,11 +151,11 @@ export class ResponsesStreamReader {
     if (!p.success) return;
     const { output_index: index, item } = p.data;
     if (item.type === 'function_call') {
-      const s = this.slot(index, item.id);
+      const s = this.slot(index, item.id ?? undefined);
       if (item.id) s.itemId = item.id;
       if (item.call_id) s.callId = item.call_id;
       if (item.name) s.name = item.name;
-      if (item.arguments !== undefined && (done || s.args === '')) s.args = item.arguments;
+      if (typeof item.arguments === 'string' && (done || s.args === '')) s.args = item.arguments;
       s.done ||= done;
       if (s.itemId) this.refs.set(index, { type: 'function_call', id: s.itemId });
     } else if (item.type === 'message' && item.id) {
