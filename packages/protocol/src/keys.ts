@@ -16,7 +16,7 @@ export class RunKeys {
   readonly state: string;
   readonly messages: string;
   readonly events: string;
-  /** Layout 1 only: the run's calls, before they moved into its state hash; read once, to migrate such a run. */
+  /** Layout 1 only (earlier builds, AGENTLOOP_RUN_LAYOUT=1): the run's calls; layout 2 keeps them in the state hash. */
   readonly calls: string;
   readonly eventsChannel: string;
   readonly compressions: string;

@@ -93,7 +93,7 @@ local function stateAfter(read, offset)
   for i, f in ipairs(STATE_FIELDS) do
     if read[offset + i] then h[f] = read[offset + i] end
   end
-  -- (a number as Redis stores it: redis.call formats numbers with %.17g)
+  -- (the numbers scripts set are integers: %.17g writes them digit for digit, as redis.call stores them)
   for i = 1, #updates, 2 do
     local v = updates[i + 1]
     h[updates[i]] = type(v) == 'number' and string.format('%.17g', v) or v

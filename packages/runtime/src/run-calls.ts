@@ -8,7 +8,7 @@ const CALLS_LAYOUT = '2';
 /**
  * What is recorded about a run's calls, read: fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
  * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them. A run stored
- * before that layout (1: the calls in a hash of their own) is read there until a script moves it.
+ * in layout 1 (the calls in a hash of their own: runs of earlier builds, or AGENTLOOP_RUN_LAYOUT=1) is read there.
  */
 export class RunCalls {
   constructor(
@@ -33,8 +33,13 @@ export class RunCalls {
     return (await this.fields(runId, callIds)).map((r) => (r ? (JSON.parse(r) as CallMeta) : null));
   }
 
-  async outcomes(runId: string, callIds: readonly string[]): Promise<Array<ToolOutcome | null>> {
-    return (await this.fields(runId, callIds.map((id) => `${id}:out`))).map((r) => (r ? (JSON.parse(r) as ToolOutcome) : null));
+  /** Each call's meta and outcome, in one read (null meta: not a call of the run). */
+  async metaAndOutcomes(runId: string, callIds: readonly string[]): Promise<Array<{ meta: CallMeta | null; outcome: ToolOutcome | null }>> {
+    const raw = await this.fields(runId, [...callIds, ...callIds.map((id) => `${id}:out`)]);
+    return callIds.map((_, i) => {
+      const [meta, out] = [raw[i], raw[callIds.length + i]];
+      return { meta: meta ? (JSON.parse(meta) as CallMeta) : null, outcome: out ? (JSON.parse(out) as ToolOutcome) : null };
+    });
   }
 
   /** The decision recorded for each call ('approve', 'deny', 'submit_result'), or null while undecided. */

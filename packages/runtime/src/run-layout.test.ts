@@ -7,8 +7,8 @@ import { STATE_FIELDS, parseRunState } from './run-state.js';
 
 /**
  * The state hash layout (lua/common.lua): a run's calls are fields of its state hash (layout 2), so one step reads
- * and writes the run and its calls in one command each; a run stored before (layout 1, calls in their own hash) is
- * moved over by the first script that touches it and read correctly before that.
+ * and writes the run and its calls in one command each; a run of layout 1 (calls in their own hash: earlier builds,
+ * AGENTLOOP_RUN_LAYOUT=1) keeps it, and every step serves both.
  */
 describe('run state layout (real Redis)', () => {
   let redis: Redis;
@@ -61,6 +61,7 @@ describe('run state layout (real Redis)', () => {
     expect(await store.calls.record(runId, 'c7')).toMatchObject({ status: 'done', meta: { name: 'a' }, outcome: { content: 'x'.repeat(2000) } });
     expect(await store.calls.answered(runId, 'c299')).toBe(false);
     expect(await store.calls.answered(runId, 'unknown')).toBe(true);
+    expect((await store.calls.metaAndOutcomes(runId, ['c7', 'c299'])).map((r) => [r.meta?.name, r.outcome?.content.length ?? null])).toEqual([['a', 2000], ['a', null]]);
     const st = (await store.load(runId))!;
     expect(st).toMatchObject({ id: runId, status: 'running', phase: 'tools', batch: ids });
     expect(await redis.hlen(k.state)).toBeGreaterThan(STATE_FIELDS.length + 300); // the calls are there, but not read by load()
@@ -102,6 +103,7 @@ describe('run state layout (real Redis)', () => {
     // a build of layout 2 serves it as it is (a rolling deploy: either build may take any step)
     expect(await store.calls.record(runId, 'o1')).toMatchObject({ status: 'queued', meta: { name: 'a' } });
     expect(await store.calls.meta(runId, ['o2', 'nope'])).toEqual([meta('a'), null]);
+    expect(await store.calls.metaAndOutcomes(runId, ['o1', 'nope'])).toEqual([{ meta: meta('a'), outcome: null }, { meta: null, outcome: null }]);
     expect(await store.recordToolResult(runId, 'o1', outcome('one'), done('o1'), running('o1'))).toBe('recorded');
     expect(await v1.recordToolResult(runId, 'o1', outcome('again'), done('o1'), running('o1'))).toBeNull(); // answered once
     expect(await store.markToolRunning(runId, 'o2', running('o2'))).toBe('first');

@@ -197,7 +197,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const cancelled = await withCall();
     await store.requestCancel(cancelled, 'stop');
     expect(await store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
-    expect((await store.calls.outcomes(cancelled, ['r1']))[0]).toMatchObject({ status: 'cancelled' });
+    expect((await store.calls.metaAndOutcomes(cancelled, ['r1']))[0]!.outcome).toMatchObject({ status: 'cancelled' });
     const late = await withCall({ request: RunRequestSchema.parse({ ...request, limits: { maxWallMs: 1 } }) });
     await new Promise((r) => setTimeout(r, 5));
     expect(await store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');

@@ -125,8 +125,8 @@ export class IterationWorker {
 
   /**
    * Decides and acts from the cheapest view of the run that proves current: the publisher's plan (a first iteration
-   * or a resume: one start script that returns the state), else the state this process left after checkpointing iteration k-1,
-   * else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
+   * or a resume: one start script that returns the state), else the state this process left after checkpointing
+   * iteration k-1, else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
    */
   private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
     const cached = this.states.take(runId, k - 1);
@@ -160,10 +160,10 @@ export class IterationWorker {
         await this.end.failedAtMaxIterations(st);
         return 'done';
       case 'redispatch': {
-        const metas = await this.o.store.calls.meta(runId, st.batch);
-        const outcomes = await this.o.store.calls.outcomes(runId, st.batch);
+        const recorded = await this.o.store.calls.metaAndOutcomes(runId, st.batch);
         const waiting = new Set(st.pending.map((p) => p.callId));
-        const toRun = st.batch.flatMap((id, i) => (!outcomes[i] && metas[i] && !waiting.has(id) ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool }] : []));
+        // the calls still to run: recorded, unanswered, and not waiting for a decision
+        const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
         await this.o.scheduler.afterCheckpoint(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
         return 'done';
       }
