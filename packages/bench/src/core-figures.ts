@@ -39,6 +39,8 @@ export interface Measured {
   cpuMs: number;
   /** Of cpuMs, the main thread's (the rest: GC helper threads, libuv's pool, the inspector). */
   mainThreadMs: number;
+  /** Of cpuMs, the kernel's (system time: socket writes and reads, epoll). */
+  systemMs: number;
   commands: number;
 }
 
@@ -104,7 +106,7 @@ async function measured(admin: Redis, loop: Loop, runs: number, parallel: number
   const c = process.cpuUsage(c0);
   const mainThreadMs = mainThreadCpuMs() - m0;
   const commands = await commandCount(admin);
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, commands };
+  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, systemMs: c.system / 1000, commands };
 }
 
 /** The env of a product process (all roles) against the bench's Redis and mock. */
@@ -180,9 +182,9 @@ export interface CoreFigures {
 }
 
 const sum = (a: Measured, b: Measured): Measured => ({
-  iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, commands: a.commands + b.commands,
+  iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, systemMs: a.systemMs + b.systemMs, commands: a.commands + b.commands,
 });
-const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, commands: 0 };
+const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0 };
 
 /**
  * The raw loop and the product in this process, both started and warmed up before either is measured (so neither
@@ -224,7 +226,7 @@ export function coreLines(c: CoreFigures): string[] {
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
     row('raw', c.raw),
     row('agentloop', c.product),
-    `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}`,
+    `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
       ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]
       : []),

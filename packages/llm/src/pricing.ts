@@ -10,6 +10,8 @@ export interface ModelPrice {
   cachedInput?: number;
 }
 
+const MATCH_CACHE_SIZE = 1024;
+
 /**
  * Model prices: the built-in model profiles (model-profiles.ts: per provider, longest prefix) extended by the operator's
  * AGENTLOOP_MODEL_PRICES (`{"provider/model": {input, output, cachedInput}}`, exact model or prefix, longest first,
@@ -17,6 +19,8 @@ export interface ModelPrice {
  */
 export class PriceTable {
   private readonly extra: Array<[string, ModelPrice]>;
+  /** match() by `provider/model`: every iteration prices and labels its model several times. Bounded (names come from requests). */
+  private readonly matched = new Map<string, { name: string; price: ModelPrice } | null>();
 
   constructor(extra: Record<string, ModelPrice> = {}) {
     this.extra = Object.entries(extra).sort((a, b) => b[0].length - a[0].length);
@@ -29,6 +33,15 @@ export class PriceTable {
   /** The table entry a model is priced by: its name (the prefix that matched) and its price. */
   private match(provider: string, model: string): { name: string; price: ModelPrice } | null {
     const full = `${provider}/${model}`;
+    const hit = this.matched.get(full);
+    if (hit !== undefined) return hit;
+    if (this.matched.size >= MATCH_CACHE_SIZE) this.matched.clear();
+    const m = this.lookup(full, provider, model);
+    this.matched.set(full, m);
+    return m;
+  }
+
+  private lookup(full: string, provider: string, model: string): { name: string; price: ModelPrice } | null {
     const own = this.extra.find(([key]) => full.startsWith(key));
     if (own) return { name: own[0].slice(own[0].indexOf('/') + 1), price: own[1] };
     const { name, profile } = modelProfile(provider, model);

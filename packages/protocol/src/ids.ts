@@ -1,11 +1,21 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
+/** Random bytes drawn from the OS a pool at a time (one getrandom per ~200 ids, not one per id). */
+const pool = Buffer.alloc(4096);
+let used = pool.length;
+
 export function randomToken(length: number): string {
-  const bytes = randomBytes(length);
+  if (length > pool.length) throw new RangeError(`randomToken: at most ${pool.length} characters`);
+  if (used + length > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
   let s = '';
-  for (let i = 0; i < length; i++) s += ALPHABET[bytes[i]! % ALPHABET.length];
+  for (let i = 0; i < length; i++) s += ALPHABET[pool[used + i]! % ALPHABET.length];
+  // every byte is used once
+  used += length;
   return s;
 }
 

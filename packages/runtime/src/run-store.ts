@@ -52,9 +52,10 @@ export class RunStore {
 
   /** A run script: the head arguments every one takes (run id, now, its events channel), then its own. */
   private run<N extends ScriptName>(name: N, runId: string, args: (ev: EventArg) => Array<string | number>, keys = this.runKeys(runId)): Promise<ScriptResult<N>> {
-    const at = new Date().toISOString();
+    const now = Date.now();
+    const at = new Date(now).toISOString();
     const ev: EventArg = (events) => eventLines(runId, at, events);
-    return this.scripts.run(name, keys, [runId, at, String(Date.now()), this.keys.run(runId).eventsChannel, ...args(ev)]);
+    return this.scripts.run(name, keys, [runId, at, String(now), this.keys.run(runId).eventsChannel, ...args(ev)]);
   }
 
   static bodyHash(canonicalBody: string): string {

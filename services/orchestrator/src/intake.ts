@@ -51,6 +51,17 @@ export function initialMessages(req: RunRequest): Message[] {
   return msgs;
 }
 
+/**
+ * What a repeated request is compared by: the hash of its canonical body when it may meet an earlier run — the same
+ * idempotency key, or the same `runId` (queue intake). A run id this intake just drew meets no other request, only
+ * a resend of its own create, which carries the same marker. (canonicalJson walks the body: a body too deep for that
+ * is invalid anyway, and hashed by a marker.)
+ */
+function requestHash(body: unknown, tooDeep: boolean, opts: { idempotencyKey?: string; runId?: string }): string {
+  if (!opts.idempotencyKey && !opts.runId) return 'fresh';
+  return RunStore.bodyHash(tooDeep ? 'invalid: too deep' : canonicalJson(body));
+}
+
 export function zodIssues(err: z.ZodError) {
   return err.issues.map((i) => ({ path: i.path.map(String), code: i.code, message: i.message }));
 }
@@ -68,11 +79,14 @@ export class RunIntake {
     private readonly policy: IntakePolicy = { endpoints: new EndpointPolicy(), prices: new PriceTable(), limits: null },
   ) {}
 
-  /** Validation only: the parsed request, or the issues to answer with 400. */
-  async validate(body: unknown): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
-    if (jsonDepth(body) > MAX_JSON_DEPTH) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
-    // the HTTP body limit, for queue intake too (a job's payload has no other bound)
-    if ((JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
+  /**
+   * Validation only: the parsed request, or the issues to answer with 400. `tooDeep`: the caller's depth check of
+   * the body; `sized`: the body came as text the HTTP body limit already bounded (queue intake's payload has no
+   * other bound, so it is measured here).
+   */
+  private async validate(body: unknown, tooDeep: boolean, sized: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
+    if (tooDeep) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
+    if (!sized && (JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
@@ -92,11 +106,12 @@ export class RunIntake {
     return { ok: true, request: parsed.data };
   }
 
-  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
-    const v = await this.validate(body);
+  /** `sized`: the body was parsed from HTTP text within the API's body limit (SPEC §2: larger is 413 there). */
+  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean; sized?: boolean } = {}): Promise<IntakeResult> {
+    const tooDeep = jsonDepth(body) > MAX_JSON_DEPTH;
+    const v = await this.validate(body, tooDeep, opts.sized ?? false);
     const runId = opts.runId ?? newRunId();
-    // (canonicalJson walks the body: a body too deep for that is invalid anyway, and hashed by a marker)
-    const bodyHash = RunStore.bodyHash(jsonDepth(body) > MAX_JSON_DEPTH ? 'invalid: too deep' : canonicalJson(body));
+    const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
     const activeRuns = cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {

@@ -11,6 +11,17 @@ reg.add({ name: 'huge', sideEffect: 'read', parameters: { type: 'object' }, exec
 reg.add({ name: 'deep', sideEffect: 'read', parameters: { type: 'object' }, execute: () => JSON.parse('['.repeat(300) + ']'.repeat(300)) });
 reg.add({ name: 'loud', sideEffect: 'read', parameters: { type: 'object' }, execute: () => { throw new Error('e'.repeat(100_000)); } });
 reg.add({ name: 'long', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'w'.repeat(900) });
+const seen: Array<{ reason: string; aborted: boolean }> = [];
+reg.add({
+  name: 'watches_signal', sideEffect: 'read', timeoutMs: 50, parameters: { type: 'object', properties: { wait: { type: 'boolean', default: true } } },
+  execute: (a, c) => new Promise((resolve) => {
+    if (!a.wait) return resolve({ wait: a.wait });
+    c.signal.addEventListener('abort', () => {
+      seen.push({ reason: (c.signal.reason as Error).name, aborted: c.signal.aborted });
+      resolve('stopped');
+    });
+  }),
+});
 reg.add({ name: 'ignores_abort', sideEffect: 'read', timeoutMs: 100, parameters: { type: 'object' }, execute: () => new Promise((r) => setTimeout(() => r('late'), 2000)) });
 const run = (name: string, args: string, signal = new AbortController().signal) => executeToolCall(reg.get(name), name, args, ctx, signal, opts);
 const codeOf = async (p: ReturnType<typeof run>) => (await p).error?.code;
@@ -46,6 +57,23 @@ describe('executeToolCall: every failure is a structured result', () => {
   });
   it('times out a tool that ignores its signal', async () => {
     expect(await codeOf(run('ignores_abort', '{}'))).toBe('timeout');
+  });
+  it("aborts the tool's signal with a TimeoutError at its timeout, and with the caller's reason on cancel", async () => {
+    seen.length = 0;
+    expect(await codeOf(run('watches_signal', '{}'))).toBe('timeout');
+    const ac = new AbortController();
+    const p = run('watches_signal', '{}', ac.signal);
+    setTimeout(() => ac.abort(Object.assign(new Error('cancel'), { name: 'RunCancelled' })), 10);
+    expect(await codeOf(p)).toBe('cancelled');
+    expect(seen).toEqual([{ reason: 'TimeoutError', aborted: true }, { reason: 'RunCancelled', aborted: true }]);
+    // a caller signal aborted before the call starts: the tool sees it aborted at once
+    const gone = new AbortController();
+    gone.abort(Object.assign(new Error('gone'), { name: 'RunCancelled' }));
+    expect(await codeOf(run('watches_signal', '{}', gone.signal))).toBe('cancelled');
+  });
+  it('fills schema defaults into the arguments the tool gets', async () => {
+    expect((await run('watches_signal', '{"wait":false}')).result).toEqual({ wait: false });
+    expect(await codeOf(run('watches_signal', '{}'))).toBe('timeout'); // wait defaulted to true
   });
   it('answers cancelled when the caller aborts', async () => {
     const ac = new AbortController();

@@ -30,8 +30,8 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
   const valid = tool.validate(parsed.value);
   if (!valid.ok) return toolErrorOutcome('invalid_arguments', `arguments do not match the schema of ${name}: ${valid.problems.join('; ')}`);
 
-  const timeout = AbortSignal.timeout(tool.entry.timeoutMs);
-  const combined = AbortSignal.any([signal, timeout]);
+  const limit = callSignal(signal, tool.entry.timeoutMs);
+  const combined = limit.signal;
   const t0 = performance.now();
   const elapsed = () => Math.round(performance.now() - t0);
   try {
@@ -50,11 +50,38 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
     return { status: 'completed', content: capText(serialized, opts.maxResultTokens, opts.countTokens), result, durationMs: elapsed(), executed: true };
   } catch (e) {
     if (signal.aborted) return executed(toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() }));
-    if (timeout.aborted) return executed(toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() }));
+    if (limit.timedOut()) return executed(toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() }));
     if (e instanceof ToolFailure) return executed(toolErrorOutcome(e.code, e.message, { durationMs: elapsed() }));
     // a thrown message is capped like a result: it enters the transcript (and the events) as the model's tool result
     return executed(toolErrorOutcome('tool_error', capText(e instanceof Error ? e.message : String(e), Math.min(2_000, opts.maxResultTokens), opts.countTokens), { durationMs: elapsed() }));
+  } finally {
+    limit.release();
   }
+}
+
+/**
+ * The signal a call's tool gets: aborted with the caller's reason (cancel, hand-back) or with a TimeoutError after
+ * `timeoutMs`, as `AbortSignal.any([signal, AbortSignal.timeout(ms)])` would be — without a composite signal and a
+ * timeout signal per call (both costly to create and to listen to). `release` stops the timer and the forwarding.
+ */
+function callSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSignal; timedOut: () => boolean; release: () => void } {
+  const ac = new AbortController();
+  let timedOut = false;
+  const forward = () => ac.abort(signal.reason);
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, timeoutMs);
+  if (signal.aborted) forward();
+  else signal.addEventListener('abort', forward, { once: true });
+  return {
+    signal: ac.signal,
+    timedOut: () => timedOut,
+    release: () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', forward);
+    },
+  };
 }
 
 /** Settles as soon as the signal aborts, even when the tool ignores it. */

@@ -72,8 +72,8 @@ export class ToolRegistry {
           if (r.success) return { ok: true, value: r.data as Record<string, unknown> };
           return { ok: false, problems: (r.error?.issues ?? []).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
         }
-        const copy = structuredClone(args);
-        if (validator!(copy)) return { ok: true, value: copy as Record<string, unknown> };
+        // ajv fills in schema defaults in place: `args` is the caller's own (executeToolCall parses it for this call)
+        if (validator!(args)) return { ok: true, value: args as Record<string, unknown> };
         return { ok: false, problems: (validator!.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`) };
       },
     });
