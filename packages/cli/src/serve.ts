@@ -109,7 +109,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     let admin;
     if (config.adminKey) {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
-      admin = adminRouter([...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
+      admin = await adminRouter([...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
     }
     const app = createApp({
       admin,

@@ -59,7 +59,10 @@ export class MockLlmServer {
         res.end(JSON.stringify({ error: { message: String(err?.message ?? err), type: 'server_error' } }));
       });
     });
-    this.server.keepAliveTimeout = 1000;
+    // idle connections live as long as at the providers' front ends (a minute and more): with a 1 s hint, undici
+    // (global fetch, which the Gemini SDK runs on) reconnected for every call — its keep-alive threshold exceeds
+    // the hint — which no real endpoint makes it do. close() closes them all.
+    this.server.keepAliveTimeout = 65_000;
     const host = this.opts.host ?? '127.0.0.1';
     await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, host, resolve));
     this.url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${(this.server.address() as AddressInfo).port}`;

@@ -1,7 +1,4 @@
 import { timingSafeEqual } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import express, { type NextFunction, type Request, type Response } from 'express';
 
@@ -28,9 +25,14 @@ function presentedKey(req: Request): string | null {
 
 /**
  * Bull Board over the deployment's queues, behind the admin key; read-only unless `writable` (retrying, removing
- * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in).
+ * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in). Loaded only where an admin
+ * key is configured: Bull Board and what it brings (lodash, valibot, ejs) are ~1 MB of source every process would
+ * otherwise keep in its heap.
  */
-export function adminRouter(queues: Queue[], opts: { key: string; writable: boolean }): express.Router {
+export async function adminRouter(queues: Queue[], opts: { key: string; writable: boolean }): Promise<express.Router> {
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+    import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/express'),
+  ]);
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_PATH);
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })), serverAdapter: adapter });
