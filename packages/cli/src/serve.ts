@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -55,6 +55,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const catalog = new ToolCatalog(redis, config.prefix);
   const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
+  // before any worker takes a job: a deployment that asked for Bull Board and cannot load it stops here
+  const bullBoard = has('api') && config.adminKey ? await loadBullBoard() : null;
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
   const drainables: Drainable[] = [];
   shutdown.add('workers', () => drainAll(drainables, config.drainMs));
@@ -109,7 +111,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     let admin;
     if (config.adminKey) {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
-      admin = await adminRouter([...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
+      admin = adminRouter(bullBoard!, [...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
     }
     const app = createApp({
       admin,

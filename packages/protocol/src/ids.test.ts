@@ -13,7 +13,8 @@ describe('ids', () => {
     for (const ch of randomToken(4096) + randomToken(4096)) counts.set(ch, (counts.get(ch) ?? 0) + 1);
     expect(counts.size).toBe(62);
   });
-  it('refuses a token longer than its pool', () => {
-    expect(() => randomToken(5000)).toThrow(RangeError);
+  it('refuses a length that is not a whole number of characters the pool can give', () => {
+    for (const bad of [5000, -1, 1.5, Number.NaN]) expect(() => randomToken(bad)).toThrow(RangeError);
+    expect(newRunId()).toMatch(/^run_[A-Za-z0-9]{20}$/); // the pool is intact after the refusals
   });
 });

@@ -54,8 +54,9 @@ export function initialMessages(req: RunRequest): Message[] {
 /**
  * What a repeated request is compared by: the hash of its canonical body when it may meet an earlier run — the same
  * idempotency key, or the same `runId` (queue intake). A run id this intake just drew meets no other request, only
- * a resend of its own create, which carries the same marker. (canonicalJson walks the body: a body too deep for that
- * is invalid anyway, and hashed by a marker.)
+ * a resend of its own create, which carries the same marker. (A `requests` job naming a run id the API drew is
+ * answered as a different request: `mismatch`. canonicalJson walks the body: a body too deep for that is invalid
+ * anyway, and hashed by a marker.)
  */
 function requestHash(body: unknown, tooDeep: boolean, opts: { idempotencyKey?: string; runId?: string }): string {
   if (!opts.idempotencyKey && !opts.runId) return 'fresh';
@@ -79,14 +80,12 @@ export class RunIntake {
     private readonly policy: IntakePolicy = { endpoints: new EndpointPolicy(), prices: new PriceTable(), limits: null },
   ) {}
 
-  /**
-   * Validation only: the parsed request, or the issues to answer with 400. `tooDeep`: the caller's depth check of
-   * the body; `sized`: the body came as text the HTTP body limit already bounded (queue intake's payload has no
-   * other bound, so it is measured here).
-   */
-  private async validate(body: unknown, tooDeep: boolean, sized: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
+  /** Validation only: the parsed request, or the issues to answer with 400. `tooDeep`: the caller's depth check of the body. */
+  private async validate(body: unknown, tooDeep: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
     if (tooDeep) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
-    if (!sized && (JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
+    // the HTTP body limit, for queue intake too (a job's payload has no other bound), on the value as it will be
+    // stored: re-serialized JSON can be several times its text (`1e20` → `100000000000000000000`)
+    if ((JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
     const parsed = RunRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
@@ -106,10 +105,9 @@ export class RunIntake {
     return { ok: true, request: parsed.data };
   }
 
-  /** `sized`: the body was parsed from HTTP text within the API's body limit (SPEC §2: larger is 413 there). */
-  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean; sized?: boolean } = {}): Promise<IntakeResult> {
+  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
     const tooDeep = jsonDepth(body) > MAX_JSON_DEPTH;
-    const v = await this.validate(body, tooDeep, opts.sized ?? false);
+    const v = await this.validate(body, tooDeep);
     const runId = opts.runId ?? newRunId();
     const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;

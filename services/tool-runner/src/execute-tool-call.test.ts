@@ -71,6 +71,13 @@ describe('executeToolCall: every failure is a structured result', () => {
     gone.abort(Object.assign(new Error('gone'), { name: 'RunCancelled' }));
     expect(await codeOf(run('watches_signal', '{}', gone.signal))).toBe('cancelled');
   });
+  it("ends the tool's signal with its call: work left running past the result is told to stop", async () => {
+    let left: AbortSignal | undefined;
+    reg.add({ name: 'leaves_work', sideEffect: 'read', parameters: { type: 'object' }, execute: (_a, c) => { left = c.signal; return 'done'; } });
+    expect((await run('leaves_work', '{}')).status).toBe('completed');
+    expect(left?.aborted).toBe(true);
+    expect((left?.reason as Error).name).toBe('AbortError');
+  });
   it('fills schema defaults into the arguments the tool gets', async () => {
     expect((await run('watches_signal', '{"wait":false}')).result).toEqual({ wait: false });
     expect(await codeOf(run('watches_signal', '{}'))).toBe('timeout'); // wait defaulted to true

@@ -61,8 +61,9 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
 
 /**
  * The signal a call's tool gets: aborted with the caller's reason (cancel, hand-back) or with a TimeoutError after
- * `timeoutMs`, as `AbortSignal.any([signal, AbortSignal.timeout(ms)])` would be — without a composite signal and a
- * timeout signal per call (both costly to create and to listen to). `release` stops the timer and the forwarding.
+ * `timeoutMs`, like `AbortSignal.any([signal, AbortSignal.timeout(ms)])` — without a composite signal and a timeout
+ * signal per call (both costly to create and to listen to). Its life is the call's: `release` (the call is over)
+ * stops the timer and the forwarding and aborts it, so work a tool left running past its result is told to stop.
  */
 function callSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSignal; timedOut: () => boolean; release: () => void } {
   const ac = new AbortController();
@@ -80,6 +81,7 @@ function callSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSign
     release: () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', forward);
+      if (!ac.signal.aborted) ac.abort(new DOMException('The call is over', 'AbortError'));
     },
   };
 }

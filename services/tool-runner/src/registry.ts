@@ -12,7 +12,7 @@ import { ToolDefinitionSchema, type ToolDefinition, type ZodLike } from './tool-
 export interface RegisteredTool {
   def: ToolDefinition;
   entry: CatalogEntry;
-  /** Validates parsed arguments; returns the (possibly coerced) value or the problems. */
+  /** Validates parsed arguments, filling in schema defaults in place (pass a value of your own); returns the value or the problems. */
   validate(args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 }
 

@@ -82,6 +82,10 @@ describe('distributed loop, each role its own OS process', () => {
     const big = await s.a.request('POST', '/v1/runs', JSON.stringify({ ...RUN, input: 'y'.repeat(1_200_000) }));
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe('payload_too_large');
+    // under the body limit as text, four times over it as the value stored (`1e20` is stored as 21 digits)
+    const inflating = await s.a.request('POST', '/v1/runs', JSON.stringify({ ...RUN, metadata: { n: [] } }).replace('"n":[]', `"n":[${Array(200_000).fill('1e20').join(',')}]`));
+    expect(inflating.status).toBe(400);
+    expect(inflating.json.error.message).toMatch(/larger than 1 MiB/);
     const noKey = await s.anon.createRun(RUN);
     expect(noKey.status).toBe(401);
     expect(noKey.json.error.code).toBe('unauthorized');

@@ -23,16 +23,33 @@ function presentedKey(req: Request): string | null {
   return null;
 }
 
+/** Bull Board's modules (imported by `loadBullBoard`). */
+export interface BullBoard {
+  createBullBoard: typeof import('@bull-board/api').createBullBoard;
+  BullMQAdapter: typeof import('@bull-board/api/bullMQAdapter').BullMQAdapter;
+  ExpressAdapter: typeof import('@bull-board/express').ExpressAdapter;
+}
+
+/**
+ * Bull Board, imported only where an admin key is configured: it and what it brings (lodash, valibot, ejs) are ~1 MB
+ * of source every other process would keep in its heap. Called before any worker starts, so a broken install stops
+ * the process before it takes work.
+ */
+export async function loadBullBoard(): Promise<BullBoard> {
+  try {
+    const [api, adapter, expressAdapter] = await Promise.all([import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/express')]);
+    return { createBullBoard: api.createBullBoard, BullMQAdapter: adapter.BullMQAdapter, ExpressAdapter: expressAdapter.ExpressAdapter };
+  } catch (e) {
+    throw new Error(`AGENTLOOP_ADMIN_KEY is set, but Bull Board could not be loaded: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 /**
  * Bull Board over the deployment's queues, behind the admin key; read-only unless `writable` (retrying, removing
- * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in). Loaded only where an admin
- * key is configured: Bull Board and what it brings (lodash, valibot, ejs) are ~1 MB of source every process would
- * otherwise keep in its heap.
+ * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in).
  */
-export async function adminRouter(queues: Queue[], opts: { key: string; writable: boolean }): Promise<express.Router> {
-  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
-    import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/express'),
-  ]);
+export function adminRouter(board: BullBoard, queues: Queue[], opts: { key: string; writable: boolean }): express.Router {
+  const { createBullBoard, BullMQAdapter, ExpressAdapter } = board;
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_PATH);
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })), serverAdapter: adapter });

@@ -109,7 +109,7 @@ export function createApp(d: ApiDeps): express.Express {
     const payload = jsonBody(req);
     const key = req.get('idempotency-key') ?? undefined;
     if (key !== undefined && (key.length === 0 || key.length > 255)) throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters');
-    const r = await d.intake.create(req.tenant!, payload, { idempotencyKey: key, sized: true });
+    const r = await d.intake.create(req.tenant!, payload, { idempotencyKey: key });
     switch (r.kind) {
       case 'invalid':
         throw new ApiError('invalid_request', r.message, r.issues);
