@@ -29,37 +29,64 @@ export type Message = z.infer<typeof MessageSchema>;
  * ids are unique, results come in call order. Returns the problems found (empty = valid).
  */
 export function transcriptProblems(messages: readonly Message[], opts: { allowOpenTail?: boolean } = {}): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  let open: { index: number; ids: string[]; answered: string[] } | null = null;
-  const close = (where: string) => {
-    if (!open) return;
-    const missing = open.ids.filter((id) => !open!.answered.includes(id));
-    if (missing.length) problems.push(`assistant message #${open.index}: call(s) ${missing.join(', ')} not answered before ${where}`);
-    const inOrder = open.ids.filter((id) => open!.answered.includes(id));
-    if (inOrder.join('\0') !== open.answered.join('\0')) problems.push(`results after assistant message #${open.index} are not in call order`);
-    open = null;
-  };
-  messages.forEach((m, i) => {
-    if (m.role !== 'assistant' && m.toolCalls?.length) problems.push(`message #${i} (${m.role}) carries toolCalls`);
+  const check = new TranscriptCheck();
+  check.push(messages);
+  return check.problems(opts);
+}
+
+/**
+ * `transcriptProblems`, fed a message at a time: a transcript that only grows is checked once per message, however
+ * long it gets (the loop checks the view it sends before every model call).
+ */
+export class TranscriptCheck {
+  private readonly found: string[] = [];
+  private readonly seen = new Set<string>();
+  private open: { index: number; ids: string[]; answered: string[] } | null = null;
+  /** Messages checked so far. */
+  length = 0;
+
+  push(messages: readonly Message[]): this {
+    for (const m of messages) this.one(m, this.length++);
+    return this;
+  }
+
+  /** The problems so far, the still-open calls of the last assistant message counted as unanswered unless `allowOpenTail`. */
+  problems(opts: { allowOpenTail?: boolean } = {}): string[] {
+    return this.open && !opts.allowOpenTail ? [...this.found, ...closing(this.open, 'the end of the transcript')] : [...this.found];
+  }
+
+  private one(m: Message, i: number): void {
+    if (m.role !== 'assistant' && m.toolCalls?.length) this.found.push(`message #${i} (${m.role}) carries toolCalls`);
     if (m.role === 'tool') {
       const id = m.toolCallId;
-      if (!id) problems.push(`tool message #${i} has no toolCallId`);
-      else if (!open) problems.push(`tool message #${i} answers '${id}' but no call is open`);
-      else if (!open.ids.includes(id)) problems.push(`tool message #${i} answers '${id}', which was not called`);
-      else if (open.answered.includes(id)) problems.push(`tool message #${i} answers '${id}' a second time`);
+      const open = this.open;
+      if (!id) this.found.push(`tool message #${i} has no toolCallId`);
+      else if (!open) this.found.push(`tool message #${i} answers '${id}' but no call is open`);
+      else if (!open.ids.includes(id)) this.found.push(`tool message #${i} answers '${id}', which was not called`);
+      else if (open.answered.includes(id)) this.found.push(`tool message #${i} answers '${id}' a second time`);
       else open.answered.push(id);
       return;
     }
-    if (m.role === 'user' || m.role === 'assistant') close(`message #${i} (${m.role})`);
+    if ((m.role === 'user' || m.role === 'assistant') && this.open) {
+      this.found.push(...closing(this.open, `message #${i} (${m.role})`));
+      this.open = null;
+    }
     if (m.role === 'assistant' && m.toolCalls?.length) {
       for (const c of m.toolCalls) {
-        if (seen.has(c.id)) problems.push(`call id '${c.id}' is not unique`);
-        seen.add(c.id);
+        if (this.seen.has(c.id)) this.found.push(`call id '${c.id}' is not unique`);
+        this.seen.add(c.id);
       }
-      open = { index: i, ids: m.toolCalls.map((c) => c.id), answered: [] };
+      this.open = { index: i, ids: m.toolCalls.map((c) => c.id), answered: [] };
     }
-  });
-  if (open && !opts.allowOpenTail) close('the end of the transcript');
-  return problems;
+  }
+}
+
+/** What is wrong with an assistant message's calls when the turn ends `where`. */
+function closing(open: { index: number; ids: string[]; answered: string[] }, where: string): string[] {
+  const out: string[] = [];
+  const missing = open.ids.filter((id) => !open.answered.includes(id));
+  if (missing.length) out.push(`assistant message #${open.index}: call(s) ${missing.join(', ')} not answered before ${where}`);
+  const inOrder = open.ids.filter((id) => open.answered.includes(id));
+  if (inOrder.join('\0') !== open.answered.join('\0')) out.push(`results after assistant message #${open.index} are not in call order`);
+  return out;
 }

@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, transcriptProblems, type Message, type NewEvent,
+  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
@@ -208,9 +208,8 @@ export class IterationWorker {
     const runId = st.id;
     const request = st.request;
     const first = await this.transcripts.view(st, knownLength);
-    const problems = transcriptProblems(first.messages);
-    if (problems.length) {
-      await this.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${problems[0]}`);
+    if (first.problems.length) {
+      await this.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${first.problems[0]}`);
       return 0;
     }
     let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };

@@ -38,4 +38,24 @@ describe('TranscriptCache (real Redis)', () => {
     const gem = await new TranscriptCache(store).view({ ...st, model: { provider: 'google', name: 'gemini-2.5-flash', params: {} } });
     expect(gem.upperBound).toBe(gem.tokens);
   });
+
+  it('checks the pairing of the view once per message, and again from the start after a compression', async () => {
+    const store = new RunStore(redis, prefix);
+    const runId = newRunId();
+    const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
+    const messages: Message[] = [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] }, { role: 'tool', toolCallId: 'c1', content: 'r' }];
+    await store.create({ runId, tenant: 't', request: RunRequestSchema.parse({ input: 'x', model }), messages, bodyHash: 'h' });
+    const st = (await store.load(runId))!;
+    const cache = new TranscriptCache(store);
+    expect((await cache.view(st)).problems).toEqual([]);
+    // a result nothing called, appended behind the cache's back: the next view reads and checks only the new message
+    await redis.rpush(store.keys.run(runId).messages, JSON.stringify({ role: 'tool', toolCallId: 'zz', content: 'r' }));
+    const broken = await cache.view(st, 4);
+    expect(broken.messages).toHaveLength(4);
+    expect(broken.problems).toEqual([expect.stringMatching(/answers 'zz', which was not called/)]);
+    // a compression that cut the broken message away (a new tv and cut): the view is checked from its start again
+    const compressed = await cache.view({ ...st, tv: st.tv + 1, viewFrom: 4, viewPrefix: [{ role: 'user', content: 'summary' }] }, 4);
+    expect(compressed.messages).toEqual([{ role: 'user', content: 'summary' }]);
+    expect(compressed.problems).toEqual([]);
+  });
 });

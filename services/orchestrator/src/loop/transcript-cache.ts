@@ -1,5 +1,5 @@
 import { counterFor, messageTokenBound, messageTokens, type TokenCounter } from '@agentloop/llm';
-import type { Message, ModelSpec } from '@agentloop/protocol';
+import { TranscriptCheck, type Message, type ModelSpec } from '@agentloop/protocol';
 import type { RunState, RunStore } from '@agentloop/runtime';
 
 interface Entry {
@@ -11,6 +11,9 @@ interface Entry {
   counter: TokenCounter;
   /** Provider-reported prompt tokens ÷ our count of the same request, smoothed (corrects the estimate). */
   calibration: number;
+  /** The pairing check of the view `checked` names (`<tv>:<viewFrom>:<prefix length>`), fed as the history grows. */
+  check: TranscriptCheck;
+  checked: string;
 }
 
 export interface ContextView {
@@ -22,6 +25,8 @@ export interface ContextView {
   counter: TokenCounter;
   /** Length of the full history (what the next append extends). */
   historyLength: number;
+  /** What breaks SPEC §2's pairing invariant in `messages` (transcriptProblems), checked once per message. */
+  problems: string[];
   /** Multiply counts by this to predict what the provider will count. */
   calibration: number;
 }
@@ -51,7 +56,7 @@ export class TranscriptCache {
   private entry(runId: string, model: ModelSpec): Entry {
     let e = this.entries.get(runId);
     if (e) this.entries.delete(runId); // re-inserted below: Map order = recency
-    else e = { history: [], cum: [0], bound: [0], counter: counterFor(model), calibration: 1 };
+    else e = { history: [], cum: [0], bound: [0], counter: counterFor(model), calibration: 1, check: new TranscriptCheck(), checked: '' };
     this.entries.set(runId, e);
     if (this.entries.size > this.maxRuns) this.entries.delete(this.entries.keys().next().value!);
     return e;
@@ -65,13 +70,14 @@ export class TranscriptCache {
   }
 
   /** The view the model sees next; `knownLength` (from a script that just wrote the list) lets a consistent cache skip Redis. */
-  async view(st: Pick<RunState, 'id' | 'model' | 'viewPrefix' | 'viewFrom'>, knownLength?: number): Promise<ContextView> {
+  async view(st: Pick<RunState, 'id' | 'model' | 'viewPrefix' | 'viewFrom' | 'tv'>, knownLength?: number): Promise<ContextView> {
     const e = this.entry(st.id, st.model);
     if (knownLength === undefined || e.history.length !== knownLength) {
       if (knownLength !== undefined && e.history.length > knownLength) {
         e.history = [];
         e.cum = [0];
         e.bound = [0];
+        e.checked = '';
       }
       this.push(e, await this.store.messages(st.id, e.history.length));
     }
@@ -80,6 +86,13 @@ export class TranscriptCache {
     const prefix = st.viewPrefix;
     // a reset replaces the entry's arrays: this view keeps counting the ones it was made from
     const { history, cum, counter } = e;
+    // the view is prefix + history[from..]; a compression (tv) or a new cut starts its check again
+    const viewKey = `${st.tv}:${from}:${prefix.length}`;
+    if (e.checked !== viewKey) {
+      e.check = new TranscriptCheck().push(prefix);
+      e.checked = viewKey;
+    }
+    e.check.push(history.slice(from + e.check.length - prefix.length));
     let tokens: number | null = null;
     return {
       messages: prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history,
@@ -93,6 +106,7 @@ export class TranscriptCache {
       upperBound: prefix.reduce((n, m) => n + messageTokenBound(e.counter, m), 0) + e.bound[len]! - e.bound[from]!,
       counter: e.counter,
       historyLength: len,
+      problems: e.check.problems(),
       calibration: e.calibration,
     };
   }
