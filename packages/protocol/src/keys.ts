@@ -35,7 +35,12 @@ export class RunKeys {
   }
 }
 
+/** Runs whose keys a process keeps built (each step of a run names them two or three times). */
+const RUN_KEYS_KEPT = 4096;
+
 export class DeploymentKeys {
+  private readonly runs = new Map<string, RunKeys>();
+
   constructor(readonly prefix: string) {}
   /** The tenant's runs (zset, score = createdAt ms). Mirrored in lua/common.lua (runIndex), which keeps it. */
   tenantRuns(tenantId: string): string {
@@ -77,7 +82,16 @@ export class DeploymentKeys {
     return `${this.prefix}:tools`;
   }
   run(runId: string): RunKeys {
-    return new RunKeys(this.prefix, runId);
+    let k = this.runs.get(runId);
+    if (!k) {
+      k = new RunKeys(this.prefix, runId);
+      // an id from a request path may be anything: only ids of a run's length are kept, so the map stays small
+      if (runId.length <= 64) {
+        if (this.runs.size >= RUN_KEYS_KEPT) this.runs.clear();
+        this.runs.set(runId, k);
+      }
+    }
+    return k;
   }
   /** Model calls in flight to a provider, scored by lease expiry (per-provider concurrency limit). */
   providerInflight(provider: string): string {
