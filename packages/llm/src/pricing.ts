@@ -20,7 +20,8 @@ const MATCH_CACHE_SIZE = 1024;
 export class PriceTable {
   private readonly extra: Array<[string, ModelPrice]>;
   /** match() by `provider/model`: every iteration prices and labels its model several times. Bounded (names come from requests). */
-  private readonly matched = new Map<string, { name: string; price: ModelPrice } | null>();
+  private readonly matched = new Map<string, Map<string, { name: string; price: ModelPrice } | null>>();
+  private matchedCount = 0;
 
   constructor(extra: Record<string, ModelPrice> = {}) {
     this.extra = Object.entries(extra).sort((a, b) => b[0].length - a[0].length);
@@ -32,12 +33,18 @@ export class PriceTable {
 
   /** The table entry a model is priced by: its name (the prefix that matched) and its price. */
   private match(provider: string, model: string): { name: string; price: ModelPrice } | null {
-    const full = `${provider}/${model}`;
-    const hit = this.matched.get(full);
+    let byModel = this.matched.get(provider);
+    const hit = byModel?.get(model);
     if (hit !== undefined) return hit;
-    if (this.matched.size >= MATCH_CACHE_SIZE) this.matched.clear();
-    const m = this.lookup(full, provider, model);
-    this.matched.set(full, m);
+    if (this.matchedCount >= MATCH_CACHE_SIZE) {
+      this.matched.clear();
+      this.matchedCount = 0;
+      byModel = undefined;
+    }
+    if (!byModel) this.matched.set(provider, (byModel = new Map()));
+    const m = this.lookup(`${provider}/${model}`, provider, model);
+    byModel.set(model, m);
+    this.matchedCount++;
     return m;
   }
 

@@ -81,7 +81,7 @@ function callSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSign
     release: () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', forward);
-      if (!ac.signal.aborted) ac.abort(new DOMException('The call is over', 'AbortError'));
+      if (!ac.signal.aborted) ac.abort(CALL_OVER);
     },
   };
 }
@@ -106,4 +106,6 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 const executed = (o: ToolOutcome): ToolOutcome => ({ ...o, executed: true });
+/** The reason a call's signal ends with when the call is over (one object: a DOMException costs ~15 µs to make). */
+const CALL_OVER = new DOMException('The call is over', 'AbortError');
 const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
