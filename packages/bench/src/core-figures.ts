@@ -179,6 +179,8 @@ export interface CoreFigures {
   provider: Provider;
   raw: { loaded: Measured; sequential: Measured };
   product: { loaded: Measured; sequential: Measured };
+  /** Each round's CPU per iteration at 50 runs, product ÷ raw: how far one round's ratio is from another's. */
+  roundRatios: number[];
 }
 
 const sum = (a: Measured, b: Measured): Measured => ({
@@ -196,17 +198,22 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
   const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
   const raw = new RawAgentLoop(ctx.bull, `bench-core-raw-${provider}`, await rawModel(RAW_API[provider], ctx.mockUrl, MODELS[provider].name, tools), ctx.prior, ctx.concurrency);
   const product = new ProductLoop(ctx, `bench-core-${provider}`, provider);
-  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO } };
+  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [] };
   try {
     await raw.start();
     await product.start();
     const loops = [['raw', raw, `raw loop (${provider})`], ['product', product, `agentloop (${provider})`]] as const;
     for (const [, loop, name] of loops) await lanes(loop, CORE.warmup, CORE.parallel, `${name} warm-up`);
-    for (let r = 0; r < CORE.rounds; r++)
+    for (let r = 0; r < CORE.rounds; r++) {
+      const perIteration: Partial<Record<'raw' | 'product', number>> = {};
       for (const [key, loop, name] of r % 2 ? [...loops].reverse() : loops) {
-        out[key].loaded = sum(out[key].loaded, await measured(ctx.admin, loop, CORE.runs, CORE.parallel, name));
+        const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, name);
+        perIteration[key] = loaded.cpuMs / loaded.iterations;
+        out[key].loaded = sum(out[key].loaded, loaded);
         out[key].sequential = sum(out[key].sequential, await measured(ctx.admin, loop, CORE.sequential, 1, `${name} one at a time`));
       }
+      out.roundRatios.push(perIteration.product! / perIteration.raw!);
+    }
     return out;
   } finally {
     await product.close();
@@ -226,6 +233,7 @@ export function coreLines(c: CoreFigures): string[] {
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
     row('raw', c.raw),
     row('agentloop', c.product),
+    `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
       ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]
