@@ -96,15 +96,26 @@ export function messageTokenBound(counter: TokenCounter, m: Message): number {
   return n;
 }
 
+/** A tool's parameters as JSON and its UTF-8 bytes, once per schema object: every iteration offers the same ones. */
+const schemaTexts = new WeakMap<object, { text: string; bytes: number }>();
+function schemaText(parameters: Record<string, unknown>): { text: string; bytes: number } {
+  let t = schemaTexts.get(parameters);
+  if (!t) {
+    const text = JSON.stringify(parameters);
+    schemaTexts.set(parameters, (t = { text, bytes: utf8(text) }));
+  }
+  return t;
+}
+
 /** Tokens of the tool definitions sent with a request. */
 export function toolsTokens(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
   if (!tools?.length) return 0;
-  return tools.reduce((n, t) => n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(JSON.stringify(t.parameters)), 0);
+  return tools.reduce((n, t) => n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(schemaText(t.parameters).text), 0);
 }
 
 /** An upper bound of toolsTokens, without tokenizing (bytes; the estimate as it is). */
 export function toolsTokenBound(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
   if (!tools?.length) return 0;
   if (!counter.exact) return toolsTokens(counter, tools);
-  return tools.reduce((n, t) => n + 10 + utf8(t.name) + utf8(t.description) + utf8(JSON.stringify(t.parameters)), 0);
+  return tools.reduce((n, t) => n + 10 + utf8(t.name) + utf8(t.description) + schemaText(t.parameters).bytes, 0);
 }
