@@ -12,9 +12,11 @@ reg.add({ name: 'deep', sideEffect: 'read', parameters: { type: 'object' }, exec
 reg.add({ name: 'loud', sideEffect: 'read', parameters: { type: 'object' }, execute: () => { throw new Error('e'.repeat(100_000)); } });
 reg.add({ name: 'long', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'w'.repeat(900) });
 const seen: Array<{ reason: string; aborted: boolean }> = [];
+let started = 0;
 reg.add({
   name: 'watches_signal', sideEffect: 'read', timeoutMs: 50, parameters: { type: 'object', properties: { wait: { type: 'boolean', default: true } } },
   execute: (a, c) => new Promise((resolve) => {
+    started++;
     if (!a.wait) return resolve({ wait: a.wait });
     c.signal.addEventListener('abort', () => {
       seen.push({ reason: (c.signal.reason as Error).name, aborted: c.signal.aborted });
@@ -66,10 +68,14 @@ describe('executeToolCall: every failure is a structured result', () => {
     setTimeout(() => ac.abort(Object.assign(new Error('cancel'), { name: 'RunCancelled' })), 10);
     expect(await codeOf(p)).toBe('cancelled');
     expect(seen).toEqual([{ reason: 'TimeoutError', aborted: true }, { reason: 'RunCancelled', aborted: true }]);
-    // a caller signal aborted before the call starts: the tool sees it aborted at once
+    // a caller signal aborted before the call starts: the tool is not started at all
     const gone = new AbortController();
     gone.abort(Object.assign(new Error('gone'), { name: 'RunCancelled' }));
-    expect(await codeOf(run('watches_signal', '{}', gone.signal))).toBe('cancelled');
+    const before = started;
+    const never = await run('watches_signal', '{}', gone.signal);
+    expect(never.error?.code).toBe('cancelled');
+    expect(never.executed).toBeFalsy();
+    expect(started).toBe(before);
   });
   it("ends the tool's signal with its call: work left running past the result is told to stop", async () => {
     let left: AbortSignal | undefined;

@@ -30,6 +30,8 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
   const valid = tool.validate(parsed.value);
   if (!valid.ok) return toolErrorOutcome('invalid_arguments', `arguments do not match the schema of ${name}: ${valid.problems.join('; ')}`);
 
+  // a caller that already gave up (cancel, hand-back) gets no call started: the tool never ran
+  if (signal.aborted) return toolErrorOutcome('cancelled', 'The run was cancelled before this call ran.');
   const limit = callSignal(signal, tool.entry.timeoutMs);
   const combined = limit.signal;
   const t0 = performance.now();
@@ -73,8 +75,7 @@ function callSignal(signal: AbortSignal, timeoutMs: number): { signal: AbortSign
     timedOut = true;
     ac.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
   }, timeoutMs);
-  if (signal.aborted) forward();
-  else signal.addEventListener('abort', forward, { once: true });
+  signal.addEventListener('abort', forward, { once: true });
   return {
     signal: ac.signal,
     timedOut: () => timedOut,
