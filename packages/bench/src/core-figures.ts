@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { serve, type RunningProcess } from '@agentloop/cli/serve';
 import { RawAgentLoop } from './raw-agent-loop.js';
+import { DurableFloorLoop, postJson } from './durable-floor-loop.js';
 import { rawModel } from './raw-model-call.js';
 import { MODELS, RAW_API, type Provider } from './providers.js';
 import { commandCount } from './stats.js';
@@ -93,8 +96,17 @@ export async function lanes(loop: Loop, runs: number, parallel: number, name: st
   }
 }
 
+v8.setFlagsFromString('--expose-gc');
+const fullGc = runInNewContext('gc') as () => void;
+
+/**
+ * One workload's window. It starts on a collected heap and ends with a full collection, so each loop pays for
+ * collecting its own garbage and none for the garbage of the loop measured before it (which otherwise decided in
+ * which window a major GC fell: ±10 % from round to round).
+ */
 async function measured(admin: Redis, loop: Loop, runs: number, parallel: number, name: string): Promise<Measured> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
+  fullGc();
   await admin.config('RESETSTAT');
   const i0 = loop.iterations;
   const c0 = process.cpuUsage();
@@ -103,6 +115,7 @@ async function measured(admin: Redis, loop: Loop, runs: number, parallel: number
   await (parallel > 1 ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
   const seconds = (performance.now() - t0) / 1000;
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
+  fullGc();
   const c = process.cpuUsage(c0);
   const mainThreadMs = mainThreadCpuMs() - m0;
   const commands = await commandCount(admin);
@@ -116,20 +129,6 @@ export function productEnv(ctx: Pick<CoreContext, 'redisUrl' | 'mockUrl' | 'tool
     AGENTLOOP_TOOL_MODULES: ctx.toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${ctx.mockUrl}/v1`, GEMINI_API_KEY: 'bench', GEMINI_BASE_URL: ctx.mockUrl, LOG_LEVEL: 'error',
     AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(ctx.concurrency.orchestrator), AGENTLOOP_TOOL_CONCURRENCY: String(ctx.concurrency.tools),
   };
-}
-
-/** A kept-alive POST (node:http: the client's own CPU, in this process too, stays small). */
-function postJson(url: string, body: string, agent: http.Agent): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => (res.statusCode === 202 || res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`POST ${url}: ${res.statusCode} ${text}`))));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** The product, every role in this process: a run is created over HTTP and has answered after `iterations` iterations. */
@@ -178,6 +177,8 @@ export class ProductLoop implements Loop {
 export interface CoreFigures {
   provider: Provider;
   raw: { loaded: Measured; sequential: Measured };
+  /** The raw loop plus SPEC's durability round trips alone (durable-floor-loop.ts). */
+  floor: { loaded: Measured; sequential: Measured };
   product: { loaded: Measured; sequential: Measured };
   /** Each round's CPU per iteration at 50 runs, product ÷ raw: how far one round's ratio is from another's. */
   roundRatios: number[];
@@ -197,15 +198,17 @@ const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, s
 export async function coreFigures(ctx: CoreContext, provider: Provider): Promise<CoreFigures> {
   const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
   const raw = new RawAgentLoop(ctx.bull, `bench-core-raw-${provider}`, await rawModel(RAW_API[provider], ctx.mockUrl, MODELS[provider].name, tools), ctx.prior, ctx.concurrency);
+  const floor = new DurableFloorLoop(ctx.bull, `bench-core-floor-${provider}`, await rawModel(RAW_API[provider], ctx.mockUrl, MODELS[provider].name, tools), ctx.prior, ctx.concurrency);
   const product = new ProductLoop(ctx, `bench-core-${provider}`, provider);
-  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [] };
+  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, floor: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [] };
   try {
     await raw.start();
+    await floor.start();
     await product.start();
-    const loops = [['raw', raw, `raw loop (${provider})`], ['product', product, `agentloop (${provider})`]] as const;
+    const loops = [['raw', raw, `raw loop (${provider})`], ['floor', floor, `durable floor (${provider})`], ['product', product, `agentloop (${provider})`]] as const;
     for (const [, loop, name] of loops) await lanes(loop, CORE.warmup, CORE.parallel, `${name} warm-up`);
     for (let r = 0; r < CORE.rounds; r++) {
-      const perIteration: Partial<Record<'raw' | 'product', number>> = {};
+      const perIteration: Partial<Record<'raw' | 'floor' | 'product', number>> = {};
       for (const [key, loop, name] of r % 2 ? [...loops].reverse() : loops) {
         const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, name);
         perIteration[key] = loaded.cpuMs / loaded.iterations;
@@ -217,6 +220,7 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
     return out;
   } finally {
     await product.close();
+    await floor.close();
     await raw.close();
   }
 }
@@ -232,7 +236,9 @@ export function coreLines(c: CoreFigures): string[] {
     `core figures via ${c.provider} (raw loop: ${RAW_API[c.provider]} API through its SDK; ${c.product.loaded.iterations} iterations at ${CORE.parallel} runs in flight, ${c.product.sequential.iterations} one run at a time, in ${CORE.rounds} alternating rounds; ${CORE.warmup} warm-up runs each):`,
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
     row('raw', c.raw),
+    row('floor', c.floor),
     row('agentloop', c.product),
+    `  the durable floor (the raw loop plus SPEC's round trips alone) ÷ raw: CPU ${f2(perIt(c.floor.loaded, c.floor.loaded.cpuMs) / perIt(c.raw.loaded, c.raw.loaded.cpuMs))}×, iterations/s ${f2(c.floor.loaded.iterations / c.floor.loaded.seconds / (c.raw.loaded.iterations / c.raw.loaded.seconds))}×; agentloop ÷ floor: CPU ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs) / perIt(c.floor.loaded, c.floor.loaded.cpuMs))}×, iterations/s ${f2(c.product.loaded.iterations / c.product.loaded.seconds / (c.floor.loaded.iterations / c.floor.loaded.seconds))}×`,
     `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations

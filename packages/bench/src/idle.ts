@@ -12,9 +12,11 @@ async function cpuPerSecond(ms: number): Promise<number> {
 /**
  * CPU an idle product uses, all roles in one process, after a load: 20 runs of `iterations` iterations, then 10 s of
  * nothing (process.cpuUsage over the window, ms of CPU per second: `afterLoad`), then the next 10 s (`steady`: by
- * then V8's memory reducer, which compacts the heap a few seconds after a load, has run).
+ * then V8's memory reducer, which compacts the heap a few seconds after a load, has run); then the same load again in
+ * the same process and the 10 s after it (`afterSecondLoad`: whether the first window's cost comes back after every
+ * load, or was the one-off compaction of the heap the process grew while it started and took its first load).
  */
-export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsModule: string, iterations: number): Promise<{ afterLoad: number; steady: number }> {
+export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsModule: string, iterations: number): Promise<IdleFigures> {
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
     env: {
@@ -24,13 +26,27 @@ export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsM
   });
   try {
     const body = JSON.stringify({ input: 'load', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['noop'], limits: { maxIterations: iterations + 1 } });
-    const ids = await Promise.all(Array.from({ length: 20 }, async () => ((await (await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as { id: string }).id));
-    for (const id of ids)
-      while (!['completed', 'failed', 'cancelled'].includes(((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status)) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 2000));
+    const load = async () => {
+      const ids = await Promise.all(Array.from({ length: 20 }, async () => ((await (await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as { id: string }).id));
+      for (const id of ids)
+        while (!['completed', 'failed', 'cancelled'].includes(((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status)) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 2000));
+    };
+    await load();
     const afterLoad = await cpuPerSecond(10_000);
-    return { afterLoad, steady: await cpuPerSecond(10_000) };
+    const steady = await cpuPerSecond(10_000);
+    await load();
+    return { afterLoad, steady, afterSecondLoad: await cpuPerSecond(10_000) };
   } finally {
     await proc.stop();
   }
+}
+
+export interface IdleFigures {
+  /** ms of CPU per second over the 10 s after the first load of a fresh process. */
+  afterLoad: number;
+  /** The 10 s after those. */
+  steady: number;
+  /** The 10 s after a second, equal load in the same process. */
+  afterSecondLoad: number;
 }

@@ -11,7 +11,7 @@ import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
 import { startMockProcess } from './processes.js';
 import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
-import { idleCpuAfterLoad } from './idle.js';
+import { idleCpuAfterLoad, type IdleFigures } from './idle.js';
 import { MODELS, providersFromArgs, type Provider } from './providers.js';
 import { coreFigures, coreLines, coreTargetLines, productEnv, type CoreContext, type CoreFigures } from './core-figures.js';
 
@@ -30,6 +30,8 @@ fs.writeFileSync(
 const PROVIDERS = providersFromArgs(process.argv.slice(2));
 /** BENCH_ONLY=core: only the core figures (raw loop vs product: CPU, throughput, Redis commands) and the idle CPU. */
 const ONLY_CORE = process.env.BENCH_ONLY === 'core';
+/** BENCH_IDLE=0 with BENCH_ONLY=core: the core figures alone (A/B runs of the loops without the idle figure's minute). */
+const IDLE = process.env.BENCH_IDLE !== '0';
 
 const LISTING_HISTORY = (process.env.BENCH_LISTING_HISTORY ?? '100,100000').split(',').map(Number);
 const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
@@ -89,10 +91,10 @@ async function agentloopWorkload(redisUrl: string, admin: Redis, mockUrl: string
   return { seconds, overhead, model, perIteration, commands, statuses };
 }
 
-const idleLine = (i: { afterLoad: number; steady: number }) =>
-  `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s`;
-const idleTarget = (i: { afterLoad: number; steady: number }) =>
-  `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s`;
+const idleLine = (i: IdleFigures) =>
+  `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s; ${i.afterSecondLoad.toFixed(2)} over the 10 s after a second load`;
+const idleTarget = (i: IdleFigures) =>
+  `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
 
 async function main() {
   console.log(`agentloop bench: ${RUNS} concurrent runs × ${ITERATIONS} iterations (one no-op tool call each but the last), zero-latency mock model, node ${process.version}`);
@@ -104,7 +106,7 @@ async function main() {
     const coreCtx: CoreContext = { redisUrl: server.url, admin, bull, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
     // core only: the idle figure first, in a process that has run nothing else yet (a major GC after a load costs in
     // proportion to the live heap, and the bench's own phases would add to it)
-    const idleFirst = ONLY_CORE ? await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS) : null;
+    const idleFirst = ONLY_CORE && IDLE ? await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS) : null;
     const cores: CoreFigures[] = [];
     for (const provider of PROVIDERS) {
       cores.push(await coreFigures(coreCtx, provider));
@@ -112,9 +114,9 @@ async function main() {
     }
     const coreTargets = () => cores.forEach((c) => console.log(coreTargetLines(c).join('\n')));
     if (ONLY_CORE) {
-      console.log(`${idleLine(idleFirst!)}\n\ntargets:`);
+      console.log(`${idleFirst ? idleLine(idleFirst) : 'idle CPU: not measured (BENCH_IDLE=0)'}\n\ntargets:`);
       coreTargets();
-      console.log(idleTarget(idleFirst!));
+      if (idleFirst) console.log(idleTarget(idleFirst));
       return;
     }
     const rt = await rawRoundTrip(bull, 'bench-rt', 300);

@@ -1,0 +1,200 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FlowProducer, Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
+import type { RawCall, RawModel } from './raw-model-call.js';
+
+/**
+ * The raw loop plus only what SPEC's durability asks of any implementation, each step as cheap as it can be: a run is
+ * created over HTTP (a bare node:http handler, no framework, no validation) and stored before it is queued; each
+ * iteration's start is one script (compare-and-set of the iteration, its event, the previous batch's results read
+ * back and appended to the transcript — in place of the raw loop's getChildrenValues); the model's answer is stored
+ * by one script before its calls are published (SPEC §3: a response is checkpointed before any effect); a tool job
+ * reads its call's status before it executes (SPEC §6: a finished call never runs again) and records its result with
+ * its event in one script. No planner, no checks, no metrics, no token counting, no ownership, no retention: what it
+ * costs above the raw loop is the price of those round trips alone, the floor under the product's figures.
+ */
+
+const EVENT = (run: string, type: string, data: string) => `{"runId":"${run}","type":"${type}","at":"${new Date().toISOString()}","data":${data}}`;
+
+const LUA = {
+  create: `redis.call('HSET', KEYS[1], 'status', 'queued', 'iteration', '0', 'phase', 'queued')
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 2))
+redis.call('RPUSH', KEYS[3], ARGV[1])
+return 1`,
+  start: `local it = tonumber(redis.call('HGET', KEYS[1], 'iteration'))
+if it ~= tonumber(ARGV[1]) - 1 then return false end
+redis.call('HSET', KEYS[1], 'iteration', ARGV[1], 'phase', 'model', 'status', 'running')
+redis.call('RPUSH', KEYS[3], ARGV[2])
+if #ARGV < 3 then return {} end
+local out = redis.call('HMGET', KEYS[1], unpack(ARGV, 3))
+redis.call('RPUSH', KEYS[2], unpack(out))
+return out`,
+  checkpoint: `local st = redis.call('HMGET', KEYS[1], 'iteration', 'phase')
+if st[1] ~= ARGV[1] or st[2] ~= 'model' then return false end
+redis.call('HSET', KEYS[1], 'phase', ARGV[2], 'status', ARGV[3], 'batch', ARGV[4])
+redis.call('RPUSH', KEYS[2], ARGV[5])
+redis.call('RPUSH', KEYS[3], ARGV[6])
+return 1`,
+  record: `if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[3])
+return 1`,
+};
+
+type Caller = (...args: Array<string | number>) => Promise<unknown>;
+
+interface RunState {
+  conv: unknown[];
+  calls: RawCall[];
+  done: () => void;
+}
+
+/** Settles when the run answered; kept until the client that created the run has taken it. */
+type Answered = Promise<void>;
+
+export class DurableFloorLoop {
+  private readonly runs = new Map<string, RunState>();
+  private readonly answered = new Map<string, Answered>();
+  private readonly flows: FlowProducer;
+  private readonly queue: Queue;
+  private readonly store: Redis;
+  private readonly connections: Redis[] = [];
+  private readonly agent = new http.Agent({ keepAlive: true });
+  private readonly body: string;
+  private workers: Worker[] = [];
+  private server: http.Server | null = null;
+  private url = '';
+  private n = 0;
+  private readonly script: Record<keyof typeof LUA, Caller>;
+  iterations = 0;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly model: RawModel,
+    prior: ReadonlyArray<{ role: string; content: string }>,
+    private readonly concurrency: { orchestrator: number; tools: number },
+    /** Called each time a tool is executed (tests count them). */
+    private readonly onExecute: () => void = () => {},
+  ) {
+    this.flows = new FlowProducer({ connection: redis, prefix });
+    this.queue = new Queue('floor-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    this.store = redis.duplicate();
+    const s = this.store as unknown as Record<string, Caller>;
+    for (const [name, lua] of Object.entries(LUA)) this.store.defineCommand(`floor_${name}`, { lua, numberOfKeys: name === 'record' ? 2 : 3 });
+    this.script = { create: s.floor_create!.bind(this.store), start: s.floor_start!.bind(this.store), checkpoint: s.floor_checkpoint!.bind(this.store), record: s.floor_record!.bind(this.store) };
+    this.body = JSON.stringify({ input: prior });
+  }
+
+  /** A run's keys: its state hash, its transcript, its events. */
+  keys(run: string): [string, string, string] {
+    const k = `${this.prefix}:run:{${run}}`;
+    return [k, `${k}:msgs`, `${k}:events`];
+  }
+
+  async start(): Promise<void> {
+    const conn = () => {
+      const c = this.redis.duplicate();
+      this.connections.push(c);
+      return c;
+    };
+    this.workers = [
+      new Worker('floor-iter', (job) => this.iterate(job), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.orchestrator }),
+      new Worker('floor-tool', (job: Job<{ run: string; call: RawCall }>) => this.execute(job.data.run, job.data.call), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
+    ];
+    for (const w of this.workers) w.on('error', (err) => console.error('floor loop worker:', err));
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    this.server = http.createServer((req, res) => void this.intake(req, res));
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/runs`;
+  }
+
+  /** POST /runs: the run stored, then queued, then 202 with its id. */
+  private async intake(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let text = '';
+    req.setEncoding('utf8');
+    for await (const chunk of req) text += chunk as string;
+    const { input } = JSON.parse(text) as { input: Array<{ role: string; content: string }> };
+    const id = `f${this.n++}`;
+    await this.script.create(...this.keys(id), EVENT(id, 'run.queued', '{}'), ...input.map((m) => JSON.stringify(m)));
+    const state: RunState = { conv: this.model.start(input), calls: [], done: () => {} };
+    this.answered.set(id, new Promise<void>((resolve) => (state.done = resolve)));
+    this.runs.set(id, state);
+    await this.queue.add('iter', { run: id, k: 1 }, { jobId: `${id}-1` });
+    const out = JSON.stringify({ id });
+    res.writeHead(202, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
+  }
+
+  async run(): Promise<void> {
+    const { id } = (await postJson(this.url, this.body, this.agent)) as { id: string };
+    await this.answered.get(id);
+    this.answered.delete(id);
+  }
+
+  private async iterate(job: Job<{ run: string; k: number }>): Promise<void> {
+    const { run, k } = job.data;
+    const state = this.runs.get(run);
+    if (!state) return;
+    const outcomes = (await this.script.start(...this.keys(run), k, EVENT(run, 'iteration.started', `{"iteration":${k}}`), ...state.calls.map((c) => `call:${c.id}`))) as string[] | null;
+    if (!outcomes) return;
+    if (state.calls.length) this.model.answer(state.conv, state.calls, outcomes.map((o) => JSON.parse((JSON.parse(o) as { content: string }).content) as unknown));
+    this.iterations++;
+    const calls = await this.model.call(state.conv);
+    state.calls = calls;
+    const message = JSON.stringify(state.conv[state.conv.length - 1]);
+    const events = calls.length
+      ? [EVENT(run, 'iteration.completed', `{"iteration":${k}}`), ...calls.map((c) => EVENT(run, 'tool.call', `{"id":"${c.id}","status":"dispatched"}`))].join('\n')
+      : [EVENT(run, 'iteration.completed', `{"iteration":${k}}`), EVENT(run, 'run.completed', '{}')].join('\n');
+    await this.script.checkpoint(...this.keys(run), k, calls.length ? 'tools' : 'done', calls.length ? 'running' : 'completed', JSON.stringify(calls.map((c) => c.id)), message, events);
+    if (!calls.length) {
+      this.runs.delete(run);
+      state.done();
+      return;
+    }
+    await this.flows.add({
+      name: 'iter', queueName: 'floor-iter', data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
+      children: calls.map((call) => ({ name: 'tool', queueName: 'floor-tool', data: { run, call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-${call.id}`, ignoreDependencyOnFailure: true } })),
+    });
+  }
+
+  /** A tool job: the call's status read, the tool (a no-op), its result recorded as the transcript's tool message. */
+  private async execute(run: string, call: RawCall): Promise<void> {
+    const [state, , events] = this.keys(run);
+    const field = `call:${call.id}`;
+    if ((await this.store.hmget(state, field))[0] !== null) return; // finished: never executed again
+    this.onExecute();
+    const message = JSON.stringify({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ ok: true }) });
+    await this.script.record(state, events, field, message, EVENT(run, 'tool.call', `{"id":"${call.id}","status":"completed"}`));
+  }
+
+  /** The tool job of a run's last call delivered once more (tests: it must not execute the tool again). */
+  async redeliverLastCall(run: string): Promise<void> {
+    const stored = (await this.store.lrange(this.keys(run)[1], 0, -1)).map((m) => JSON.parse(m) as { role: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> });
+    const tc = stored.filter((m) => m.tool_calls?.length).at(-1)!.tool_calls![0]!;
+    await this.execute(run, { id: tc.id, name: tc.function.name, arguments: tc.function.arguments });
+  }
+
+  async close(): Promise<void> {
+    this.agent.destroy();
+    await new Promise((r) => this.server?.close(r));
+    await Promise.all(this.workers.map((w) => w.close()));
+    await Promise.all([this.queue.close(), this.flows.close()]);
+    for (const c of [...this.connections, this.store]) c.disconnect();
+  }
+}
+
+/** A kept-alive POST (node:http), as the product's bench client makes. */
+export function postJson(url: string, body: string, agent: http.Agent): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => (res.statusCode === 202 || res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`POST ${url}: ${res.statusCode} ${text}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
