@@ -45,6 +45,8 @@ export interface Measured {
   /** Of cpuMs, the kernel's (system time: socket writes and reads, epoll). */
   systemMs: number;
   commands: number;
+  /** Bytes Redis received from (`in`) and sent to (`out`) its clients over the window (INFO stats). */
+  redisBytes: { in: number; out: number };
 }
 
 const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
@@ -119,7 +121,10 @@ async function measured(admin: Redis, loop: Loop, runs: number, parallel: number
   const c = process.cpuUsage(c0);
   const mainThreadMs = mainThreadCpuMs() - m0;
   const commands = await commandCount(admin);
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, systemMs: c.system / 1000, commands };
+  const stats = await admin.info('stats');
+  const bytes = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+  const redisBytes = { in: bytes('total_net_input_bytes'), out: bytes('total_net_output_bytes') };
+  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, systemMs: c.system / 1000, commands, redisBytes };
 }
 
 /** The env of a product process (all roles) against the bench's Redis and mock. */
@@ -186,8 +191,9 @@ export interface CoreFigures {
 
 const sum = (a: Measured, b: Measured): Measured => ({
   iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, systemMs: a.systemMs + b.systemMs, commands: a.commands + b.commands,
+  redisBytes: { in: a.redisBytes.in + b.redisBytes.in, out: a.redisBytes.out + b.redisBytes.out },
 });
-const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0 };
+const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0, redisBytes: { in: 0, out: 0 } };
 
 /**
  * The raw loop and the product in this process, both started and warmed up before either is measured (so neither
@@ -227,6 +233,7 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
 
 const perIt = (m: Measured, v: number) => v / m.iterations;
 const f2 = (n: number) => n.toFixed(2);
+const kb = (m: Measured, bytes: number) => (bytes / m.iterations / 1024).toFixed(1);
 
 /** The figures of one provider, for the report. */
 export function coreLines(c: CoreFigures): string[] {
@@ -239,6 +246,7 @@ export function coreLines(c: CoreFigures): string[] {
     row('floor', c.floor),
     row('agentloop', c.product),
     `  the durable floor (the raw loop plus SPEC's round trips alone) ÷ raw: CPU ${f2(perIt(c.floor.loaded, c.floor.loaded.cpuMs) / perIt(c.raw.loaded, c.raw.loaded.cpuMs))}×, iterations/s ${f2(c.floor.loaded.iterations / c.floor.loaded.seconds / (c.raw.loaded.iterations / c.raw.loaded.seconds))}×; agentloop ÷ floor: CPU ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs) / perIt(c.floor.loaded, c.floor.loaded.cpuMs))}×, iterations/s ${f2(c.product.loaded.iterations / c.product.loaded.seconds / (c.floor.loaded.iterations / c.floor.loaded.seconds))}×`,
+    `  Redis traffic per iteration at ${CORE.parallel} runs, to Redis / from Redis: ${(['raw', 'floor', 'product'] as const).map((k) => `${k} ${kb(c[k].loaded, c[k].loaded.redisBytes.in)} / ${kb(c[k].loaded, c[k].loaded.redisBytes.out)} KB`).join(', ')}`,
     `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
