@@ -44,6 +44,21 @@ describe('the durable floor loop of the bench', () => {
     }
   });
 
+  it('executes every call once where the provider gives calls no id (Gemini)', async () => {
+    const gemini = await rawModel('gemini', mock.url, 'gemini-2.5-flash', [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }]);
+    let runs = 0;
+    const g = new DurableFloorLoop(redis, `${prefix}-g`, gemini, [{ role: 'user', content: 'go' }], { orchestrator: 2, tools: 2 }, () => runs++);
+    await g.start();
+    try {
+      await g.run();
+      expect(g.iterations).toBe(4);
+      expect(runs).toBe(3);
+    } finally {
+      await g.close();
+      await cleanupPrefix(redis, `${prefix}-g`);
+    }
+  });
+
   it('never executes a finished call again', async () => {
     const before = toolRuns;
     await loop.redeliverLastCall('f0');

@@ -43,6 +43,9 @@ redis.call('RPUSH', KEYS[2], ARGV[3])
 return 1`,
 };
 
+/** A call's field in its run's state hash: by iteration and position (Gemini's calls may carry no id). */
+const callField = (iteration: number, index: number) => `call:${iteration}:${index}`;
+
 type Caller = (...args: Array<string | number>) => Promise<unknown>;
 
 interface RunState {
@@ -102,7 +105,7 @@ export class DurableFloorLoop {
     };
     this.workers = [
       new Worker('floor-iter', (job) => this.iterate(job), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.orchestrator }),
-      new Worker('floor-tool', (job: Job<{ run: string; call: RawCall }>) => this.execute(job.data.run, job.data.call), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
+      new Worker('floor-tool', (job: Job<{ run: string; field: string; call: RawCall }>) => this.execute(job.data.run, job.data.field, job.data.call), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
     ];
     for (const w of this.workers) w.on('error', (err) => console.error('floor loop worker:', err));
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
@@ -137,7 +140,7 @@ export class DurableFloorLoop {
     const { run, k } = job.data;
     const state = this.runs.get(run);
     if (!state) return;
-    const outcomes = (await this.script.start(...this.keys(run), k, EVENT(run, 'iteration.started', `{"iteration":${k}}`), ...state.calls.map((c) => `call:${c.id}`))) as string[] | null;
+    const outcomes = (await this.script.start(...this.keys(run), k, EVENT(run, 'iteration.started', `{"iteration":${k}}`), ...state.calls.map((_, i) => callField(k - 1, i)))) as string[] | null;
     if (!outcomes) return;
     if (state.calls.length) this.model.answer(state.conv, state.calls, outcomes.map((o) => JSON.parse((JSON.parse(o) as { content: string }).content) as unknown));
     this.iterations++;
@@ -155,14 +158,13 @@ export class DurableFloorLoop {
     }
     await this.flows.add({
       name: 'iter', queueName: 'floor-iter', data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
-      children: calls.map((call) => ({ name: 'tool', queueName: 'floor-tool', data: { run, call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-${call.id}`, ignoreDependencyOnFailure: true } })),
+      children: calls.map((call, i) => ({ name: 'tool', queueName: 'floor-tool', data: { run, field: callField(k, i), call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true } })),
     });
   }
 
   /** A tool job: the call's status read, the tool (a no-op), its result recorded as the transcript's tool message. */
-  private async execute(run: string, call: RawCall): Promise<void> {
+  private async execute(run: string, field: string, call: RawCall): Promise<void> {
     const [state, , events] = this.keys(run);
-    const field = `call:${call.id}`;
     if ((await this.store.hmget(state, field))[0] !== null) return; // finished: never executed again
     this.onExecute();
     const message = JSON.stringify({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ ok: true }) });
@@ -172,8 +174,9 @@ export class DurableFloorLoop {
   /** The tool job of a run's last call delivered once more (tests: it must not execute the tool again). */
   async redeliverLastCall(run: string): Promise<void> {
     const stored = (await this.store.lrange(this.keys(run)[1], 0, -1)).map((m) => JSON.parse(m) as { role: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> });
-    const tc = stored.filter((m) => m.tool_calls?.length).at(-1)!.tool_calls![0]!;
-    await this.execute(run, { id: tc.id, name: tc.function.name, arguments: tc.function.arguments });
+    const turns = stored.filter((m) => m.tool_calls?.length);
+    const tc = turns.at(-1)!.tool_calls![0]!;
+    await this.execute(run, callField(turns.length, 0), { id: tc.id, name: tc.function.name, arguments: tc.function.arguments });
   }
 
   async close(): Promise<void> {
