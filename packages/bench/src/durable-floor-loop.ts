@@ -1,9 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FlowProducer, Queue, Worker, type Job } from 'bullmq';
+import { FlowProducer, Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
 import type { RawCall, RawModel } from './raw-model-call.js';
+import { LoopWorkers } from './loop-workers.js';
 
 /**
  * The raw loop plus only what SPEC's durability asks of any implementation, each step as cheap as it can be: a run is
@@ -63,10 +64,9 @@ export class DurableFloorLoop {
   private readonly flows: FlowProducer;
   private readonly queue: Queue;
   private readonly store: Redis;
-  private readonly connections: Redis[] = [];
   private readonly agent = new http.Agent({ keepAlive: true });
   private readonly body: string;
-  private workers: Worker[] = [];
+  private readonly workers: LoopWorkers;
   private server: http.Server | null = null;
   private url = '';
   private n = 0;
@@ -74,16 +74,17 @@ export class DurableFloorLoop {
   iterations = 0;
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix: string,
     private readonly model: RawModel,
     prior: ReadonlyArray<{ role: string; content: string }>,
-    private readonly concurrency: { orchestrator: number; tools: number },
+    concurrency: { orchestrator: number; tools: number },
     /** Called each time a tool is executed (tests count them). */
     private readonly onExecute: () => void = () => {},
   ) {
     this.flows = new FlowProducer({ connection: redis, prefix });
     this.queue = new Queue('floor-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    this.workers = new LoopWorkers(redis, prefix, concurrency, 'floor loop');
     this.store = redis.duplicate();
     const s = this.store as unknown as Record<string, Caller>;
     for (const [name, lua] of Object.entries(LUA)) this.store.defineCommand(`floor_${name}`, { lua, numberOfKeys: name === 'record' ? 2 : 3 });
@@ -98,18 +99,14 @@ export class DurableFloorLoop {
   }
 
   async start(): Promise<void> {
-    const conn = () => {
-      const c = this.redis.duplicate();
-      this.connections.push(c);
-      return c;
-    };
-    this.workers = [
-      new Worker('floor-iter', (job) => this.iterate(job), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.orchestrator }),
-      new Worker('floor-tool', (job: Job<{ run: string; field: string; call: RawCall }>) => this.execute(job.data.run, job.data.field, job.data.call), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
-    ];
-    for (const w of this.workers) w.on('error', (err) => console.error('floor loop worker:', err));
-    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
-    this.server = http.createServer((req, res) => void this.intake(req, res));
+    await this.workers.start(
+      { iter: 'floor-iter', tool: 'floor-tool' },
+      (job: Job<{ run: string; k: number }>) => this.iterate(job),
+      (job: Job<{ run: string; field: string; call: RawCall }>) => this.execute(job.data.run, job.data.field, job.data.call),
+    );
+    this.server = http.createServer((req, res) =>
+      this.intake(req, res).catch((err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err))),
+    );
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/runs`;
   }
@@ -182,9 +179,9 @@ export class DurableFloorLoop {
   async close(): Promise<void> {
     this.agent.destroy();
     await new Promise((r) => this.server?.close(r));
-    await Promise.all(this.workers.map((w) => w.close()));
+    await this.workers.close();
     await Promise.all([this.queue.close(), this.flows.close()]);
-    for (const c of [...this.connections, this.store]) c.disconnect();
+    this.store.disconnect();
   }
 }
 

@@ -3,48 +3,59 @@ import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 
 /** BENCH_CORE_PROFILE=dir: a CPU profile (main thread) of each measured 50-runs window, for Chrome DevTools or speedscope. */
-const DIR = process.env.BENCH_CORE_PROFILE;
-let n = 0;
-
+const CPU_DIR = process.env.BENCH_CORE_PROFILE;
 /** BENCH_CORE_HEAP_PROFILE=dir: a sampling allocation profile of each measured 50-runs window (which code allocates). */
 const HEAP_DIR = process.env.BENCH_CORE_HEAP_PROFILE;
+let n = 0;
 
-/** Runs `fn` under V8's sampling heap profiler (what each function allocates; GC helpers' work follows it). */
-async function heapProfiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const session = new Session();
-  session.connect();
-  await session.post('HeapProfiler.enable');
-  // the collected objects too: what a window allocated, not what is left of it
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    fs.mkdirSync(HEAP_DIR!, { recursive: true });
-    const file = path.join(HEAP_DIR!, `${name.replace(/[^\w-]+/g, '-').replace(/^-|-$/g, '')}-${++n}.heapprofile`);
-    fs.writeFileSync(file, JSON.stringify(profile));
-    console.log(`  heap profile: ${file}`);
-    session.disconnect();
-  }
+interface Profiler {
+  dir: string;
+  ext: 'cpuprofile' | 'heapprofile';
+  start(session: Session): Promise<unknown>;
+  stop(session: Session): Promise<unknown>;
 }
 
-/** Runs `fn` under the V8 sampling profiler when BENCH_CORE_PROFILE names a directory (the figures then carry its overhead). */
+const CPU = (dir: string): Profiler => ({
+  dir,
+  ext: 'cpuprofile',
+  async start(s) {
+    await s.post('Profiler.enable');
+    await s.post('Profiler.setSamplingInterval', { interval: 250 });
+    await s.post('Profiler.start');
+  },
+  stop: async (s) => (await s.post('Profiler.stop')).profile,
+});
+
+const HEAP = (dir: string): Profiler => ({
+  dir,
+  ext: 'heapprofile',
+  async start(s) {
+    await s.post('HeapProfiler.enable');
+    // the collected objects too: what a window allocated, not what is left of it
+    await s.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  },
+  stop: async (s) => (await s.post('HeapProfiler.stopSampling')).profile,
+});
+
+/**
+ * Runs `fn` under V8's sampling CPU profiler (BENCH_CORE_PROFILE) or its sampling heap profiler
+ * (BENCH_CORE_HEAP_PROFILE), writing one file per call; otherwise just runs it. The figures then carry the
+ * profiler's overhead.
+ */
 export async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  if (HEAP_DIR) return heapProfiled(name, fn);
-  if (!DIR) return fn();
+  const profiler = HEAP_DIR ? HEAP(HEAP_DIR) : CPU_DIR ? CPU(CPU_DIR) : null;
+  if (!profiler) return fn();
   const session = new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
-  await session.post('Profiler.start');
+  await profiler.start(session);
   try {
     return await fn();
   } finally {
-    const { profile } = await session.post('Profiler.stop');
-    fs.mkdirSync(DIR, { recursive: true });
-    const file = path.join(DIR, `${name.replace(/[^\w-]+/g, '-').replace(/^-|-$/g, '')}-${++n}.cpuprofile`);
+    const profile = await profiler.stop(session);
+    fs.mkdirSync(profiler.dir, { recursive: true });
+    const file = path.join(profiler.dir, `${name.replace(/[^\w-]+/g, '-').replace(/^-|-$/g, '')}-${++n}.${profiler.ext}`);
     fs.writeFileSync(file, JSON.stringify(profile));
-    console.log(`  CPU profile: ${file}`);
+    console.log(`  ${profiler.ext}: ${file}`);
     session.disconnect();
   }
 }

@@ -1,7 +1,8 @@
-import { FlowProducer, Queue, Worker, type Job } from 'bullmq';
+import { FlowProducer, Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
 import type { RawCall, RawModel } from './raw-model-call.js';
+import { LoopWorkers } from './loop-workers.js';
 
 interface RunState {
   conv: unknown[];
@@ -19,35 +20,29 @@ export class RawAgentLoop {
   private readonly runs = new Map<string, RunState>();
   private readonly flows: FlowProducer;
   private readonly queue: Queue;
-  private readonly connections: Redis[] = [];
-  private workers: Worker[] = [];
+  private readonly workers: LoopWorkers;
   private n = 0;
   /** Iterations (model calls) processed so far. */
   iterations = 0;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix: string,
+    redis: Redis,
+    prefix: string,
     private readonly model: RawModel,
     private readonly prior: ReadonlyArray<{ role: string; content: string }>,
-    private readonly concurrency: { orchestrator: number; tools: number },
+    concurrency: { orchestrator: number; tools: number },
   ) {
     this.flows = new FlowProducer({ connection: redis, prefix });
     this.queue = new Queue('raw-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+    this.workers = new LoopWorkers(redis, prefix, concurrency, 'raw loop');
   }
 
   async start(): Promise<void> {
-    const conn = () => {
-      const c = this.redis.duplicate();
-      this.connections.push(c);
-      return c;
-    };
-    this.workers = [
-      new Worker('raw-iter', (job) => this.iterate(job), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.orchestrator }),
-      new Worker('raw-tool', async (job: Job<{ i: number; call: RawCall }>) => ({ i: job.data.i, result: { ok: true } }), { connection: conn(), prefix: this.prefix, concurrency: this.concurrency.tools }),
-    ];
-    for (const w of this.workers) w.on('error', (err) => console.error('raw loop worker:', err));
-    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+    await this.workers.start(
+      { iter: 'raw-iter', tool: 'raw-tool' },
+      (job: Job<{ run: string; k: number }>) => this.iterate(job),
+      async (job: Job<{ i: number; call: RawCall }>) => ({ i: job.data.i, result: { ok: true } }),
+    );
   }
 
   /** One run from its first job to the model's answer. */
@@ -82,8 +77,7 @@ export class RawAgentLoop {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    await this.workers.close();
     await Promise.all([this.queue.close(), this.flows.close()]);
-    for (const c of this.connections) c.disconnect();
   }
 }
