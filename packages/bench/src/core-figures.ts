@@ -1,28 +1,12 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import v8 from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
-import { serve, type RunningProcess } from '@agentloop/cli/serve';
-import { RawAgentLoop } from './raw-agent-loop.js';
-import { DurableFloorLoop, postJson } from './durable-floor-loop.js';
-import { rawModel } from './raw-model-call.js';
-import { MODELS, RAW_API, type Provider } from './providers.js';
-import { commandCount } from './stats.js';
-import { profiled } from './profile.js';
+import { RAW_API, type Provider } from './providers.js';
+import { commandCount, commandsByName } from './stats.js';
+import { forkedLoop, localLoop, type BenchLoop, type LoopKind } from './loop-host.js';
+import type { LoopEnv } from './product-loop.js';
 
-/** What the core figures need from main: the Redis of the bench, the mock model, the tool module, the workload. */
-export interface CoreContext {
-  redisUrl: string;
+/** What the core figures need from main: the Redis of the bench (an admin connection to read its counters), the rest of a loop's env. */
+export interface CoreContext extends LoopEnv {
   admin: Redis;
-  /** A connection for BullMQ (maxRetriesPerRequest: null). */
-  bull: Redis;
-  mockUrl: string;
-  toolsModule: string;
-  /** Model calls per run (the mock's `tool-loop N`: N-1 with one no-op tool call, then the answer). */
-  iterations: number;
-  concurrency: { orchestrator: number; tools: number };
-  prior: Array<{ role: string; content: string }>;
 }
 
 const NUM = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
@@ -32,15 +16,18 @@ const CORE = {
   sequential: NUM('BENCH_CORE_SEQUENTIAL', 40),
   warmup: NUM('BENCH_WARMUP', 50),
   rounds: NUM('BENCH_CORE_ROUNDS', 3),
+  /** BENCH_CORE_SHARED=1: every loop in the bench's own process (the method of sessions 3–7), else one process each. */
+  shared: process.env.BENCH_CORE_SHARED === '1',
+  /** BENCH_CORE_LOOPS=raw,product: measure only these loops (quick A/B runs). */
+  only: process.env.BENCH_CORE_LOOPS?.split(',') ?? null,
 };
-const SETTLE_MS = 50;
 
-/** One measured workload: wall time, this process's CPU (user + system) and Redis commands over its window. */
+/** One measured workload: wall time, the CPU of the loop's process (user + system) and Redis commands over its window. */
 export interface Measured {
   iterations: number;
   seconds: number;
   cpuMs: number;
-  /** Of cpuMs, the main thread's (the rest: GC helper threads, libuv's pool, the inspector). */
+  /** Of cpuMs, the main thread's (the rest: GC helper and compiler threads, libuv's pool, the inspector). */
   mainThreadMs: number;
   /** Of cpuMs, the kernel's (system time: socket writes and reads, epoll). */
   systemMs: number;
@@ -49,134 +36,14 @@ export interface Measured {
   redisBytes: { in: number; out: number };
 }
 
-const CLOCK_TICK_MS = 10; // USER_HZ = 100 on Linux
-/** CPU of this process's main thread so far, in ms (Linux /proc; 0 elsewhere). */
-function mainThreadCpuMs(): number {
-  try {
-    const stat = fs.readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) * CLOCK_TICK_MS;
-  } catch {
-    return 0;
-  }
-}
-
-interface Loop {
-  iterations: number;
-  run(): Promise<void>;
-}
-
-const STALL_MS = 30_000;
-
-/**
- * `runs` runs, `parallel` in flight: each lane starts its next run when its previous one answered. Fails when no
- * iteration made progress for 30 s (a run that never answers would otherwise hang the bench).
- */
-export async function lanes(loop: Loop, runs: number, parallel: number, name: string): Promise<void> {
-  let next = 0;
-  let answered = 0;
-  let seen = loop.iterations;
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<never>((_, reject) => {
-    timer = setInterval(() => {
-      if (loop.iterations === seen) reject(new Error(`${name}: no iteration for ${STALL_MS / 1000} s, ${answered} of ${runs} runs answered`));
-      seen = loop.iterations;
-    }, STALL_MS);
-  });
-  try {
-    await Promise.race([
-      stalled,
-      Promise.all(Array.from({ length: Math.min(parallel, runs) }, async () => {
-        while (next++ < runs) {
-          await loop.run();
-          answered++;
-        }
-      })),
-    ]);
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-v8.setFlagsFromString('--expose-gc');
-const fullGc = runInNewContext('gc') as () => void;
-
-/**
- * One workload's window. It starts on a collected heap and ends with a full collection, so each loop pays for
- * collecting its own garbage and none for the garbage of the loop measured before it (which otherwise decided in
- * which window a major GC fell: ±10 % from round to round).
- */
-async function measured(admin: Redis, loop: Loop, runs: number, parallel: number, name: string): Promise<Measured> {
-  await new Promise((r) => setTimeout(r, SETTLE_MS));
-  fullGc();
-  await admin.config('RESETSTAT');
-  const i0 = loop.iterations;
-  const c0 = process.cpuUsage();
-  const m0 = mainThreadCpuMs();
-  const t0 = performance.now();
-  await (parallel > 1 ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
-  const seconds = (performance.now() - t0) / 1000;
-  await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
-  fullGc();
-  const c = process.cpuUsage(c0);
-  const mainThreadMs = mainThreadCpuMs() - m0;
+/** One window of `loop`: its process measures its CPU, this one the Redis commands and bytes of the window. */
+async function measured(admin: Redis, loop: BenchLoop, runs: number, parallel: number, name: string): Promise<Measured> {
+  const cpu = await loop.window(runs, parallel, name, () => admin.config('RESETSTAT'));
   const commands = await commandCount(admin);
+  if (process.env.BENCH_CORE_COMMANDS && parallel > 1) console.log(`  ${name}: Redis commands per iteration by name: ${await commandsByName(admin, cpu.iterations)}`);
   const stats = await admin.info('stats');
-  const bytes = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
-  const redisBytes = { in: bytes('total_net_input_bytes'), out: bytes('total_net_output_bytes') };
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs, systemMs: c.system / 1000, commands, redisBytes };
-}
-
-/** The env of a product process (all roles) against the bench's Redis and mock. */
-export function productEnv(ctx: Pick<CoreContext, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency'>, prefix: string): Record<string, string | undefined> {
-  return {
-    ...process.env, REDIS_URL: ctx.redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-    AGENTLOOP_TOOL_MODULES: ctx.toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${ctx.mockUrl}/v1`, GEMINI_API_KEY: 'bench', GEMINI_BASE_URL: ctx.mockUrl, LOG_LEVEL: 'error',
-    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(ctx.concurrency.orchestrator), AGENTLOOP_TOOL_CONCURRENCY: String(ctx.concurrency.tools),
-  };
-}
-
-/** The product, every role in this process: a run is created over HTTP and has answered after `iterations` iterations. */
-export class ProductLoop implements Loop {
-  iterations = 0;
-  private proc: RunningProcess | null = null;
-  private readonly counts = new Map<string, number>();
-  private readonly waiters = new Map<string, () => void>();
-  private readonly agent = new http.Agent({ keepAlive: true });
-  private readonly body: string;
-
-  constructor(
-    private readonly ctx: CoreContext,
-    private readonly prefix: string,
-    provider: Provider,
-  ) {
-    this.body = JSON.stringify({ input: ctx.prior, model: MODELS[provider], tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 } });
-  }
-
-  async start(): Promise<void> {
-    this.proc = await serve({
-      roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
-      env: productEnv(this.ctx, this.prefix),
-      onIterationTimed: (t) => {
-        this.iterations++;
-        const n = (this.counts.get(t.runId) ?? 0) + 1;
-        this.counts.set(t.runId, n);
-        if (n === this.ctx.iterations) this.waiters.get(t.runId)?.();
-      },
-    });
-  }
-
-  async run(): Promise<void> {
-    const { id } = (await postJson(`${this.proc!.apiUrl}/v1/runs`, this.body, this.agent)) as { id: string };
-    if (this.counts.get(id) !== this.ctx.iterations) await new Promise<void>((r) => this.waiters.set(id, r));
-    this.waiters.delete(id);
-    this.counts.delete(id);
-  }
-
-  async close(): Promise<void> {
-    this.agent.destroy();
-    await this.proc?.stop();
-  }
+  const bytes = (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
+  return { ...cpu, commands, redisBytes: { in: bytes('total_net_input_bytes'), out: bytes('total_net_output_bytes') } };
 }
 
 export interface CoreFigures {
@@ -196,38 +63,35 @@ const sum = (a: Measured, b: Measured): Measured => ({
 const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0, redisBytes: { in: 0, out: 0 } };
 
 /**
- * The raw loop and the product in this process, both started and warmed up before either is measured (so neither
- * gets the JIT work of the code they share); then rounds of measurements, one workload at a time, the order
- * alternating (drift on a shared machine cancels out), summed over the rounds. The loop not being measured sits
+ * The raw loop, the durable floor and the product, each in a process of its own (BENCH_CORE_SHARED=1: all in this
+ * one), all started and warmed up before any is measured; then rounds of measurements, one workload at a time, the
+ * order alternating (drift on a shared machine cancels out), summed over the rounds. The loops not being measured sit
  * idle meanwhile (a few Redis commands and < 3 ms of CPU a second).
  */
 export async function coreFigures(ctx: CoreContext, provider: Provider): Promise<CoreFigures> {
-  const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
-  const raw = new RawAgentLoop(ctx.bull, `bench-core-raw-${provider}`, await rawModel(RAW_API[provider], ctx.mockUrl, MODELS[provider].name, tools), ctx.prior, ctx.concurrency);
-  const floor = new DurableFloorLoop(ctx.bull, `bench-core-floor-${provider}`, await rawModel(RAW_API[provider], ctx.mockUrl, MODELS[provider].name, tools), ctx.prior, ctx.concurrency);
-  const product = new ProductLoop(ctx, `bench-core-${provider}`, provider);
+  const start = CORE.shared ? localLoop : forkedLoop;
+  const names: Record<LoopKind, string> = { raw: `raw loop (${provider})`, floor: `durable floor (${provider})`, product: `agentloop (${provider})` };
+  const prefixes: Record<LoopKind, string> = { raw: `bench-core-raw-${provider}`, floor: `bench-core-floor-${provider}`, product: `bench-core-${provider}` };
+  const { admin: _admin, ...env } = ctx;
+  const kinds = (['raw', 'floor', 'product'] as const).filter((k) => !CORE.only || CORE.only.includes(k));
   const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, floor: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [] };
+  const loops: Array<[LoopKind, BenchLoop]> = [];
   try {
-    await raw.start();
-    await floor.start();
-    await product.start();
-    const loops = [['raw', raw, `raw loop (${provider})`], ['floor', floor, `durable floor (${provider})`], ['product', product, `agentloop (${provider})`]] as const;
-    for (const [, loop, name] of loops) await lanes(loop, CORE.warmup, CORE.parallel, `${name} warm-up`);
+    for (const kind of kinds) loops.push([kind, await start({ ...env, kind, provider, prefix: prefixes[kind] })]);
+    for (const [kind, loop] of loops) await loop.warmup(CORE.warmup, CORE.parallel, `${names[kind]} warm-up`);
     for (let r = 0; r < CORE.rounds; r++) {
-      const perIteration: Partial<Record<'raw' | 'floor' | 'product', number>> = {};
-      for (const [key, loop, name] of r % 2 ? [...loops].reverse() : loops) {
-        const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, name);
-        perIteration[key] = loaded.cpuMs / loaded.iterations;
-        out[key].loaded = sum(out[key].loaded, loaded);
-        out[key].sequential = sum(out[key].sequential, await measured(ctx.admin, loop, CORE.sequential, 1, `${name} one at a time`));
+      const perIteration: Partial<Record<LoopKind, number>> = {};
+      for (const [kind, loop] of r % 2 ? [...loops].reverse() : loops) {
+        const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, names[kind]);
+        perIteration[kind] = loaded.cpuMs / loaded.iterations;
+        out[kind].loaded = sum(out[kind].loaded, loaded);
+        out[kind].sequential = sum(out[kind].sequential, await measured(ctx.admin, loop, CORE.sequential, 1, `${names[kind]} one at a time`));
       }
-      out.roundRatios.push(perIteration.product! / perIteration.raw!);
+      if (perIteration.product && perIteration.raw) out.roundRatios.push(perIteration.product / perIteration.raw);
     }
     return out;
   } finally {
-    await product.close();
-    await floor.close();
-    await raw.close();
+    for (const [, loop] of loops.reverse()) await loop.close();
   }
 }
 

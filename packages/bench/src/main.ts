@@ -13,7 +13,8 @@ import { startMockProcess } from './processes.js';
 import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
 import { idleCpuAfterLoad, type IdleFigures } from './idle.js';
 import { MODELS, providersFromArgs, type Provider } from './providers.js';
-import { coreFigures, coreLines, coreTargetLines, productEnv, type CoreContext, type CoreFigures } from './core-figures.js';
+import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFigures } from './core-figures.js';
+import { productEnv } from './product-loop.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -103,7 +104,7 @@ async function main() {
   const bull = new Redis(server.url, { maxRetriesPerRequest: null });
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
-    const coreCtx: CoreContext = { redisUrl: server.url, admin, bull, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
     // core only: the idle figure first, in a process that has run nothing else yet (a major GC after a load costs in
     // proportion to the live heap, and the bench's own phases would add to it)
     const idleFirst = ONLY_CORE && IDLE ? await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS) : null;

@@ -1,0 +1,142 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { RawAgentLoop } from './raw-agent-loop.js';
+import { DurableFloorLoop } from './durable-floor-loop.js';
+import { rawModel } from './raw-model-call.js';
+import { MODELS, RAW_API, type Provider } from './providers.js';
+import { ProductLoop, type LoopEnv } from './product-loop.js';
+import { lanes, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
+
+export type LoopKind = 'raw' | 'floor' | 'product';
+export interface LoopSpec extends LoopEnv {
+  kind: LoopKind;
+  provider: Provider;
+  /** The loop's own key prefix in the bench's Redis. */
+  prefix: string;
+}
+
+/** A loop the core figures drive: warmed up, then measured window by window (`arm` resets Redis' counters). */
+export interface BenchLoop {
+  warmup(runs: number, parallel: number, name: string): Promise<void>;
+  window(runs: number, parallel: number, name: string, arm: () => Promise<unknown>): Promise<WindowCpu>;
+  close(): Promise<void>;
+}
+
+/** Builds and starts the loop `spec` names, in this process. */
+async function startLoop(spec: LoopSpec): Promise<{ loop: Loop; close(): Promise<void> }> {
+  if (spec.kind === 'product') {
+    const product = new ProductLoop(spec, spec.prefix, spec.provider);
+    await product.start();
+    return { loop: product, close: () => product.close() };
+  }
+  const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
+  const bull = new Redis(spec.redisUrl, { maxRetriesPerRequest: null });
+  const model = await rawModel(RAW_API[spec.provider], spec.mockUrl, MODELS[spec.provider].name, tools);
+  const loop = spec.kind === 'raw' ? new RawAgentLoop(bull, spec.prefix, model, spec.prior, spec.concurrency) : new DurableFloorLoop(bull, spec.prefix, model, spec.prior, spec.concurrency);
+  await loop.start();
+  return {
+    loop,
+    close: async () => {
+      await loop.close();
+      bull.disconnect();
+    },
+  };
+}
+
+/** A loop in the bench's own process (BENCH_CORE_SHARED=1: every loop in one process, as before session 8). */
+export async function localLoop(spec: LoopSpec): Promise<BenchLoop> {
+  const host = await startLoop(spec);
+  return {
+    warmup: (runs, parallel, name) => lanes(host.loop, runs, parallel, name),
+    window: (runs, parallel, name, arm) => measureWindow(host.loop, runs, parallel, name, async () => void (await arm())),
+    close: () => host.close(),
+  };
+}
+
+type Command = { op: 'start'; spec: LoopSpec } | { op: 'warmup' | 'window'; runs: number; parallel: number; name: string } | { op: 'close' };
+type Request = ({ id: number } & Command) | { id: number; op: 'go' };
+type Reply = { id: number } & ({ op: 'done'; cpu?: WindowCpu } | { op: 'armed' } | { op: 'failed'; message: string });
+
+const HOST_MAIN = fileURLToPath(new URL('./loop-host.js', import.meta.url));
+
+/**
+ * A loop in a process of its own, as a deployment runs it: no other loop's garbage in its heap and no other loop's
+ * types in the JIT feedback of the code they share (ioredis, BullMQ, the SDKs). The process measures its own CPU;
+ * the bench measures Redis.
+ */
+export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
+  const child: ChildProcess = fork(HOST_MAIN, ['--loop-host'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let next = 0;
+  const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void; onArmed?: () => void }>();
+  child.on('message', (r: Reply) => {
+    const w = waiting.get(r.id);
+    if (!w) return;
+    if (r.op === 'armed') return w.onArmed?.();
+    waiting.delete(r.id);
+    if (r.op === 'failed') w.reject(new Error(`${spec.kind} loop process: ${r.message}`));
+    else w.resolve(r);
+  });
+  child.once('exit', (code) => {
+    for (const w of waiting.values()) w.reject(new Error(`${spec.kind} loop process exited (${code})`));
+    waiting.clear();
+  });
+  const request = (msg: Command, onArmed?: (id: number) => void) =>
+    new Promise<Reply>((resolve, reject) => {
+      const id = ++next;
+      waiting.set(id, { resolve, reject, onArmed: onArmed && (() => onArmed(id)) });
+      child.send({ ...msg, id });
+    });
+  await request({ op: 'start', spec });
+  return {
+    warmup: async (runs, parallel, name) => void (await request({ op: 'warmup', runs, parallel, name })),
+    window: async (runs, parallel, name, arm) => {
+      const r = await request({ op: 'window', runs, parallel, name }, (id) => void arm().then(() => child.send({ op: 'go', id })));
+      return (r as Extract<Reply, { op: 'done' }>).cpu!;
+    },
+    close: async () => {
+      await request({ op: 'close' });
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+    },
+  };
+}
+
+/** The child's side: one loop, driven over IPC. */
+function serveLoop(): void {
+  let host: Awaited<ReturnType<typeof startLoop>> | null = null;
+  const armed = new Map<number, () => void>();
+  const reply = (r: Reply) => process.send!(r);
+  process.on('message', (m: Request) => {
+    if (m.op === 'go') return armed.get(m.id)?.();
+    const work = async (): Promise<WindowCpu | undefined> => {
+      switch (m.op) {
+        case 'start':
+          host = await startLoop(m.spec);
+          return undefined;
+        case 'warmup':
+          await lanes(host!.loop, m.runs, m.parallel, m.name);
+          return undefined;
+        case 'window':
+          return measureWindow(host!.loop, m.runs, m.parallel, m.name, () =>
+            new Promise<void>((resolve) => {
+              armed.set(m.id, resolve);
+              reply({ id: m.id, op: 'armed' });
+            }),
+          );
+        case 'close':
+          await host?.close();
+          return undefined;
+      }
+    };
+    work().then(
+      (cpu) => {
+        armed.delete(m.id);
+        // the loop's kept-alive sockets would keep this process up: it ends once the reply is sent
+        process.send!({ id: m.id, op: 'done', cpu } satisfies Reply, () => m.op === 'close' && process.exit(0));
+      },
+      (err: unknown) => reply({ id: m.id, op: 'failed', message: err instanceof Error ? err.stack ?? err.message : String(err) }),
+    );
+  });
+}
+
+if (process.argv[2] === '--loop-host' && process.send) serveLoop();
