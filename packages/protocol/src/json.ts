@@ -93,5 +93,8 @@ export function argumentsForDisplay(raw: string): unknown {
  */
 export function wellFormedJson(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
-  return text.includes('\\u') ? text.replace(/(?<!\\)((?:\\\\)*)\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g, '$1\\ufffd') : text;
+  // the spec has JSON.stringify write a lone surrogate in lowercase (`\ud800`); its other `\u` escapes (control
+  // characters, such as the NUL in a repeat fingerprint) are well formed, and skip the replace
+  return text.includes('\\ud') ? text.replace(LONE_SURROGATE_ESCAPE, '$1\\ufffd') : text;
 }
+const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;

@@ -5,6 +5,7 @@ import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolError
 import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
+import type { ToolContext } from './tool-definition.js';
 
 export interface ToolRunnerOptions {
   redis: Redis;
@@ -146,7 +147,7 @@ export class ToolRunner {
     let outcome: ToolOutcome;
     const t0 = performance.now();
     try {
-      const logger = this.o.logger.child({ runId, callId, tool: name });
+      const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
       outcome = await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
@@ -168,4 +169,14 @@ export class ToolRunner {
     else if (recorded === 'skipped') this.count(name, 'skipped', 'budget_exceeded');
     return { callId };
   }
+}
+
+/** A call's logger, made (its bindings serialized) only when the tool logs: most calls never do. */
+export function lazyChild(parent: Logger, bindings: Record<string, string>): ToolContext['logger'] {
+  let child: Logger | null = null;
+  const at = (level: 'info' | 'warn' | 'error' | 'debug') => (...a: unknown[]) => {
+    const c = (child ??= parent.child(bindings));
+    (c[level] as (...x: unknown[]) => void).apply(c, a);
+  };
+  return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }

@@ -16,6 +16,7 @@ import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
 const DEFAULT_PRICES = new PriceTable();
+const TOKEN_KINDS = [['prompt', 'promptTokens'], ['completion', 'completionTokens'], ['reasoning', 'reasoningTokens'], ['cached', 'cachedTokens']] as const;
 
 export interface IterationWorkerOptions {
   redis: Redis;
@@ -284,8 +285,7 @@ export class IterationWorker {
     const u = res.usage;
     const model = this.prices.metricLabel(res.provider, res.model);
     this.o.metrics.loopIterations.inc({ provider: res.provider, model });
-    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
-      if (n) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, n);
+    for (const [kind, field] of TOKEN_KINDS) if (u[field]) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, u[field]);
   }
 
   private get prices(): PriceTable {
