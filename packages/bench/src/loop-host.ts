@@ -6,7 +6,7 @@ import { DurableFloorLoop } from './durable-floor-loop.js';
 import { rawModel } from './raw-model-call.js';
 import { MODELS, RAW_API, type Provider } from './providers.js';
 import { ProductLoop, type LoopEnv } from './product-loop.js';
-import { lanes, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
+import { gcFairWindows, lanes, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
 
 export type LoopKind = 'raw' | 'floor' | 'product';
 export interface LoopSpec extends LoopEnv {
@@ -46,6 +46,7 @@ async function startLoop(spec: LoopSpec): Promise<{ loop: Loop; close(): Promise
 
 /** A loop in the bench's own process (BENCH_CORE_SHARED=1: every loop in one process, as before session 8). */
 export async function localLoop(spec: LoopSpec): Promise<BenchLoop> {
+  gcFairWindows();
   const host = await startLoop(spec);
   return {
     warmup: (runs, parallel, name) => lanes(host.loop, runs, parallel, name),

@@ -65,17 +65,25 @@ function mainThreadCpuMs(): number {
   }
 }
 
-v8.setFlagsFromString('--expose-gc');
-const fullGc = runInNewContext('gc') as () => void;
+let fullGc: (() => void) | null = null;
+/**
+ * GC-fair windows, for loops that share one process (BENCH_CORE_SHARED=1): each window starts on a collected heap and
+ * ends with a full collection, so a loop pays for collecting its own garbage and none for the garbage of the loop
+ * measured before it. A loop in a process of its own needs none of that, and a forced collection throws compiled
+ * code away (every window then compiled again: a third more CPU per iteration, measured; docs/BENCHMARKS.md).
+ */
+export function gcFairWindows(): void {
+  v8.setFlagsFromString('--expose-gc');
+  fullGc = runInNewContext('gc') as () => void;
+}
 
 /**
- * One workload's window, measured in the process that runs the loop. It starts on a collected heap and ends with a
- * full collection, so the loop pays for collecting its own garbage and none for garbage left before the window.
- * `arm` runs just before the window opens (the caller resets Redis' counters there).
+ * One workload's window, measured in the process that runs the loop. `arm` runs just before the window opens (the
+ * caller resets Redis' counters there).
  */
 export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>): Promise<WindowCpu> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
-  fullGc();
+  fullGc?.();
   await arm();
   const i0 = loop.iterations;
   const c0 = process.cpuUsage();
@@ -84,7 +92,7 @@ export async function measureWindow(loop: Loop, runs: number, parallel: number, 
   await (parallel > 1 ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
   const seconds = (performance.now() - t0) / 1000;
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
-  fullGc();
+  fullGc?.();
   const c = process.cpuUsage(c0);
   return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs: mainThreadCpuMs() - m0, systemMs: c.system / 1000 };
 }
