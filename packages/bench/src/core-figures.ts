@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { RAW_API, type Provider } from './providers.js';
 import { commandCount, commandsByName } from './stats.js';
 import { forkedLoop, localLoop, type BenchLoop, type LoopKind } from './loop-host.js';
+import type { WindowCpu } from './loop-window.js';
 import type { LoopEnv } from './product-loop.js';
 
 /** What the core figures need from main: the Redis of the bench (an admin connection to read its counters), the rest of a loop's env. */
@@ -11,11 +12,16 @@ export interface CoreContext extends LoopEnv {
 
 const NUM = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const CORE = {
-  runs: NUM('BENCH_CORE_RUNS', 200),
+  runs: NUM('BENCH_CORE_RUNS', 100),
   parallel: NUM('BENCH_CORE_PARALLEL', 50),
-  sequential: NUM('BENCH_CORE_SEQUENTIAL', 40),
-  warmup: NUM('BENCH_WARMUP', 50),
-  rounds: NUM('BENCH_CORE_ROUNDS', 3),
+  sequential: NUM('BENCH_CORE_SEQUENTIAL', 20),
+  /**
+   * Runs each loop makes before any is measured: the figures are a long-lived process's, at steady state. The
+   * product has more code for the JIT to compile than the raw loop: after 50 runs it was still compiling 100–300
+   * functions a second (--trace-opt), after 1000 a few (docs/BENCHMARKS.md). What the warm-up cost is reported too.
+   */
+  warmup: NUM('BENCH_WARMUP', 1000),
+  rounds: NUM('BENCH_CORE_ROUNDS', 6),
   /** BENCH_CORE_SHARED=1: every loop in the bench's own process (the method of sessions 3–7), else one process each. */
   shared: process.env.BENCH_CORE_SHARED === '1',
   /** BENCH_CORE_LOOPS=raw,product: measure only these loops (quick A/B runs). */
@@ -54,6 +60,8 @@ export interface CoreFigures {
   product: { loaded: Measured; sequential: Measured };
   /** Each round's CPU per iteration at 50 runs, product ÷ raw: how far one round's ratio is from another's. */
   roundRatios: number[];
+  /** What each fresh process paid over its warm-up runs (its JIT compiling). */
+  warmup: Partial<Record<LoopKind, WindowCpu>>;
 }
 
 const sum = (a: Measured, b: Measured): Measured => ({
@@ -74,11 +82,11 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
   const prefixes: Record<LoopKind, string> = { raw: `bench-core-raw-${provider}`, floor: `bench-core-floor-${provider}`, product: `bench-core-${provider}` };
   const { admin: _admin, ...env } = ctx;
   const kinds = (['raw', 'floor', 'product'] as const).filter((k) => !CORE.only || CORE.only.includes(k));
-  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, floor: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [] };
+  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, floor: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [], warmup: {} };
   const loops: Array<[LoopKind, BenchLoop]> = [];
   try {
     for (const kind of kinds) loops.push([kind, await start({ ...env, kind, provider, prefix: prefixes[kind] })]);
-    for (const [kind, loop] of loops) await loop.warmup(CORE.warmup, CORE.parallel, `${names[kind]} warm-up`);
+    for (const [kind, loop] of loops) out.warmup[kind] = await loop.warmup(CORE.warmup, CORE.parallel, `${names[kind]} warm-up`);
     for (let r = 0; r < CORE.rounds; r++) {
       const perIteration: Partial<Record<LoopKind, number>> = {};
       for (const [kind, loop] of r % 2 ? [...loops].reverse() : loops) {
@@ -112,6 +120,7 @@ export function coreLines(c: CoreFigures): string[] {
     `  the durable floor (the raw loop plus SPEC's round trips alone) ÷ raw: CPU ${f2(perIt(c.floor.loaded, c.floor.loaded.cpuMs) / perIt(c.raw.loaded, c.raw.loaded.cpuMs))}×, iterations/s ${f2(c.floor.loaded.iterations / c.floor.loaded.seconds / (c.raw.loaded.iterations / c.raw.loaded.seconds))}×; agentloop ÷ floor: CPU ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs) / perIt(c.floor.loaded, c.floor.loaded.cpuMs))}×, iterations/s ${f2(c.product.loaded.iterations / c.product.loaded.seconds / (c.floor.loaded.iterations / c.floor.loaded.seconds))}×`,
     `  Redis traffic per iteration at ${CORE.parallel} runs, to Redis / from Redis: ${(['raw', 'floor', 'product'] as const).map((k) => `${k} ${kb(c[k].loaded, c[k].loaded.redisBytes.in)} / ${kb(c[k].loaded, c[k].loaded.redisBytes.out)} KB`).join(', ')}`,
     `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
+    `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${(['raw', 'floor', 'product'] as const).flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
       ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]

@@ -6,7 +6,7 @@ import { DurableFloorLoop } from './durable-floor-loop.js';
 import { rawModel } from './raw-model-call.js';
 import { MODELS, RAW_API, type Provider } from './providers.js';
 import { ProductLoop, type LoopEnv } from './product-loop.js';
-import { gcFairWindows, lanes, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
+import { gcFairWindows, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
 
 export type LoopKind = 'raw' | 'floor' | 'product';
 export interface LoopSpec extends LoopEnv {
@@ -18,7 +18,8 @@ export interface LoopSpec extends LoopEnv {
 
 /** A loop the core figures drive: warmed up, then measured window by window (`arm` resets Redis' counters). */
 export interface BenchLoop {
-  warmup(runs: number, parallel: number, name: string): Promise<void>;
+  /** Unmeasured by Redis and never profiled: what a fresh process pays while its JIT warms up. */
+  warmup(runs: number, parallel: number, name: string): Promise<WindowCpu>;
   window(runs: number, parallel: number, name: string, arm: () => Promise<unknown>): Promise<WindowCpu>;
   close(): Promise<void>;
 }
@@ -49,7 +50,7 @@ export async function localLoop(spec: LoopSpec): Promise<BenchLoop> {
   gcFairWindows();
   const host = await startLoop(spec);
   return {
-    warmup: (runs, parallel, name) => lanes(host.loop, runs, parallel, name),
+    warmup: (runs, parallel, name) => measureWindow(host.loop, runs, parallel, name, async () => {}, false),
     window: (runs, parallel, name, arm) => measureWindow(host.loop, runs, parallel, name, async () => void (await arm())),
     close: () => host.close(),
   };
@@ -90,7 +91,7 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
     });
   await request({ op: 'start', spec });
   return {
-    warmup: async (runs, parallel, name) => void (await request({ op: 'warmup', runs, parallel, name })),
+    warmup: async (runs, parallel, name) => (await request({ op: 'warmup', runs, parallel, name }) as Extract<Reply, { op: 'done' }>).cpu!,
     window: async (runs, parallel, name, arm) => {
       const r = await request({ op: 'window', runs, parallel, name }, (id) => void arm().then(() => child.send({ op: 'go', id })));
       return (r as Extract<Reply, { op: 'done' }>).cpu!;
@@ -115,8 +116,7 @@ function serveLoop(): void {
           host = await startLoop(m.spec);
           return undefined;
         case 'warmup':
-          await lanes(host!.loop, m.runs, m.parallel, m.name);
-          return undefined;
+          return measureWindow(host!.loop, m.runs, m.parallel, m.name, async () => {}, false);
         case 'window':
           return measureWindow(host!.loop, m.runs, m.parallel, m.name, () =>
             new Promise<void>((resolve) => {

@@ -79,9 +79,9 @@ export function gcFairWindows(): void {
 
 /**
  * One workload's window, measured in the process that runs the loop. `arm` runs just before the window opens (the
- * caller resets Redis' counters there).
+ * caller resets Redis' counters there); `profile`: under BENCH_CORE_PROFILE / BENCH_CORE_HEAP_PROFILE (not a warm-up).
  */
-export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>): Promise<WindowCpu> {
+export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>, profile = true): Promise<WindowCpu> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   fullGc?.();
   await arm();
@@ -89,7 +89,7 @@ export async function measureWindow(loop: Loop, runs: number, parallel: number, 
   const c0 = process.cpuUsage();
   const m0 = mainThreadCpuMs();
   const t0 = performance.now();
-  await (parallel > 1 ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
+  await (parallel > 1 && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
   const seconds = (performance.now() - t0) / 1000;
   await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
   fullGc?.();
