@@ -22,6 +22,8 @@ const CORE = {
    */
   warmup: NUM('BENCH_WARMUP', 1000),
   rounds: NUM('BENCH_CORE_ROUNDS', 6),
+  /** Runs each loop makes, unmeasured, just before each of its 50-runs windows (BENCH_CORE_REWARM). */
+  rewarm: NUM('BENCH_CORE_REWARM', 100),
   /** BENCH_CORE_SHARED=1: every loop in the bench's own process (the method of sessions 3–7), else one process each. */
   shared: process.env.BENCH_CORE_SHARED === '1',
   /** BENCH_CORE_LOOPS=raw,product: measure only these loops (quick A/B runs). */
@@ -90,6 +92,10 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
     for (let r = 0; r < CORE.rounds; r++) {
       const perIteration: Partial<Record<LoopKind, number>> = {};
       for (const [kind, loop] of r % 2 ? [...loops].reverse() : loops) {
+        // a loop that sat idle through the others' windows is back under load before its own is measured: without this,
+        // the first window after an idle spell cost up to twice the steady figure (round 1: the loop warmed up last
+        // measured 0.5–0.6× the one warmed up first)
+        if (CORE.rewarm) await loop.warmup(CORE.rewarm, CORE.parallel, `${names[kind]} re-warm`);
         const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, names[kind]);
         perIteration[kind] = loaded.cpuMs / loaded.iterations;
         out[kind].loaded = sum(out[kind].loaded, loaded);
