@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RawAgentLoop } from './raw-agent-loop.js';
@@ -60,7 +61,8 @@ type Command = { op: 'start'; spec: LoopSpec } | { op: 'warmup' | 'window'; runs
 type Request = ({ id: number } & Command) | { id: number; op: 'go' };
 type Reply = { id: number } & ({ op: 'done'; cpu?: WindowCpu } | { op: 'armed' } | { op: 'failed'; message: string });
 
-const HOST_MAIN = fileURLToPath(new URL('./loop-host.js', import.meta.url));
+// the built module, also when this one runs from source (tests): a child process runs JavaScript
+const HOST_MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/loop-host.js');
 
 /**
  * A loop in a process of its own, as a deployment runs it: no other loop's garbage in its heap and no other loop's
@@ -85,15 +87,27 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
   });
   const request = (msg: Command, onArmed?: (id: number) => void) =>
     new Promise<Reply>((resolve, reject) => {
+      if (!child.connected) return reject(new Error(`${spec.kind} loop process: gone`));
       const id = ++next;
       waiting.set(id, { resolve, reject, onArmed: onArmed && (() => onArmed(id)) });
-      child.send({ ...msg, id });
+      child.send({ ...msg, id }, (err) => {
+        if (!err) return;
+        waiting.delete(id);
+        reject(err);
+      });
     });
   await request({ op: 'start', spec });
   return {
     warmup: async (runs, parallel, name) => (await request({ op: 'warmup', runs, parallel, name }) as Extract<Reply, { op: 'done' }>).cpu!,
     window: async (runs, parallel, name, arm) => {
-      const r = await request({ op: 'window', runs, parallel, name }, (id) => void arm().then(() => child.send({ op: 'go', id })));
+      const r = await request({ op: 'window', runs, parallel, name }, (id) =>
+        void arm().then(
+          () => child.connected && child.send({ op: 'go', id }),
+          (err: unknown) => {
+            console.error(`${spec.kind} loop: arming the window failed`, err);
+            child.kill(); // the window cannot open: its request fails with the process
+          },
+        ));
       return (r as Extract<Reply, { op: 'done' }>).cpu!;
     },
     close: async () => {
