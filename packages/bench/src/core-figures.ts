@@ -105,7 +105,7 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
     }
     return out;
   } finally {
-    for (const [, loop] of loops.reverse()) await loop.close();
+    await Promise.allSettled(loops.map(([, loop]) => loop.close()));
   }
 }
 
@@ -120,13 +120,18 @@ export function coreLines(c: CoreFigures): string[] {
   return [
     `core figures via ${c.provider} (raw loop: ${RAW_API[c.provider]} API through its SDK; ${c.product.loaded.iterations} iterations at ${CORE.parallel} runs in flight, ${c.product.sequential.iterations} one run at a time, in ${CORE.rounds} alternating rounds; ${CORE.warmup} warm-up runs each):`,
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
-    row('raw', c.raw),
-    row('floor', c.floor),
-    row('agentloop', c.product),
+    ...(['raw', 'floor', 'product'] as const).filter((k) => c[k].loaded.iterations).map((k) => row(k === 'product' ? 'agentloop' : k, c[k])),
+    `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${(['raw', 'floor', 'product'] as const).flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
+    ...(CORE.only ? [] : comparisons(c)),
+  ];
+}
+
+/** The lines that compare the loops (all three measured). */
+function comparisons(c: CoreFigures): string[] {
+  return [
     `  the durable floor (the raw loop plus SPEC's round trips alone) ÷ raw: CPU ${f2(perIt(c.floor.loaded, c.floor.loaded.cpuMs) / perIt(c.raw.loaded, c.raw.loaded.cpuMs))}×, iterations/s ${f2(c.floor.loaded.iterations / c.floor.loaded.seconds / (c.raw.loaded.iterations / c.raw.loaded.seconds))}×; agentloop ÷ floor: CPU ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs) / perIt(c.floor.loaded, c.floor.loaded.cpuMs))}×, iterations/s ${f2(c.product.loaded.iterations / c.product.loaded.seconds / (c.floor.loaded.iterations / c.floor.loaded.seconds))}×`,
     `  Redis traffic per iteration at ${CORE.parallel} runs, to Redis / from Redis: ${(['raw', 'floor', 'product'] as const).map((k) => `${k} ${kb(c[k].loaded, c[k].loaded.redisBytes.in)} / ${kb(c[k].loaded, c[k].loaded.redisBytes.out)} KB`).join(', ')}`,
     `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
-    `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${(['raw', 'floor', 'product'] as const).flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
     ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
       ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]
@@ -137,6 +142,7 @@ export function coreLines(c: CoreFigures): string[] {
 /** The targets of issue 11 on these figures, met or MISSED. */
 export function coreTargetLines(c: CoreFigures): string[] {
   const { raw, product } = c;
+  if (!raw.loaded.iterations || !product.loaded.iterations) return [`  (the targets compare agentloop with the raw loop: BENCH_CORE_LOOPS left one out)`];
   const cpu = perIt(product.loaded, product.loaded.cpuMs) / perIt(raw.loaded, raw.loaded.cpuMs);
   const tput = product.loaded.iterations / product.loaded.seconds / (raw.loaded.iterations / raw.loaded.seconds);
   const cmdSeq = perIt(product.sequential, product.sequential.commands) / perIt(raw.sequential, raw.sequential.commands);

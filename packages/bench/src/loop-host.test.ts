@@ -21,6 +21,7 @@ describe('a bench loop in a process of its own', () => {
   });
 
   afterAll(async () => {
+    await loop?.close(); // closed already when the tests passed: then a no-op
     await mock.close();
     await cleanupPrefix(redis, prefix);
     redis.disconnect();

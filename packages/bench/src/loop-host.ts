@@ -81,10 +81,12 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
     if (r.op === 'failed') w.reject(new Error(`${spec.kind} loop process: ${r.message}`));
     else w.resolve(r);
   });
-  child.once('exit', (code) => {
+  // 'close', not 'exit': it comes after the last message the process sent was read
+  child.once('close', (code) => {
     for (const w of waiting.values()) w.reject(new Error(`${spec.kind} loop process exited (${code})`));
     waiting.clear();
   });
+  child.on('error', (err) => console.error(`${spec.kind} loop process:`, err));
   const request = (msg: Command, onArmed?: (id: number) => void) =>
     new Promise<Reply>((resolve, reject) => {
       if (!child.connected) return reject(new Error(`${spec.kind} loop process: gone`));
@@ -96,7 +98,12 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
         reject(err);
       });
     });
-  await request({ op: 'start', spec });
+  try {
+    await request({ op: 'start', spec });
+  } catch (err) {
+    child.kill(); // a loop that could not start leaves nothing running
+    throw err;
+  }
   return {
     warmup: async (runs, parallel, name) => (await request({ op: 'warmup', runs, parallel, name }) as Extract<Reply, { op: 'done' }>).cpu!,
     window: async (runs, parallel, name, arm) => {
@@ -110,15 +117,21 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
         ));
       return (r as Extract<Reply, { op: 'done' }>).cpu!;
     },
+    // never throws: the bench closes every loop, whatever became of one of them
     close: async () => {
-      await request({ op: 'close' });
-      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      const timer = setTimeout(() => child.kill(), 30_000);
+      await request({ op: 'close' }).catch(() => child.kill());
+      await exited;
+      clearTimeout(timer);
     },
   };
 }
 
 /** The child's side: one loop, driven over IPC. */
 function serveLoop(): void {
+  process.on('disconnect', () => process.exit(1)); // the bench is gone: its loop goes too
   let host: Awaited<ReturnType<typeof startLoop>> | null = null;
   const armed = new Map<number, () => void>();
   const reply = (r: Reply) => process.send!(r);

@@ -30,7 +30,7 @@ export interface RunningProcess {
 
 const displayHost = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
 
-/** Starts the given roles in this process, sharing one Redis connection, one metrics registry, one shutdown. */
+/** Starts the given roles in this process, sharing its Redis connections (commands, pub/sub, job publishing), one metrics registry, one shutdown. */
 export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
@@ -122,7 +122,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       intake: newIntake(),
       limiter: tenantLimiter,
       metrics,
-      ready: async () => redisProblem(redis) ?? redisProblem(subscriber),
+      ready: async () => redisProblem(redis) ?? redisProblem(subscriber) ?? redisProblem(publisher),
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
     });
     const server = http.createServer(app);
