@@ -12,18 +12,23 @@ export interface CoreContext extends LoopEnv {
 
 const NUM = (name: string, dflt: number) => Number(process.env[name] ?? dflt);
 const CORE = {
-  runs: NUM('BENCH_CORE_RUNS', 100),
+  /**
+   * Runs in each 50-runs window: long enough that each holds many major collections (where one falls decides much of
+   * a short window's figure: 100-run windows of one loop ranged 0.8–2.5 ms per iteration) and that its loop is busy
+   * throughout (loops that took turns window by window read unequally: docs/BENCHMARKS.md, session 8).
+   */
+  runs: NUM('BENCH_CORE_RUNS', 1500),
   parallel: NUM('BENCH_CORE_PARALLEL', 50),
-  sequential: NUM('BENCH_CORE_SEQUENTIAL', 20),
+  sequential: NUM('BENCH_CORE_SEQUENTIAL', 30),
   /**
    * Runs each loop makes before any is measured: the figures are a long-lived process's, at steady state. The
    * product has more code for the JIT to compile than the raw loop: after 50 runs it was still compiling 100–300
    * functions a second (--trace-opt), after 1000 a few (docs/BENCHMARKS.md). What the warm-up cost is reported too.
    */
   warmup: NUM('BENCH_WARMUP', 1000),
-  rounds: NUM('BENCH_CORE_ROUNDS', 6),
+  rounds: NUM('BENCH_CORE_ROUNDS', 2),
   /** Runs each loop makes, unmeasured, just before each of its 50-runs windows (BENCH_CORE_REWARM). */
-  rewarm: NUM('BENCH_CORE_REWARM', 100),
+  rewarm: NUM('BENCH_CORE_REWARM', 500),
   /** BENCH_CORE_SHARED=1: every loop in the bench's own process (the method of sessions 3–7), else one process each. */
   shared: process.env.BENCH_CORE_SHARED === '1',
   /** BENCH_CORE_LOOPS=raw,product: measure only these loops (quick A/B runs). */
