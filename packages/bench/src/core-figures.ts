@@ -35,15 +35,8 @@ const CORE = {
   only: process.env.BENCH_CORE_LOOPS?.split(',') ?? null,
 };
 
-/** One measured workload: wall time, the CPU of the loop's process (user + system) and Redis commands over its window. */
-export interface Measured {
-  iterations: number;
-  seconds: number;
-  cpuMs: number;
-  /** Of cpuMs, the main thread's (the rest: GC helper and compiler threads, libuv's pool, the inspector). */
-  mainThreadMs: number;
-  /** Of cpuMs, the kernel's (system time: socket writes and reads, epoll). */
-  systemMs: number;
+/** One measured workload: wall time and the CPU of the loop's process (WindowCpu), and Redis over its window. */
+export interface Measured extends WindowCpu {
   commands: number;
   /** Bytes Redis received from (`in`) and sent to (`out`) its clients over the window (INFO stats). */
   redisBytes: { in: number; out: number };

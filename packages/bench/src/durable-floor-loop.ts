@@ -1,8 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FlowProducer, Queue, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
 import type { RawCall, RawModel } from './raw-model-call.js';
 import { LoopWorkers } from './loop-workers.js';
 
@@ -61,8 +60,6 @@ type Answered = Promise<void>;
 export class DurableFloorLoop {
   private readonly runs = new Map<string, RunState>();
   private readonly answered = new Map<string, Answered>();
-  private readonly flows: FlowProducer;
-  private readonly queue: Queue;
   private readonly store: Redis;
   private readonly agent = new http.Agent({ keepAlive: true });
   private readonly body: string;
@@ -82,9 +79,7 @@ export class DurableFloorLoop {
     /** Called each time a tool is executed (tests count them). */
     private readonly onExecute: () => void = () => {},
   ) {
-    this.flows = new FlowProducer({ connection: redis, prefix });
-    this.queue = new Queue('floor-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-    this.workers = new LoopWorkers(redis, prefix, concurrency, 'floor loop');
+    this.workers = new LoopWorkers(redis, prefix, { iter: 'floor-iter', tool: 'floor-tool' }, concurrency, 'floor loop');
     this.store = redis.duplicate();
     const s = this.store as unknown as Record<string, Caller>;
     for (const [name, lua] of Object.entries(LUA)) this.store.defineCommand(`floor_${name}`, { lua, numberOfKeys: name === 'record' ? 2 : 3 });
@@ -100,8 +95,7 @@ export class DurableFloorLoop {
 
   async start(): Promise<void> {
     await this.workers.start(
-      { iter: 'floor-iter', tool: 'floor-tool' },
-      (job: Job<{ run: string; k: number }>) => this.iterate(job),
+      (job) => this.iterate(job),
       (job: Job<{ run: string; field: string; call: RawCall }>) => this.execute(job.data.run, job.data.field, job.data.call),
     );
     this.server = http.createServer((req, res) =>
@@ -122,7 +116,7 @@ export class DurableFloorLoop {
     const state: RunState = { conv: this.model.start(input), calls: [], done: () => {} };
     this.answered.set(id, new Promise<void>((resolve) => (state.done = resolve)));
     this.runs.set(id, state);
-    await this.queue.add('iter', { run: id, k: 1 }, { jobId: `${id}-1` });
+    await this.workers.first(id);
     const out = JSON.stringify({ id });
     res.writeHead(202, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
   }
@@ -153,10 +147,7 @@ export class DurableFloorLoop {
       state.done();
       return;
     }
-    await this.flows.add({
-      name: 'iter', queueName: 'floor-iter', data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
-      children: calls.map((call, i) => ({ name: 'tool', queueName: 'floor-tool', data: { run, field: callField(k, i), call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true } })),
-    });
+    await this.workers.next(run, k, calls.map((call, i) => ({ run, field: callField(k, i), call })));
   }
 
   /** A tool job: the call's status read, the tool (a no-op), its result recorded as the transcript's tool message. */
@@ -180,7 +171,6 @@ export class DurableFloorLoop {
     this.agent.destroy();
     await new Promise((r) => this.server?.close(r));
     await this.workers.close();
-    await Promise.all([this.queue.close(), this.flows.close()]);
     this.store.disconnect();
   }
 }

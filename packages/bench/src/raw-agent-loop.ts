@@ -1,6 +1,5 @@
-import { FlowProducer, Queue, type Job } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DEFAULT_JOB_OPTIONS } from '@agentloop/runtime';
 import type { RawCall, RawModel } from './raw-model-call.js';
 import { LoopWorkers } from './loop-workers.js';
 
@@ -18,8 +17,6 @@ interface RunState {
  */
 export class RawAgentLoop {
   private readonly runs = new Map<string, RunState>();
-  private readonly flows: FlowProducer;
-  private readonly queue: Queue;
   private readonly workers: LoopWorkers;
   private n = 0;
   /** Iterations (model calls) processed so far. */
@@ -32,15 +29,12 @@ export class RawAgentLoop {
     private readonly prior: ReadonlyArray<{ role: string; content: string }>,
     concurrency: { orchestrator: number; tools: number },
   ) {
-    this.flows = new FlowProducer({ connection: redis, prefix });
-    this.queue = new Queue('raw-iter', { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-    this.workers = new LoopWorkers(redis, prefix, concurrency, 'raw loop');
+    this.workers = new LoopWorkers(redis, prefix, { iter: 'raw-iter', tool: 'raw-tool' }, concurrency, 'raw loop');
   }
 
   async start(): Promise<void> {
     await this.workers.start(
-      { iter: 'raw-iter', tool: 'raw-tool' },
-      (job: Job<{ run: string; k: number }>) => this.iterate(job),
+      (job) => this.iterate(job),
       async (job: Job<{ i: number; call: RawCall }>) => ({ i: job.data.i, result: { ok: true } }),
     );
   }
@@ -49,7 +43,7 @@ export class RawAgentLoop {
   async run(): Promise<void> {
     const id = `r${this.n++}`;
     const done = new Promise<void>((resolve) => this.runs.set(id, { conv: this.model.start(this.prior), calls: [], done: resolve }));
-    await this.queue.add('iter', { run: id, k: 1 }, { jobId: `${id}-1` });
+    await this.workers.first(id);
     await done;
   }
 
@@ -70,14 +64,10 @@ export class RawAgentLoop {
       state.done();
       return;
     }
-    await this.flows.add({
-      name: 'iter', queueName: 'raw-iter', data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
-      children: state.calls.map((call, i) => ({ name: 'tool', queueName: 'raw-tool', data: { run, i, call }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true } })),
-    });
+    await this.workers.next(run, k, state.calls.map((call, i) => ({ run, i, call })));
   }
 
   async close(): Promise<void> {
     await this.workers.close();
-    await Promise.all([this.queue.close(), this.flows.close()]);
   }
 }
