@@ -1,12 +1,12 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
   Run scripts take the same four keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list   KEYS[4] the legacy calls hash (layout 1)
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list (layouts 1, 2)   KEYS[4] the legacy calls hash (layout 1)
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
   A script reads what it needs in one HMGET (readState), queues state updates with set() and events with
-  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence included), one RPUSH of the
-  events, and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE handler, is in
-  the future).
+  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and, on layout 3, the events
+  themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
+  handler, is in the future).
   The run's tool calls live in the state hash too (layout 2), under fields of their own (cf()): a step reads the
   run and its calls in one HMGET and writes both in one HSET. A run of layout 1 keeps its calls in KEYS[4]. Every event is
   appended under the same atomic step as the state change it reports.
@@ -44,8 +44,18 @@ end
 -- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 1 (runs of builds that
 -- know only it, and runs created with AGENTLOOP_RUN_LAYOUT=1 while such builds still run): the same fields,
 -- unprefixed, in the calls hash KEYS[4]. A run keeps the layout it was created with; readState tells which.
-local LAYOUT2 = '2'
+local LAYOUT2, LAYOUT3 = '2', '3'
 local L2 = true
+-- Layout 3: as layout 2, and the run's events live in its state hash too, as fields 'e:<seq>': a step's events are
+-- written by the HSET that writes its state, and a finished run is one key less to expire. Runs of layouts 1 and 2
+-- keep their events in the list KEYS[3]. A script learns its run's layout from its first read (useLayout).
+local L3 = false
+local layoutKnown = false
+local function useLayout(lay)
+  L2 = lay == LAYOUT2 or lay == LAYOUT3
+  L3 = lay == LAYOUT3
+  layoutKnown = true
+end
 local function callsHash() if L2 then return stateKey end return legacyCallsKey end
 local function cf(callId, suffix)
   if L2 then return 'c:' .. callId .. (suffix or '') end
@@ -66,7 +76,7 @@ local function readState(fields, callFields)
   local n0 = #all
   for _, f in ipairs(callFields or {}) do all[#all + 1] = 'c:' .. f end
   local r = hmgetSliced(stateKey, all)
-  L2 = r[n0] == LAYOUT2
+  useLayout(r[n0])
   statusInfo = {}
   for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
   local calls = {}
@@ -140,12 +150,13 @@ local function runIndex(tenant, status)
 end
 -- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
 -- once the transcript was compressed (transcript version tv > 0).
-local RUN_KEY_SUFFIXES = { '', ':msgs', ':events' } -- (and ':calls' on layout 1)
+local RUN_KEY_SUFFIXES = { '', ':msgs' } -- (and ':events' before layout 3, ':calls' on layout 1)
 
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
 local function expireRun(tenant, retentionS, idemKey, tv)
   for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
+  if not L3 then rcall('EXPIRE', eventsKey, retentionS) end
   if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
   if not L2 then rcall('EXPIRE', legacyCallsKey, retentionS) end
   if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
@@ -193,9 +204,14 @@ local function commit(seq, watch)
   end
   local n = #events
   if n > 0 then
-    local items = {}
-    for i, tail in ipairs(events) do items[i] = '{"seq":' .. (seq + i) .. tail end
-    callSliced('RPUSH', eventsKey, items)
+    if not layoutKnown then error('commit: events of run ' .. runId .. ' before its layout was read') end
+    if L3 then
+      for i, tail in ipairs(events) do set('e:' .. (seq + i), '{"seq":' .. (seq + i) .. tail) end
+    else
+      local items = {}
+      for i, tail in ipairs(events) do items[i] = '{"seq":' .. (seq + i) .. tail end
+      callSliced('RPUSH', eventsKey, items)
+    end
     set('seq', seq + n)
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6]) end

@@ -7,7 +7,8 @@
   ARGV[17] maxWallMs (0 = none)  ARGV[18] activeRuns limit (-1 = none)  ARGV[19] retention s
   ARGV[20] events (envelope lines) of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
   ARGV[22] JSON array of the call ids the input transcript already uses (reserved: a model cannot reuse them)
-  ARGV[23] the run's layout: '2' (its calls in the state hash) or '1' (in the calls hash KEYS[6], for builds that know only that)
+  ARGV[23] the run's layout: '3' (its calls and events in the state hash), '2' (its calls there, its events in KEYS[3]) or '1'
+  (its calls in the calls hash KEYS[6]): the older ones for builds that know only those
   Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
@@ -31,7 +32,7 @@ if limit >= 0 and status ~= 'failed' then
   end
 end
 mustTransition(nil, status)
-L2 = ARGV[23] ~= '1' -- the layout the run is created with (AGENTLOOP_RUN_LAYOUT)
+useLayout(ARGV[23] == '1' and '' or ARGV[23]) -- the layout the run is created with (AGENTLOOP_RUN_LAYOUT)
 local idemKey = ''
 if tonumber(ARGV[8]) > 0 then
   idemKey = KEYS[5]
@@ -42,7 +43,7 @@ if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', ARGV[6]); set('model', ARGV[13])
 set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey); set('bodyHash', ARGV[7])
-if L2 then set('lay', LAYOUT2) end
+if L2 then set('lay', ARGV[23]) end
 local msgs = cjson.decode(ARGV[9])
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
 for _, id in ipairs(cjson.decode(ARGV[22])) do setCall(id, ':st', 'done') end

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TENANT_ID_RE } from '@agentloop/protocol';
+import type { RunLayout } from './run-state.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 
@@ -42,7 +43,7 @@ export const EnvSchema = z.object({
   AGENTLOOP_HTTP_CLIENT: z.enum(['node', 'fetch']).default('node'),
   /** How long a finished run stays readable (seconds). */
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
-  AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2']).default('2'),
+  AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -118,7 +119,7 @@ export interface Config {
   tenantLimits: Record<string, TenantLimit>;
   runRetentionS: number;
   /** How new runs store their calls: 2 in the state hash; 1 in a hash of their own (while builds before 2 still run). */
-  runLayout: 1 | 2;
+  runLayout: RunLayout;
   compressionModel: string | null;
   adminKey: string | null;
   adminWritable: boolean;
@@ -171,7 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
     tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000}}'),
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
-    runLayout: e.AGENTLOOP_RUN_LAYOUT === '1' ? 1 : 2,
+    runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 
 /**
  * Fans out "new events" notifications of many runs over one pub/sub connection per process. Listeners re-read the
- * run's event list from their last seq, so a lost or coalesced notification never loses an event.
+ * run's events from their last seq, so a lost or coalesced notification never loses an event.
  */
 export class EventHub {
   private readonly listeners = new Map<string, Set<() => void>>();

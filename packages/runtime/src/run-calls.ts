@@ -1,13 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { DeploymentKeys, ToolOutcome } from '@agentloop/protocol';
 import type { CallMeta } from './run-store-types.js';
-
-/** The state hash layout the scripts write (`lay`): 2 = a run's calls are fields of its state hash. */
-const CALLS_LAYOUT = '2';
+import { callsInStateHash } from './run-state.js';
 
 /**
  * What is recorded about a run's calls, read: fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
- * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them. A run stored
+ * outcome) and `…:dec` (a decision) of the run's state hash (layouts 2 and 3), as lua/common.lua (cf) writes them. A run stored
  * in layout 1 (the calls in a hash of their own: runs of earlier builds, or AGENTLOOP_RUN_LAYOUT=1) is read there.
  */
 export class RunCalls {
@@ -52,7 +50,7 @@ export class RunCalls {
     if (!fields.length) return [];
     const k = this.keys.run(runId);
     const r = await this.redis.hmget(k.state, ...fields.map((f) => `c:${f}`), 'lay', 'id');
-    if (r[fields.length + 1] && r[fields.length] !== CALLS_LAYOUT) return this.redis.hmget(k.calls, ...fields);
+    if (r[fields.length + 1] && !callsInStateHash(r[fields.length])) return this.redis.hmget(k.calls, ...fields);
     return r.slice(0, fields.length);
   }
 }

@@ -6,9 +6,9 @@ import { RunStore } from './run-store.js';
 import { STATE_FIELDS, parseRunState } from './run-state.js';
 
 /**
- * The state hash layout (lua/common.lua): a run's calls are fields of its state hash (layout 2), so one step reads
- * and writes the run and its calls in one command each; a run of layout 1 (calls in their own hash: earlier builds,
- * AGENTLOOP_RUN_LAYOUT=1) keeps it, and every step serves both.
+ * The state hash layout (lua/common.lua): a run's calls are fields of its state hash (layout 2), and so are its
+ * events (layout 3), so one step reads and writes the run, its calls and its events in one command each; a run of
+ * layout 1 or 2 (earlier builds, AGENTLOOP_RUN_LAYOUT) keeps its layout, and every step serves every layout.
  */
 describe('run state layout (real Redis)', () => {
   let redis: Redis;
@@ -117,6 +117,42 @@ describe('run state layout (real Redis)', () => {
     expect(await redis.ttl(k.calls)).toBeGreaterThan(0); // its calls hash expires with the run
     expect(await redis.exists(k.calls)).toBe(1);
     expect(await redis.hget(k.state, 'lay')).toBeNull();
+  });
+
+  it('keeps the events in the state hash (layout 3), a layout-2 run in its list; both read the same and expire with the run', async () => {
+    const v2 = new RunStore(redis, prefix, 60, 2);
+    const v3 = new RunStore(redis, prefix, 60, 3);
+    const seen: Record<string, unknown[]> = {};
+    for (const [name, creator] of [['v2', v2], ['v3', v3]] as const) {
+      const runId = newRunId();
+      await creator.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+      // every step by the other build too (a rolling deploy), and the appends of a model call
+      await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
+      expect(await v2.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(true);
+      expect(await v3.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'b' } }])).toBe(true);
+      const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }] };
+      await v2.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+      expect(await v3.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
+      expect(await v2.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
+      const k = store.keys.run(runId);
+      const all = await v2.events(runId);
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+      expect(await v3.events(runId, 3)).toEqual(all.slice(3));
+      expect(await v3.events(runId, all.length)).toEqual([]);
+      seen[name] = all.map((e) => [e.type, e.data]);
+      expect(await redis.ttl(k.state)).toBeGreaterThan(0);
+      if (name === 'v3') {
+        expect(await redis.hget(k.state, 'lay')).toBe('3');
+        expect(await redis.exists(k.events)).toBe(0);
+        expect(JSON.parse((await redis.hget(k.state, `e:${all.length}`))!)).toEqual(all.at(-1));
+      } else {
+        expect(await redis.llen(k.events)).toBe(all.length);
+        expect(await redis.ttl(k.events)).toBeGreaterThan(0);
+      }
+    }
+    expect(seen.v3).toEqual(seen.v2);
+    expect(seen.v3!.map((e) => (e as [string])[0])).toEqual(['run.queued', 'run.started', 'iteration.started', 'message.delta', 'message.delta', 'tool.call', 'tool.call', 'iteration.completed', 'run.cancelled']);
+    expect(await store.events(newRunId())).toEqual([]); // a run that does not exist has none
   });
 
   it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {

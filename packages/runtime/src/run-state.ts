@@ -57,12 +57,22 @@ export interface RunState {
 }
 
 /** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
+/**
+ * How a run stores what it accumulates (its state hash's `lay` field, fixed at creation; lua/common.lua useLayout):
+ * 1 its calls in a hash of their own and its events in a list, 2 its calls in the state hash, 3 its events there
+ * too (fields `e:<seq>`). Runs of every layout are served; AGENTLOOP_RUN_LAYOUT picks the one new runs get.
+ */
+export type RunLayout = 1 | 2 | 3;
+/** Whether a run of stored layout `lay` keeps its calls in its state hash (layouts 2 and 3). */
+export const callsInStateHash = (lay: string | null | undefined): boolean => lay === '2' || lay === '3';
+
 export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair' } as const;
 
 /**
- * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`, layout 2) and
- * a few fields only scripts read (ret, idem, bodyHash, maxWallMs, watch, edited, batchMsg, lay): a run is read with
- * HMGET of these, never HGETALL, so reading it costs the same however many calls it made.
+ * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`, layout 2), its
+ * events (`e:<seq>`, layout 3) and a few fields only scripts read (ret, idem, bodyHash, maxWallMs, watch, edited,
+ * batchMsg, lay): a run is read with HMGET of these, never HGETALL, so reading it costs the same however many calls
+ * and events it has.
  */
 export const STATE_FIELDS = [
   'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'request', 'model', 'mode', 'metadata', 'seq', 'error', 'cancel',

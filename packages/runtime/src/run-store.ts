@@ -6,7 +6,7 @@ import {
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
 import { decisionOutcome } from './decision-outcome.js';
-import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
+import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
 import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
 import { RunCalls } from './run-calls.js';
@@ -37,8 +37,8 @@ export class RunStore {
     readonly prefix: string,
     /** How long a finished run's keys live (seconds). */
     readonly retentionS = DEFAULT_RETENTION_S,
-    /** The layout new runs are created with (lua/common.lua: 2 keeps a run's calls in its state hash). */
-    readonly layout: 1 | 2 = 2,
+    /** The layout new runs are created with (lua/common.lua: 2 keeps a run's calls in its state hash, 3 its events too). */
+    readonly layout: RunLayout = 3,
   ) {
     this.keys = new DeploymentKeys(prefix);
     this.calls = new RunCalls(redis, this.keys);
@@ -152,14 +152,14 @@ export class RunStore {
     return (await this.redis.lrange(this.keys.run(runId).compressions, 0, -1)).map((r) => JSON.parse(r));
   }
 
-  /** Events with seq > after (seq n is list index n-1). */
+  /** Events with seq > after, in seq order. */
   async events(runId: string, after = 0): Promise<EventEnvelope[]> {
-    const raw = await this.redis.lrange(this.keys.run(runId).events, after, -1);
-    return raw.map((e) => JSON.parse(e) as EventEnvelope);
+    return (await this.eventsRaw(runId, after)).map((e) => JSON.parse(e) as EventEnvelope);
   }
 
+  /** The same, as stored (JSON text): one step, whichever layout keeps them (lua/readEvents). */
   async eventsRaw(runId: string, after = 0): Promise<string[]> {
-    return this.redis.lrange(this.keys.run(runId).events, after, -1);
+    return (await this.run('readEvents', runId, () => [after])).values.map(String);
   }
 
   /**

@@ -28,6 +28,7 @@ export const SCRIPTS = {
   addUsage: { keys: 6, outcomes: ['added', 'ended'] },
   watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
   claimModelCall: { keys: 6, outcomes: ['claimed', 'stale'] },
+  readEvents: { keys: 6, outcomes: ['events'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
 
 export type ScriptName = keyof typeof SCRIPTS;
