@@ -1,13 +1,19 @@
 --[[ Read a run's events after seq ARGV[5], in seq order, from wherever its layout keeps them: fields 'e:<seq>' of
-  the state hash (layout 3), or the event list KEYS[3] (seq n at index n-1).
+  the state hash (layout 3), or the event list KEYS[3] (seq n at index n-1). A follower usually reads the few
+  events of one step: the first read takes the layout, the last seq and the next READ_AHEAD events in one HMGET.
   Returns {'events', envelope JSON...} (none when the run is gone). ]]
+local READ_AHEAD = 32
 local after = tonumber(ARGV[5]) or 0
-local st = rcall('HMGET', stateKey, 'lay', 'seq')
-if st[1] ~= LAYOUT3 then return withList({ 'events' }, rcall('LRANGE', eventsKey, after, -1)) end
-local fields = {}
-for i = after + 1, tonumber(st[2]) or 0 do fields[#fields + 1] = 'e:' .. i end
+local fields = { 'lay', 'seq' }
+for i = after + 1, after + READ_AHEAD do fields[#fields + 1] = 'e:' .. i end
+local r = rcall('HMGET', stateKey, unpack(fields))
+if r[1] ~= LAYOUT3 then return withList({ 'events' }, rcall('LRANGE', eventsKey, after, -1)) end
+local last = tonumber(r[2]) or 0
 local out = { 'events' }
-for _, v in ipairs(hmgetSliced(stateKey, fields)) do
-  if v then out[#out + 1] = v end
+for i = after + 1, math.min(last, after + READ_AHEAD) do out[#out + 1] = r[2 + i - after] end
+if last > after + READ_AHEAD then
+  local rest = {}
+  for i = after + READ_AHEAD + 1, last do rest[#rest + 1] = 'e:' .. i end
+  withList(out, hmgetSliced(stateKey, rest))
 end
 return out

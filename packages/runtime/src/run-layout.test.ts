@@ -153,6 +153,15 @@ describe('run state layout (real Redis)', () => {
     expect(seen.v3).toEqual(seen.v2);
     expect(seen.v3!.map((e) => (e as [string])[0])).toEqual(['run.queued', 'run.started', 'iteration.started', 'message.delta', 'message.delta', 'tool.call', 'tool.call', 'iteration.completed', 'run.cancelled']);
     expect(await store.events(newRunId())).toEqual([]); // a run that does not exist has none
+    // more events than one read takes ahead (a follower that fell behind, a replay from the start)
+    const long = newRunId();
+    await store.create({ runId: long, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+    await store.startIteration(long, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
+    for (let i = 0; i < 5; i++) await store.appendEvents(long, 1, Array.from({ length: 20 }, (_, j) => ({ type: 'message.delta' as const, data: { iteration: 1, text: `${i}.${j}` } })));
+    const every = await store.events(long);
+    expect(every.map((e) => e.seq)).toEqual(Array.from({ length: 103 }, (_, i) => i + 1));
+    expect((await store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq));
+    expect((await store.events(long, 100)).map((e) => (e.data as { text: string }).text)).toEqual(['4.17', '4.18', '4.19']);
   });
 
   it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {
