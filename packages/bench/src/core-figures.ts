@@ -66,9 +66,10 @@ export interface CoreFigures {
 
 const sum = (a: Measured, b: Measured): Measured => ({
   iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, systemMs: a.systemMs + b.systemMs, commands: a.commands + b.commands,
+  instructions: a.instructions + b.instructions,
   redisBytes: { in: a.redisBytes.in + b.redisBytes.in, out: a.redisBytes.out + b.redisBytes.out },
 });
-const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0, redisBytes: { in: 0, out: 0 } };
+const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0, instructions: 0, redisBytes: { in: 0, out: 0 } };
 
 /**
  * The raw loop, the durable floor and the product, each in a process of its own (BENCH_CORE_SHARED=1: all in this
@@ -120,7 +121,19 @@ export function coreLines(c: CoreFigures): string[] {
     `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
     ...(['raw', 'floor', 'product'] as const).filter((k) => c[k].loaded.iterations).map((k) => row(k === 'product' ? 'agentloop' : k, c[k])),
     `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${(['raw', 'floor', 'product'] as const).flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
+    ...instructionLines(c),
     ...(CORE.only ? [] : comparisons(c)),
+  ];
+}
+
+/** Under BENCH_CORE_CALLGRIND: instructions per iteration (millions), each loop and ÷ raw. */
+function instructionLines(c: CoreFigures): string[] {
+  const kinds = (['raw', 'floor', 'product'] as const).filter((k) => c[k].loaded.instructions);
+  if (!kinds.length) return [];
+  const m = (x: Measured) => x.instructions / x.iterations / 1e6;
+  const vsRaw = (x: Measured) => (c.raw.loaded.instructions ? ` (${f2(m(x) / m(c.raw.loaded))}× raw)` : '');
+  return [
+    `  instructions / iteration (callgrind, user space, all threads), millions, at ${CORE.parallel} runs / one at a time: ${kinds.map((k) => `${k} ${f2(m(c[k].loaded))}${vsRaw(c[k].loaded)} / ${f2(m(c[k].sequential))}`).join(', ')}`,
   ];
 }
 

@@ -8,6 +8,7 @@ import { rawModel } from './raw-model-call.js';
 import { MODELS, RAW_API, type Provider } from './providers.js';
 import { ProductLoop, type LoopEnv } from './product-loop.js';
 import { gcFairWindows, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
+import { callgrindExec } from './callgrind.js';
 
 export type LoopKind = 'raw' | 'floor' | 'product';
 export interface LoopSpec extends LoopEnv {
@@ -70,7 +71,12 @@ const HOST_MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..
  * the bench measures Redis.
  */
 export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
-  const child: ChildProcess = fork(HOST_MAIN, ['--loop-host'], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const callgrind = callgrindExec(process.execArgv);
+  const child: ChildProcess = fork(HOST_MAIN, ['--loop-host'], {
+    ...(callgrind ?? { execArgv: process.execArgv }),
+    env: callgrind ? { ...process.env, BENCH_CALLGRIND_CHILD: '1' } : process.env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let next = 0;
   const waiting = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void; onArmed?: () => void }>();
   child.on('message', (r: Reply) => {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { profiled } from './profile.js';
+import { countInstructions } from './callgrind.js';
 
 /** A bench loop: runs one run at a time per caller, counting the iterations it made. */
 export interface Loop {
@@ -18,6 +19,8 @@ export interface WindowCpu {
   mainThreadMs: number;
   /** Of cpuMs, the kernel's (system time: socket writes and reads, epoll). */
   systemMs: number;
+  /** Instructions the process executed in user space (BENCH_CORE_CALLGRIND; 0 without it). */
+  instructions: number;
 }
 
 const STALL_MS = 30_000;
@@ -81,6 +84,8 @@ export function gcFairWindows(): void {
  * One workload's window, measured in the process that runs the loop. `arm` runs just before the window opens (the
  * caller resets Redis' counters there); `profile`: under BENCH_CORE_PROFILE / BENCH_CORE_HEAP_PROFILE (not a warm-up).
  */
+const uncounted = async (fn: () => Promise<void>) => ({ result: await fn(), instructions: null });
+
 export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>, profile = true): Promise<WindowCpu> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   fullGc?.();
@@ -89,10 +94,13 @@ export async function measureWindow(loop: Loop, runs: number, parallel: number, 
   const c0 = process.cpuUsage();
   const m0 = mainThreadCpuMs();
   const t0 = performance.now();
-  await (parallel > 1 && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
-  const seconds = (performance.now() - t0) / 1000;
-  await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
+  let seconds = 0;
+  const { instructions } = await (profile ? countInstructions : uncounted)(async () => {
+    await (parallel > 1 && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
+    seconds = (performance.now() - t0) / 1000;
+    await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
+  });
   fullGc?.();
   const c = process.cpuUsage(c0);
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs: mainThreadCpuMs() - m0, systemMs: c.system / 1000 };
+  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs: mainThreadCpuMs() - m0, systemMs: c.system / 1000, instructions: instructions ?? 0 };
 }
