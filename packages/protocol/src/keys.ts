@@ -15,6 +15,7 @@ export const QUEUES = {
 export class RunKeys {
   readonly state: string;
   readonly messages: string;
+  /** Layouts 1 and 2 only: the run's events (layout 3 keeps them in the state hash, fields `e:<seq>`). */
   readonly events: string;
   /** Layout 1 only (earlier builds, AGENTLOOP_RUN_LAYOUT=1): the run's calls; layout 2 keeps them in the state hash. */
   readonly calls: string;

@@ -10,10 +10,15 @@ local r = rcall('HMGET', stateKey, unpack(fields))
 if r[1] ~= LAYOUT3 then return withList({ 'events' }, rcall('LRANGE', eventsKey, after, -1)) end
 local last = tonumber(r[2]) or 0
 local out = { 'events' }
-for i = after + 1, math.min(last, after + READ_AHEAD) do out[#out + 1] = r[2 + i - after] end
+-- (a field is missing only where a process that knows no layout 3 wrote the run: skipped, never a null)
+for i = after + 1, math.min(last, after + READ_AHEAD) do
+  if r[2 + i - after] then out[#out + 1] = r[2 + i - after] end
+end
 if last > after + READ_AHEAD then
   local rest = {}
   for i = after + READ_AHEAD + 1, last do rest[#rest + 1] = 'e:' .. i end
-  withList(out, hmgetSliced(stateKey, rest))
+  for _, v in ipairs(hmgetSliced(stateKey, rest)) do
+    if v then out[#out + 1] = v end
+  end
 end
 return out

@@ -118,7 +118,7 @@ export interface Config {
   modelPrices: z.infer<typeof ModelPricesSchema>;
   tenantLimits: Record<string, TenantLimit>;
   runRetentionS: number;
-  /** How new runs store their calls: 2 in the state hash; 1 in a hash of their own (while builds before 2 still run). */
+  /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
   runLayout: RunLayout;
   compressionModel: string | null;
   adminKey: string | null;

@@ -56,7 +56,6 @@ export interface RunState {
   tv: number;
 }
 
-/** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
 /**
  * How a run stores what it accumulates (its state hash's `lay` field, fixed at creation; lua/common.lua useLayout):
  * 1 its calls in a hash of their own and its events in a list, 2 its calls in the state hash, 3 its events there
@@ -66,6 +65,7 @@ export type RunLayout = 1 | 2 | 3;
 /** Whether a run of stored layout `lay` keeps its calls in its state hash (layouts 2 and 3). */
 export const callsInStateHash = (lay: string | null | undefined): boolean => lay === '2' || lay === '3';
 
+/** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
 export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair' } as const;
 
 /**

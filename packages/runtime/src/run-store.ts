@@ -24,7 +24,7 @@ type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
- * appends the events it implies; reads are plain commands.
+ * appends the events it implies; reads are plain commands, but for the events (one script reads every layout).
  */
 export class RunStore {
   readonly keys: DeploymentKeys;
