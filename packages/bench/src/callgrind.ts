@@ -24,7 +24,8 @@ export function callgrindExec(nodeArgs: readonly string[]): { execPath: string; 
   };
 }
 
-const control = (...args: string[]) => execFileSync('callgrind_control', [...args, String(process.pid)], { stdio: 'ignore' });
+// (a process vgdb cannot reach — ptrace refused — fails the window within 30 s, with callgrind_control's own words)
+const control = (...args: string[]) => execFileSync('callgrind_control', [...args, String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 30_000 });
 
 /**
  * Counts the instructions `fn` executes in this process (it runs under callgrind: BENCH_CORE_CALLGRIND); without
@@ -34,15 +35,21 @@ export async function countInstructions<T>(fn: () => Promise<T>): Promise<{ resu
   if (!CALLGRIND_DIR || !process.env.BENCH_CALLGRIND_CHILD) return { result: await fn(), instructions: null };
   control('-i', 'on');
   control('-z');
-  const result = await fn();
-  const before = new Set(dumps());
-  control('-d'); // (while instrumented: a dump after `-i off` counts nothing)
-  control('-i', 'off');
-  const file = dumps().find((f) => !before.has(f));
+  let result: T;
+  let file: string | undefined;
+  try {
+    result = await fn();
+    const before = new Set(dumps());
+    control('-d'); // (while instrumented: a dump after `-i off` counts nothing)
+    file = dumps().find((f) => !before.has(f));
+  } finally {
+    control('-i', 'off'); // a window that failed leaves the process running at its uninstrumented speed
+  }
   if (!file) throw new Error('callgrind wrote no dump for the window');
   const summary = /^(?:summary|totals): (\d+)/m.exec(fs.readFileSync(file, 'utf8'));
   fs.rmSync(file);
-  return { result, instructions: summary ? Number(summary[1]) : null };
+  if (!summary) throw new Error(`callgrind's dump ${file} holds no total`);
+  return { result, instructions: Number(summary[1]) };
 }
 
 const dumps = () => fs.readdirSync(CALLGRIND_DIR!).filter((f) => f.startsWith(`callgrind.out.${process.pid}.`)).map((f) => path.join(CALLGRIND_DIR!, f));
