@@ -80,12 +80,14 @@ export function gcFairWindows(): void {
   fullGc = runInNewContext('gc') as () => void;
 }
 
-/**
- * One workload's window, measured in the process that runs the loop. `arm` runs just before the window opens (the
- * caller resets Redis' counters there); `profile`: under BENCH_CORE_PROFILE / BENCH_CORE_HEAP_PROFILE (not a warm-up).
- */
+/** A warm-up's window: nothing counted. */
 const uncounted = async (fn: () => Promise<void>) => ({ result: await fn(), instructions: null });
 
+/**
+ * One workload's window, measured in the process that runs the loop. `arm` runs just before the window opens (the
+ * caller resets Redis' counters there); `profile`: under BENCH_CORE_PROFILE / BENCH_CORE_HEAP_PROFILE /
+ * BENCH_CORE_CALLGRIND (not a warm-up).
+ */
 export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>, profile = true): Promise<WindowCpu> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   fullGc?.();

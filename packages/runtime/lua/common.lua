@@ -7,9 +7,8 @@
   emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and, on layout 3, the events
   themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
   handler, is in the future).
-  The run's tool calls live in the state hash too (layout 2), under fields of their own (cf()): a step reads the
-  run and its calls in one HMGET and writes both in one HSET. A run of layout 1 keeps its calls in KEYS[4]. Every event is
-  appended under the same atomic step as the state change it reports.
+  The run's calls and events live in its state hash too (layouts below, at useLayout). Every event is appended under
+  the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
   know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
@@ -41,16 +40,12 @@ local function withList(head, list)
 end
 
 -- A run's calls. Layout 2: fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome,
--- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 1 (runs of builds that
--- know only it, and runs created with AGENTLOOP_RUN_LAYOUT=1 while such builds still run): the same fields,
--- unprefixed, in the calls hash KEYS[4]. A run keeps the layout it was created with; readState tells which.
+-- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 3: its events too
+-- ('e:<seq>', written by the HSET of the step's state; layouts 1 and 2 RPUSH them to KEYS[3]). Layout 1 (builds
+-- that know only it, AGENTLOOP_RUN_LAYOUT=1): the call fields, unprefixed, in the calls hash KEYS[4]. A run keeps the
+-- layout it was created with; a script learns it from its first read (useLayout).
 local LAYOUT2, LAYOUT3 = '2', '3'
-local L2 = true
--- Layout 3: as layout 2, and the run's events live in its state hash too, as fields 'e:<seq>': a step's events are
--- written by the HSET that writes its state, and a finished run is one key less to expire. Runs of layouts 1 and 2
--- keep their events in the list KEYS[3]. A script learns its run's layout from its first read (useLayout).
-local L3 = false
-local layoutKnown = false
+local L2, L3, layoutKnown = true, false, false
 local function useLayout(lay)
   L2 = lay == LAYOUT2 or lay == LAYOUT3
   L3 = lay == LAYOUT3
