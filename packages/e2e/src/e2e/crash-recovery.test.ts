@@ -18,6 +18,11 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
     const id = await s.a.startRun({ input: 'do it', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
     await until('the slow effect to start', () => s!.effects().some((e) => e.label === 'slow' && e.phase === 'start'));
+    // "finished" means its result is recorded (its completed tool.call event), not only that the tool returned
+    const fastRecorded = async () =>
+      (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'tool.call' && e.data.status === 'completed' && (e.data.arguments as { label?: string } | undefined)?.label === 'fast');
+    await until('the fast call to be recorded', fastRecorded);
+    expect(s.effects().some((e) => e.label === 'slow' && e.phase === 'end')).toBe(false); // the kill still cuts the slow call off
     await s.kill('tool-runner', 'SIGKILL');
     await s.spawn('tool-runner#2');
     const snap = await s.a.waitTerminal(id, 40_000);
