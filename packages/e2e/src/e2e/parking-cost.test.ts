@@ -3,12 +3,22 @@ import { Redis } from 'ioredis';
 import { RedisServer, stepOf } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 
-/** Commands Redis processed while nothing happened but waiting, over `ms`. */
+/**
+ * Commands Redis processed while nothing happened but waiting, over `ms`: the least of two consecutive windows, so
+ * that the tail of the parking just before (which a loaded machine can stretch past the settling pause) is not
+ * counted as idle cost.
+ */
 async function idleCommands(admin: Redis, ms: number): Promise<number> {
   const read = async () => Number(/total_commands_processed:(\d+)/.exec(await admin.info('stats'))![1]);
-  const before = await read();
-  await new Promise((r) => setTimeout(r, ms));
-  return (await read()) - before - 1; // minus the INFO itself
+  const windows: number[] = [];
+  let before = await read();
+  for (let i = 0; i < 2; i++) {
+    await new Promise((r) => setTimeout(r, ms));
+    const now = await read();
+    windows.push(now - before - 1); // minus the INFO itself
+    before = now;
+  }
+  return Math.min(...windows);
 }
 
 describe('parked runs cost Redis memory and nothing else', () => {
