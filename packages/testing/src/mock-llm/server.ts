@@ -79,12 +79,17 @@ export class MockLlmServer {
   /** Requests being answered right now, and the most at once since start (for concurrency limits). */
   inFlight = 0;
   maxInFlight = 0;
+  /** Responses whose connection closed before they ended: the client hung up (an aborted stream), or a scripted cut. */
+  closedEarly = 0;
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const receivedAt = process.hrtime.bigint();
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    res.once('close', () => this.inFlight--);
+    res.once('close', () => {
+      this.inFlight--;
+      if (!res.writableEnded) this.closedEarly++;
+    });
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
     if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);

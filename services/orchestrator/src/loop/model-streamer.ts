@@ -9,6 +9,8 @@ export type StreamOutcome =
   | { kind: 'ok'; response: ModelResponse; tailDeltas: NewEvent[] }
   | { kind: 'context_length' }
   | { kind: 'ended' }
+  /** this delivery no longer owns the iteration, or the run moved on: nothing more to do here */
+  | { kind: 'lost' }
   | { kind: 'defer'; ms: number; reason: string; quiet?: boolean };
 
 export interface ModelStreamerDeps {
@@ -24,6 +26,14 @@ export interface ModelStreamerDeps {
   end: RunEnder;
   /** The process is handing its jobs back (drain deadline): an aborted stream is retried elsewhere. */
   handingBack: () => boolean;
+}
+
+/** The stream of a delivery whose events the run refused (fenced out of its iteration, or the run moved on). */
+export class LostIterationError extends Error {
+  constructor(runId: string, k: number) {
+    super(`run ${runId} no longer takes events of this delivery for iteration ${k}`);
+    this.name = 'LostIterationError';
+  }
 }
 
 /**
@@ -53,8 +63,13 @@ export class ModelStreamer {
   ): Promise<StreamOutcome> {
     const runId = st.id;
     const request = st.request;
-    const deltas = new DeltaBuffer(k, (events, first) => this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner));
     const ac = new AbortController();
+    // an append refused means this delivery lost the iteration (another took its model call over) or the run moved
+    // on: what the model still sends would be billed for nothing, so the call stops here
+    const appended = (ok: boolean) => {
+      if (!ok) ac.abort(new LostIterationError(runId, k));
+    };
+    const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
     try {
       const response = await callModelChain(
@@ -71,11 +86,11 @@ export class ModelStreamer {
           onRetry: async (r) => {
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
-            await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner);
+            appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner));
           },
           onFallback: async (f) => {
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
-            await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner);
+            appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
           onAttempt: (a) => this.d.metrics.llmDuration.observe({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
         },
@@ -89,6 +104,7 @@ export class ModelStreamer {
       if (err?.kind === 'aborted' || ac.signal.aborted) {
         const fresh = await this.d.store.load(runId);
         if (fresh?.cancel) await this.d.end.cancelled(fresh);
+        else if (ac.signal.reason instanceof LostIterationError) return { kind: 'lost' };
         else throw this.d.handingBack() ? new HandedBackError() : e; // shutting down: the job is retried elsewhere from the same state
         return { kind: 'ended' };
       }
