@@ -73,12 +73,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     drainables.push(runner);
     started.push('tool-runner');
   }
+  // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries
+  const limiter = new ProviderLimiter(redis, config.prefix, config.providerLimits);
+  const gate = Object.keys(config.providerLimits).length
+    ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
+    : undefined;
   if (has('orchestrator')) {
     const providers = newProviders();
-    const limiter = new ProviderLimiter(redis, config.prefix, config.providerLimits);
-    const gate = Object.keys(config.providerLimits).length
-      ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
-      : undefined;
     const worker = new IterationWorker({
       gate,
       redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix, catalog,
@@ -96,7 +97,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('compressor')) {
     const compressor = new CompressorWorker({
       redis, prefix: config.prefix, store, providers: newProviders(), metrics, logger, lockMs: config.lockMs, prices,
-      compressionModel: config.compressionModel ?? undefined,
+      compressionModel: config.compressionModel ?? undefined, gate,
     });
     await compressor.start();
     drainables.push(compressor);

@@ -1,9 +1,9 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import {
   LlmError, PriceTable, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
-  type LlmUsage, type ProviderRegistry,
+  type LlmUsage, type ProviderGate, type ProviderRegistry,
 } from '@agentloop/llm';
 import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
 import { workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
@@ -28,6 +28,8 @@ export interface CompressorOptions {
   compressionModel?: string;
   lockMs: number;
   prices?: PriceTable;
+  /** Per-provider admission (AGENTLOOP_PROVIDER_LIMITS), shared with the loop's model calls. */
+  gate?: ProviderGate;
 }
 
 /**
@@ -41,7 +43,7 @@ export class CompressorWorker {
   constructor(private readonly o: CompressorOptions) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker(QUEUES.compressor, (job) => this.process(job), {
+    this.worker = new Worker(QUEUES.compressor, (job, token) => this.process(job, token), {
       connection: this.o.redis.duplicate(),
       prefix: this.o.prefix,
       concurrency: 4,
@@ -57,11 +59,19 @@ export class CompressorWorker {
     await this.worker?.close();
   }
 
-  private async process(job: Job): Promise<CompressResult> {
+  private async process(job: Job, token?: string): Promise<CompressResult> {
     const parsed = CompressJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed compress job: ${parsed.error.message}`);
     const { runId, iteration, tv } = parsed.data;
-    const result = await this.compress(runId, iteration, tv);
+    let result: CompressResult;
+    try {
+      result = await this.compress(runId, iteration, tv);
+    } catch (e) {
+      // held back by a per-provider limit: the job comes back as a delayed job, its iteration still waiting for it
+      if (!(e instanceof LlmError && e.opts.throttled) || !token) throw e;
+      await job.moveToDelayed(Date.now() + (e.opts.retryAfterMs ?? 250), token);
+      throw new DelayedError();
+    }
     this.o.metrics.compressions.inc({ strategy: 'summarize', outcome: result.outcome });
     if (result.outcome !== 'ok') this.o.logger.info({ runId, iteration, ...result }, 'summarization did not apply');
     return result;
@@ -86,10 +96,11 @@ export class CompressorWorker {
           { role: 'user', content: renderForSummary(older) },
         ],
         tools: null,
-      });
+      }, {}, { gate: this.o.gate });
       summary = res.message.content ?? '';
       await this.bill(runId, res.provider, res.model, res.usage);
     } catch (e) {
+      if (e instanceof LlmError && e.opts.throttled) throw e; // not a failure: process() defers the job
       return { outcome: 'failed', reason: e instanceof LlmError ? `${e.kind}: ${e.message}` : String(e) };
     }
     if (!summary.trim()) return { outcome: 'failed', reason: 'the summary was empty' };
