@@ -41,11 +41,19 @@ export class MockLlmServer {
 
   constructor(private readonly opts: MockLlmOptions = {}) {
     this.script = opts.script ?? (() => ({ text: 'OK' }));
+    this.responsesApi = opts.responsesApi !== false;
   }
 
   setScript(script: Script): void {
     this.script = script;
   }
+
+  /** Serve /v1/responses or answer it 404 like a Chat-only endpoint, from now on (an endpoint upgraded, or broken). */
+  setResponsesApi(on: boolean): void {
+    this.responsesApi = on;
+  }
+
+  private responsesApi: boolean;
 
   /** Requests that reached the script (validated), in arrival order. */
   get requests(): MockRequest[] {
@@ -93,7 +101,7 @@ export class MockLlmServer {
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
     if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
-    const responses = req.method === 'POST' && url.pathname === '/v1/responses' && this.opts.responsesApi !== false;
+    const responses = req.method === 'POST' && url.pathname === '/v1/responses' && this.responsesApi;
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (!responses && (req.method !== 'POST' || !m)) {
       res.writeHead(404, { 'content-type': 'application/json' });

@@ -91,6 +91,31 @@ describe('an endpoint without the Responses API falls back to Chat Completions',
     expect(registry.clientFor({ provider: 'openai', name: 'gpt-4o-mini', api: 'chat', params: {} })).not.toBeInstanceOf(OpenAIResponsesModel);
   });
 
+  it('/responses is tried again after reprobeAfterMs: an endpoint that gained the API gets it back, one still without it stays on Chat', async () => {
+    const warnings: string[] = [];
+    let t = 0;
+    chatOnly.setResponsesApi(false);
+    const client = new OpenAIResponsesModel({ apiKey: 'k', baseURL: `${chatOnly.url}/v1`, reprobeAfterMs: 1000, now: () => t, onWarn: (m) => warnings.push(m) });
+    const call = async () => (await client.call({ model: { provider: 'openai', name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null })).message.content;
+    const wires = () => chatOnly.journal.slice(before).map((j) => j.req.wire);
+    const before = chatOnly.journal.length;
+    expect(await call()).toBe('answered by chat');
+    t = 999;
+    expect(await call()).toBe('answered by chat'); // within the window: straight to Chat (no second 404)
+    t = 1000;
+    expect(await call()).toBe('answered by chat'); // tried again, 404 again: Chat, and no second warning
+    expect(warnings).toHaveLength(1);
+    chatOnly.setResponsesApi(true); // the endpoint is upgraded
+    expect(await call()).toBe('answered by chat'); // the window restarted at t = 1000
+    t = 2000;
+    expect(await call()).toBe('answered by chat'); // the script's text, now served by /responses
+    expect(client.fellBackToChat).toBe(false);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toMatch(/Responses API again/);
+    expect(wires()).toEqual(['chat', 'chat', 'chat', 'chat', 'responses']);
+    chatOnly.setResponsesApi(false);
+  });
+
   it('a 404 that is OpenAI’s "model not found" is no reason to fall back', async () => {
     const mock = await startMockLlm({ script: () => ({ error: { status: 404, message: 'The model `gpt-9` does not exist or you do not have access to it.', code: 'model_not_found' } }) });
     const client = new OpenAIResponsesModel({ apiKey: 'k', baseURL: `${mock.url}/v1` });
