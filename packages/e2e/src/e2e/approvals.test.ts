@@ -108,22 +108,27 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
 
   it('expires with onTimeout deny: undecided calls are denied and the run resumes', async () => {
     const id = await s.a.startRun(body('email', { approval: { timeoutMs: 1000, onTimeout: 'deny' } }));
-    await s.a.waitFor(id, (r) => r.status === 'paused');
+    // the pause is short: the run's event log, read after it ended, shows it (a poll of the status may miss it)
     const { snap, events } = await finished(id);
     expect(snap.status).toBe('completed');
     expect(snap.output).toContain('denied');
-    expect(events.find((e) => e.type === 'run.resumed')!.data.decisions).toEqual([{ callId: expect.any(String), action: 'deny' }]);
-    const paused = events.find((e) => e.type === 'run.paused')!;
-    expect(Date.parse(String(paused.data.expiresAt))).toBeGreaterThan(Date.parse(paused.at));
+    const paused = events.find((e) => e.type === 'run.paused');
+    expect(paused?.data.pending).toEqual([expect.objectContaining({ name: 'send_email', pauseType: 'awaiting_approval' })]);
+    const callId = (paused!.data.pending as Array<{ callId: string }>)[0]!.callId;
+    expect(events.find((e) => e.type === 'run.resumed')!.data.decisions).toEqual([{ callId, action: 'deny' }]);
+    expect(Date.parse(String(paused!.data.expiresAt))).toBeGreaterThan(Date.parse(paused!.at));
     expect((await decide(id, [{ callId: 'x', action: 'approve' }])).status).toBe(409);
   });
 
   it('expires with onTimeout fail: the run fails approval_expired', async () => {
     const id = await s.a.startRun(body('email', { approval: { timeoutMs: 1000, onTimeout: 'fail' } }));
-    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
-    const { snap } = await finished(id);
+    // the pause is short: the run's event log, read after it ended, shows it (a poll of the status may miss it)
+    const { snap, events } = await finished(id);
     expect(snap).toMatchObject({ status: 'failed', error: { code: 'approval_expired' } });
-    expect((await decide(id, [{ callId: paused.pending[0]!.callId, action: 'approve' }])).status).toBe(409);
+    const awaiting = events.filter((e) => e.type === 'tool.call' && e.data.status === 'awaiting_approval');
+    expect(awaiting.map((e) => e.data.name)).toEqual(['send_email']);
+    expect(events.find((e) => e.type === 'run.paused')?.data.pending).toEqual([expect.objectContaining({ callId: awaiting[0]!.data.callId })]);
+    expect((await decide(id, [{ callId: String(awaiting[0]!.data.callId), action: 'approve' }])).status).toBe(409);
   });
 
   it('cancels while paused: every pending call gets a cancelled result', async () => {
@@ -153,8 +158,10 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     // take the resume job's id first, with a plan that no longer matches the run (a pendingFinal it does not have);
     // carried out, it would make a final call without tools (stopReason max_iterations)
     const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
-    await queue.add('advance', { runId: id, iteration: paused.iteration + 1, plan: { callMode: 'max_iterations', pendingFinal: 'loop_detected', iterUsage: {} } }, { jobId: advanceJobId(id, paused.iteration + 1, 'resume'), delay: 300 });
+    // delayed until the decision is in (its own resume job, the same id, is then a no-op): the stale job runs after it
+    const stale = await queue.add('advance', { runId: id, iteration: paused.iteration + 1, plan: { callMode: 'max_iterations', pendingFinal: 'loop_detected', iterUsage: {} } }, { jobId: advanceJobId(id, paused.iteration + 1, 'resume'), delay: 600_000 });
     expect((await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'stale plan test' }])).status).toBe(202);
+    await stale.promote();
     const { snap, events } = await finished(id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 2, stopReason: 'final_answer' });
     expect(snap.output).toContain('Tool execution denied by user. Reason: stale plan test');

@@ -18,20 +18,27 @@ describe('Redis connectivity is visible', () => {
     children.push(child);
     const lines: string[] = [];
     let apiUrl = '';
+    let firstOutputAt = 0;
+    const first = () => (firstOutputAt ||= Date.now());
     child.stdout!.on('data', (d: Buffer) => {
+      first();
       lines.push(...d.toString().split('\n'));
       apiUrl ||= /agentloop api listening on (\S+)/.exec(d.toString())?.[1] ?? '';
     });
-    child.stderr!.on('data', (d: Buffer) => lines.push(...d.toString().split('\n')));
-    return { lines, url: () => apiUrl };
+    child.stderr!.on('data', (d: Buffer) => {
+      first();
+      lines.push(...d.toString().split('\n'));
+    });
+    /** `firstOutputAt`: when the process printed its first line (its modules loaded: the start itself is not timed). */
+    return { lines, url: () => apiUrl, firstOutputAt: () => firstOutputAt };
   };
 
   it('with Redis unreachable at start: where, which error, that it retries — without the credentials of REDIS_URL', async () => {
     const port = await freePort();
     const p = start({ REDIS_URL: `redis://user:hunter2secret@127.0.0.1:${port}` });
-    const t0 = Date.now();
-    await until('the first complaint', () => p.lines.some((l) => l.includes('cannot reach Redis')), 10_000);
-    expect(Date.now() - t0).toBeLessThan(8_000); // process start included
+    await until('the first complaint', () => p.lines.some((l) => l.includes('cannot reach Redis')), 20_000);
+    // at once: within a few seconds of the process's first line (not after a connect timeout or a failed command)
+    expect(Date.now() - p.firstOutputAt()).toBeLessThan(8_000);
     const line = p.lines.find((l) => l.includes('cannot reach Redis'))!;
     expect(line).toContain(`127.0.0.1:${port}`);
     expect(line).toContain('ECONNREFUSED');
@@ -40,7 +47,7 @@ describe('Redis connectivity is visible', () => {
     // bounded: the reconnect loop retries many times a second, the log says it at most every 10 s per connection
     await new Promise((r) => setTimeout(r, 3000));
     expect(p.lines.filter((l) => l.includes('cannot reach Redis')).length).toBeLessThanOrEqual(4);
-  }, 30_000);
+  }, 60_000);
 
   it('an invalid setting stops the process at once with a message naming it', async () => {
     const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { ...process.env, AGENTLOOP_TENANT_LIMITS: '{"*":{"burst":0}}' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -66,7 +73,7 @@ describe('Redis connectivity is visible', () => {
       await until('the complaint', () => p.lines.some((l) => l.includes('cannot reach Redis')), 10_000);
       await server.start();
       await until('readyz recovers', async () => (await fetch(`${p.url()}/readyz`)).status === 200, 20_000);
-      expect(p.lines.some((l) => l.includes('reachable again'))).toBe(true);
+      await until('the log to say so', () => p.lines.some((l) => l.includes('reachable again')), 10_000); // logged asynchronously
     } finally {
       await server.stop();
     }

@@ -12,7 +12,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
 
   it('tool-runner killed mid-call: the cut-off call runs again with the same idempotency key, a finished call never does', async () => {
     const script: Script = (req) => {
-      if (stepOf(req) === 0) return { toolCalls: [{ name: 'effect', args: { ms: 0, label: 'fast' } }, { name: 'effect', args: { ms: 4000, label: 'slow' } }] };
+      if (stepOf(req) === 0) return { toolCalls: [{ name: 'effect', args: { ms: 0, label: 'fast' } }, { name: 'effect', args: { ms: 12_000, label: 'slow' } }] }; // outlasts the waits before the kill on a slow machine
       return { text: 'both effects done' };
     };
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
@@ -25,7 +25,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(s.effects().some((e) => e.label === 'slow' && e.phase === 'end')).toBe(false); // the kill still cuts the slow call off
     await s.kill('tool-runner', 'SIGKILL');
     await s.spawn('tool-runner#2');
-    const snap = await s.a.waitTerminal(id, 40_000);
+    const snap = await s.a.waitTerminal(id, 60_000);
     expect(snap.status).toBe('completed');
     expect(snap.output).toBe('both effects done');
     const effects = s.effects();
@@ -39,7 +39,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(checkTranscript(full.json.messages!)).toEqual([]);
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
     expect(s.mock.requests).toHaveLength(2); // no model call repeated
-  });
+  }, 120_000);
 
   it('a retry:"never" call cut off by a crash is answered outcome_unknown, not run again', async () => {
     const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 4000 } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
@@ -52,17 +52,19 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(snap.status).toBe('completed');
     expect(snap.output).toContain('outcome_unknown');
     expect(s.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
-  });
+  }, 120_000);
 
   it('orchestrator killed mid-stream: another finishes the iteration, clients are told to discard the partial output', async () => {
     const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
     const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'k' } }] } : { text: `Answer: ${words}`, chunking: 'fine', delayMs: 40 });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    // a 10 s lock: a process stalled by a loaded machine keeps its iteration's lock, so no model call is repeated by a
+    // second delivery (the exact request count below); the kill -9 is recovered once the lock expires (≤ 15 s)
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env: { AGENTLOOP_LOCK_MS: '10000' } });
     const id = await s.a.startRun({ input: 'stream', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['lookup'] });
     await until('deltas of the final iteration', async () => (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
     await s.kill('orchestrator', 'SIGKILL');
     await s.spawn('orchestrator#2');
-    const snap = await s.a.waitTerminal(id, 40_000);
+    const snap = await s.a.waitTerminal(id, 60_000);
     expect(snap.status).toBe('completed');
     expect(snap.output).toBe(`Answer: ${words}`);
     const events = (await s.a.events(id)).events;
@@ -73,11 +75,11 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(afterRetry).toBe(snap.output);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(s.mock.requests).toHaveLength(3); // the cut-off call and its retry; the first iteration's response was reused
-  });
+  }, 120_000);
 
   it('orchestrator killed while tools run: the recorded response is reused, the model is not called again for it', async () => {
     const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 2500, label: 'x' } }] } : { text: 'done' });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env: { AGENTLOOP_LOCK_MS: '10000' } }); // exact request count: see above
     const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
     await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
     await s.kill('orchestrator', 'SIGKILL');
@@ -86,7 +88,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(snap.status).toBe('completed');
     expect(s.mock.requests).toHaveLength(2);
     expect(s.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
-  });
+  }, 120_000);
 
   it('a parked run survives kill -9 of every process: fresh processes take the decision and finish it', async () => {
     const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'q' } }, { name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'mailed' });
@@ -102,7 +104,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(s.effects().filter((e) => e.tool === 'send_email')).toHaveLength(1);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
-  });
+  }, 120_000);
 
   it('the compressor killed mid-summary: another compressor finishes the job and the run completes', async () => {
     const { SUMMARIZE_SYSTEM } = await import('@agentloop/llm');
@@ -123,7 +125,7 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length).toBeGreaterThanOrEqual(2);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(checkEvents(events)).toEqual([]);
-  });
+  }, 120_000);
 
   it('a run whose wall-clock budget ran out while it waited for an orchestrator gets a final call without tools', async () => {
     const script: Script = (req) => (req.tools.length ? { toolCalls: [{ name: 'effect', args: { label: 'late' } }] } : { text: 'answered without tools' });
@@ -135,5 +137,5 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(snap).toMatchObject({ status: 'completed', stopReason: 'budget_exceeded', output: 'answered without tools', iteration: 1 });
     expect(s.mock.requests.map((r) => r.tools.length)).toEqual([0]);
     expect(s.effects()).toEqual([]);
-  });
+  }, 120_000);
 });

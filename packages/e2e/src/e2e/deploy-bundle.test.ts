@@ -19,9 +19,9 @@ describe('the production bundle the image ships', () => {
   beforeAll(async () => {
     // --prefer-offline: packages come from the store `pnpm install` just filled; the legacy deploy re-resolves
     // versions, so registry metadata is fetched when this machine's cache has none (a fresh clone)
-    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--prefer-offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 110_000 });
+    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--prefer-offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 200_000 });
     mock = await startMockLlm({ script: demoAgentScript() });
-  }, 120_000);
+  }, 240_000); // the deploy copies and links the whole production tree: minutes on a loaded machine
   afterAll(async () => {
     await mock?.close();
     const r = new Redis(testRedisUrl());

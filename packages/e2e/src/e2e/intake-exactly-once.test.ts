@@ -5,6 +5,7 @@ import { RunStore } from '@agentloop/runtime';
 import { checkEvents } from '@agentloop/testing';
 import { runIdForJob } from '@agentloop/orchestrator';
 import { InProcessStack } from '../test-support/stack.js';
+import { until } from '../test-support/helpers.js';
 
 /** SPEC §2 queue intake: a requests job is applied once however often it is delivered; no run stays queued forever. */
 describe('intake is exactly-once', () => {
@@ -19,6 +20,9 @@ describe('intake is exactly-once', () => {
     await s?.stop();
   });
   const request = { input: 'hello once', model: { provider: 'openai', name: 'gpt-4o-mini' } };
+  /** Every requests job was taken and is done (none waiting, running or due for a retry): the redeliveries were applied. */
+  const intakeDone = () =>
+    until('the requests queue to be worked off', async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0));
 
   it('the same runId delivered twice (after the run finished, and racing) makes one run: one run.queued, the input once', async () => {
     const runId = `once_${Date.now()}`;
@@ -26,7 +30,7 @@ describe('intake is exactly-once', () => {
     const first = await s.a.waitTerminal(runId);
     await queue.add('run', { tenantId: 'tenant-a', runId, request }); // a redelivery after the run ended
     await Promise.all([queue.add('run', { tenantId: 'tenant-a', runId, request }), queue.add('run', { tenantId: 'tenant-a', runId, request })]);
-    await new Promise((r) => setTimeout(r, 500));
+    await intakeDone();
     const snap = (await s.a.getRun(runId)).json;
     expect(snap.status).toBe('completed');
     expect(snap.updatedAt).toBe(first.updatedAt);
@@ -60,8 +64,9 @@ describe('intake is exactly-once', () => {
     await s.a.waitTerminal(runId);
     // the redelivery: a job with the same id after the first was removed (BullMQ dedupes while it exists)
     await job.remove().catch(() => undefined);
+    expect(await queue.getJob(jobId)).toBeFalsy(); // so the add below is a new delivery, not deduplicated
     await queue.add('run', { tenantId: 'tenant-a', request }, { jobId });
-    await new Promise((r) => setTimeout(r, 500));
+    await intakeDone();
     const mine = (await s.a.request('GET', '/v1/runs?limit=200')).json.data.filter((r: { id: string }) => r.id.startsWith('run_q'));
     expect(mine.filter((r: { id: string }) => r.id === runId)).toHaveLength(1);
     expect((await s.a.events(runId)).events.filter((e) => e.type === 'run.queued')).toHaveLength(1);

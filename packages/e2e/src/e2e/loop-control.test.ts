@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepOf, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
-import { byScenario, finishedRun } from '../test-support/helpers.js';
+import { byScenario, finishedRun, until } from '../test-support/helpers.js';
 
 /** Scripts are chosen per run by a marker in the user's input: one stack serves every scenario. */
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
@@ -22,7 +22,8 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
         }
       : { text: 'recovered' },
   parallel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'a' } }, { name: 'lookup', args: { key: 'b' } }, { name: 'lookup', args: { key: 'c' } }] } : { text: 'ok' }),
-  sleepy: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'sleep', args: { ms: 20_000 } }, { name: 'lookup', args: { key: 'z' } }] } : { text: 'should not get here' }),
+  // `effect` (not the builtin read tool `sleep`): its start is recorded, and logged, once it runs — a fact to wait for
+  sleepy: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 20_000, label: 'sleepy' } }, { name: 'lookup', args: { key: 'z' } }] } : { text: 'should not get here' }),
   slowstream: () => ({ text: 'x '.repeat(400), chunking: 'fine', delayMs: 30 }),
   external: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }, { name: 'lookup', args: { key: 'q' } }] } : { text: 'ok' }),
 };
@@ -44,6 +45,8 @@ describe('loop control (SPEC §3)', () => {
   });
 
   const finished = (id: string) => finishedRun(s.a, id);
+  /** The run's events so far (the stream of a running run does not close: what came within the poll). */
+  const eventsSoFar = async (id: string) => (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events;
 
   it('finalizes at maxIterations with one more call, tools withheld and a user-role instruction', async () => {
     const id = await s.a.startRun(body('forever', { limits: { maxIterations: 3 } }));
@@ -123,13 +126,15 @@ describe('loop control (SPEC §3)', () => {
   });
 
   it('cancels while a tool runs: the tool is aborted, every open call gets a cancelled result', async () => {
-    const id = await s.a.startRun(body('sleepy'));
-    await s.a.waitFor(id, (r) => r.iteration === 1 && r.status === 'running');
-    await new Promise((r) => setTimeout(r, 300));
+    const id = await s.a.startRun(body('sleepy', { tools: ['effect', 'lookup'] }));
+    // the 20 s call is running when the cancel comes (its running event, and the tool itself started): it is
+    // aborted, not skipped before it started
+    await until('the long call to run', async () => (await eventsSoFar(id)).some((e) => e.type === 'tool.call' && e.data.name === 'effect' && e.data.status === 'running'));
+    await until('the long call to start', () => s.effects().some((e) => e.label === 'sleepy' && e.phase === 'start'));
     const t0 = Date.now();
     expect((await s.a.cancel(id)).status).toBe(202);
     const { snap, messages, events } = await finished(id);
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(Date.now() - t0).toBeLessThan(10_000); // the iteration waits for its calls: the 20 s call was aborted
     expect(snap).toMatchObject({ status: 'cancelled', stopReason: 'cancelled' });
     const sleepResult = JSON.parse(messages.filter((m) => m.role === 'tool')[0]!.content!);
     expect(sleepResult.error.code).toBe('cancelled');
@@ -138,13 +143,17 @@ describe('loop control (SPEC §3)', () => {
   });
 
   it('cancels during a model stream by aborting it', async () => {
+    const closedBefore = s.mock.closedEarly;
     const id = await s.a.startRun(body('slowstream'));
-    await s.a.waitFor(id, (r) => r.status === 'running');
-    await new Promise((r) => setTimeout(r, 300));
+    // the stream (400 chunks, 30 ms apart) is under way when the cancel comes
+    await until('the stream to start', async () => (await eventsSoFar(id)).some((e) => e.type === 'message.delta'));
     await s.a.cancel(id);
     const { snap, events } = await finished(id);
     expect(snap.status).toBe('cancelled');
     expect(events.some((e) => e.type === 'message.delta')).toBe(true);
+    // aborted: the product hung up on the model rather than read the stream to its end
+    await until('the model stream to be closed early', () => s.mock.closedEarly > closedBefore);
+    expect(events.filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('').length).toBeLessThan('x '.repeat(400).length);
   });
 
   it('denies a call that needs approval in headless mode, and the model goes on', async () => {

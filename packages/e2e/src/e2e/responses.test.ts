@@ -168,5 +168,5 @@ describe('kill -9 of the orchestrator mid-stream on the Responses API', () => {
     const rs = retried.find((x) => x.type === 'reasoning')!;
     expect(rs.encrypted_content).toBe(s.mock.ledger.encryptedOf(rs.id));
     expect(s.mock.violations).toEqual([]);
-  });
+  }, 120_000);
 });

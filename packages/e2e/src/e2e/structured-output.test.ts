@@ -209,12 +209,14 @@ describe('structured output survives a crash (kill -9 of the orchestrator mid-re
     const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
     const script = (req: MockRequest): ReplySpec =>
       repairing(req) ? { text: answer(words, 7), chunking: 'fine', delayMs: 40 } : { text: 'not json at all' };
-    s = await ProcessStack.start(['api', 'orchestrator'], { script });
+    // a 10 s lock: a process stalled by a loaded machine keeps its iteration's lock, so no model call is repeated by a
+    // second delivery (the exact retry and request counts below); the kill -9 is recovered once the lock expires (≤ 15 s)
+    s = await ProcessStack.start(['api', 'orchestrator'], { script, env: { AGENTLOOP_LOCK_MS: '10000' } });
     const id = await s.a.startRun({ input: 'crash me', model: CHAT, output: { schema: RESULT } });
     await until('deltas of the repair call', async () => (await s!.a.events(id, { maxEvents: 200, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta' && e.data.iteration === 2));
     await s.kill('orchestrator', 'SIGKILL');
     await s.spawn('orchestrator#2');
-    const { snap, events, messages } = await finishedRun(s.a, id, 40_000);
+    const { snap, events, messages } = await finishedRun(s.a, id, 60_000);
     expect(snap).toMatchObject({ status: 'completed', iteration: 2, outputJson: { label: words, value: 7 } });
     expect(ofType(events, 'output.invalid')).toHaveLength(1);
     expect(ofType(events, 'llm.retry').map((e) => e.data)).toEqual([expect.objectContaining({ discardOutput: true, reason: 'worker_restarted' })]);
@@ -224,5 +226,5 @@ describe('structured output survives a crash (kill -9 of the orchestrator mid-re
     expect(reqs).toHaveLength(3); // the first answer (never asked again), the cut-off repair call and its retry
     expect(reqs[2]!.messages.filter((m) => m.role === 'user')).toHaveLength(2); // the input and one repair message
     expect(snap.usage.llmCalls).toBe(2); // the cut-off call was never recorded
-  });
+  }, 120_000);
 });

@@ -64,17 +64,25 @@ export class ApiClient {
     return this.waitFor(id, (s) => ['completed', 'failed', 'cancelled'].includes(s.status), timeoutMs);
   }
 
-  /** Reads SSE frames until the server closes the stream (or maxEvents / timeout). */
+  /** Reads SSE frames until the server closes the stream (or maxEvents / timeout; a timeout before the response headers gives status 0 and no events). */
   async events(id: string, opts: { after?: number; lastEventId?: number; maxEvents?: number; timeoutMs?: number } = {}): Promise<{ status: number; events: EventEnvelope[]; ids: number[]; closed: boolean }> {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     if (opts.lastEventId !== undefined) headers['last-event-id'] = String(opts.lastEventId);
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(), opts.timeoutMs ?? 20_000);
-    const res = await fetch(`${this.baseUrl}/v1/runs/${id}/events${opts.after !== undefined ? `?after=${opts.after}` : ''}`, { headers, signal: ac.signal });
     const events: EventEnvelope[] = [];
     const ids: number[] = [];
     let closed = false;
+    let res: Response;
+    try {
+      res = await fetch(`${this.baseUrl}/v1/runs/${id}/events${opts.after !== undefined ? `?after=${opts.after}` : ''}`, { headers, signal: ac.signal });
+    } catch (err) {
+      clearTimeout(timer);
+      // the timeout fired before the response headers came (a slow server): no status, no events; a poller tries again
+      if (ac.signal.aborted) return { status: 0, events, ids, closed };
+      throw err;
+    }
     if (res.status !== 200 || !res.body) {
       clearTimeout(timer);
       return { status: res.status, events, ids, closed };

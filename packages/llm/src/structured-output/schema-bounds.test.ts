@@ -11,9 +11,15 @@ describe('regexHazard (patterns a backtracking engine could take exponential tim
     const t0 = performance.now();
     /^(a+)+$/.test(`${'a'.repeat(21)}!`);
     const slow = performance.now() - t0;
-    const t1 = performance.now();
-    /^(ab)+$/.test(`${'ab'.repeat(5000)}!`);
-    expect(performance.now() - t1).toBeLessThan(slow);
+    // the fastest of a few samples: one sample may include a preemption of this process by a loaded machine
+    const fast = Math.min(
+      ...Array.from({ length: 5 }, () => {
+        const t1 = performance.now();
+        /^(ab)+$/.test(`${'ab'.repeat(5000)}!`);
+        return performance.now() - t1;
+      }),
+    );
+    expect(fast).toBeLessThan(slow);
   });
 });
 
