@@ -81,6 +81,24 @@ describe('HTTP edges', () => {
     expect((await s.b.request('POST', `/v1/runs/${id}/decisions`, '{not json')).status).toBe(400);
   });
 
+  it('a decision whose callId names one of the call’s stored fields is 409 (not pending), never 500; nothing is applied', async () => {
+    const id = await s.a.startRun(body('client'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const callId = paused.pending[0]!.callId;
+    for (const bad of [`${callId}:st`, `${callId}:dec`, `${callId}:out`, 'x'.repeat(100), 'a b', '']) {
+      for (const d of [{ callId: bad, action: 'submit_result', result: 1 }, { callId: bad, action: 'approve', arguments: {} }, { callId: bad, action: 'deny' }]) {
+        const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [d] });
+        expect([400, 409], `${JSON.stringify(d)} → ${r.status} ${r.text}`).toContain(r.status);
+        if (bad) expect(r.status).toBe(409);
+      }
+      // another tenant still gets 404 first
+      if (bad) expect((await s.b.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: bad, action: 'deny' }] })).status).toBe(404);
+    }
+    expect((await s.a.getRun(id)).json).toMatchObject({ status: 'paused', pending: [{ callId }] });
+    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId, action: 'submit_result', result: { ok: true } }] })).status).toBe(202);
+    expect((await s.a.waitTerminal(id)).status).toBe('completed');
+  });
+
   it('caps a submitted client result like any tool result', async () => {
     const id = await s.a.startRun(body('client', { context: { toolResultMaxTokens: 200 } }));
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');

@@ -1,4 +1,4 @@
-import { DEFAULT_RESULT_TOKENS, resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
+import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
 import type { CallMeta, Metrics, PreparedDecision, RunScheduler, RunState, RunStore, ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
@@ -44,6 +44,14 @@ export class DecisionService {
    * `expectIteration` ties the decisions to one pause (expiry).
    */
   async apply(tenant: string | null, runId: string, decisions: Decision[], expectIteration?: number, opts: { ownerChecked?: boolean } = {}): Promise<DecisionResult> {
+    // a stored call id is always safe (normalize-call-ids.ts); any other names no pending call — and must never reach
+    // the store, where it would name another field of the run
+    const unsafe = decisions.find((d) => !SAFE_CALL_ID_RE.test(d.callId));
+    if (unsafe) {
+      const owner = await this.store.tenantOf(runId);
+      if (owner === null || (tenant !== null && owner !== tenant)) return { kind: 'not_found' };
+      return { kind: 'conflict', message: `call ${JSON.stringify(unsafe.callId.slice(0, 80))} is not pending a decision` };
+    }
     const prepared: PreparedDecision[] = [];
     const edits: Record<string, string> = {};
     // only an edit needs the stored call record: its tool's schema validates the new arguments
