@@ -5,7 +5,7 @@ import {
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
 import { RunStore, type Metrics, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
-import { outputValidator } from './output/output-validator.js';
+import { outputValidator } from './output/isolated-validator.js';
 
 const MAX_REQUEST_CHARS = 1_048_576;
 
@@ -90,7 +90,7 @@ export class RunIntake {
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
-    const output = outputSchemaIssues(parsed.data, outputValidator);
+    const output = await outputSchemaIssues(parsed.data, outputValidator);
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     const catalog = await this.catalog.all();
     if (catalog.size) {

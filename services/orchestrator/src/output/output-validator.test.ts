@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { RunRequestSchema } from '@agentloop/protocol';
 import { OutputValidator, parseAnswer } from './output-validator.js';
 import { outputSchemaIssues, repairMessage } from './output-intake.js';
+import { IsolatedOutputValidator } from './isolated-validator.js';
 
 const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } }, required: ['name', 'age'] };
 
@@ -58,21 +59,53 @@ describe('OutputValidator', () => {
 
 describe('outputSchemaIssues (intake)', () => {
   const req = (schema: Record<string, unknown>, provider = 'openai') => RunRequestSchema.parse({ input: 'x', model: { provider, name: 'm' }, output: { schema } });
-  it('accepts a schema OpenAI strict mode can take, once additionalProperties: false is added', () => {
-    expect(outputSchemaIssues(req(person), new OutputValidator())).toEqual([]);
+  const v = new IsolatedOutputValidator();
+  afterAll(() => v.close());
+  it('accepts a schema OpenAI strict mode can take, once additionalProperties: false is added', async () => {
+    expect(await outputSchemaIssues(req(person), v)).toEqual([]);
   });
-  it('refuses, with a path into the request: an uncompilable schema, a non-strict one for OpenAI, a hazardous pattern', () => {
-    expect(outputSchemaIssues(req({ type: 'nope' }), new OutputValidator())).toMatchObject([{ path: ['output', 'schema'], code: 'invalid_schema' }]);
+  it('refuses, with a path into the request: an uncompilable schema, a non-strict one for OpenAI, a hazardous pattern', async () => {
+    expect(await outputSchemaIssues(req({ type: 'nope' }), v)).toMatchObject([{ path: ['output', 'schema'], code: 'invalid_schema' }]);
     const optional = { type: 'object', properties: { a: { type: 'string' } } };
-    expect(outputSchemaIssues(req(optional), new OutputValidator())).toMatchObject([
+    expect(await outputSchemaIssues(req(optional), v)).toMatchObject([
       { path: ['output', 'schema', 'properties', 'a'], code: 'not_strict_compatible', rule: 'optional_property', message: expect.stringMatching(/rule optional_property, at output\.schema\/properties\/a/) },
     ]);
-    expect(outputSchemaIssues(req({ type: 'string', pattern: '^(a+)+$' }, 'google'), new OutputValidator())).toMatchObject([{ path: ['output', 'schema', 'pattern'], code: 'schema_too_complex' }]);
+    expect(await outputSchemaIssues(req({ type: 'string', pattern: '^(a+)+$' }, 'google'), v)).toMatchObject([{ path: ['output', 'schema', 'pattern'], code: 'schema_too_complex' }]);
   });
-  it('takes other providers’ schemas as given (no strict rules without OpenAI in the chain)', () => {
-    expect(outputSchemaIssues(req({ type: 'object', properties: { a: { type: 'string' } } }, 'google'), new OutputValidator())).toEqual([]);
+  it('takes other providers’ schemas as given (no strict rules without OpenAI in the chain)', async () => {
+    expect(await outputSchemaIssues(req({ type: 'object', properties: { a: { type: 'string' } } }, 'google'), v)).toEqual([]);
   });
   it('the repair message lists the errors', () => {
     expect(repairMessage('answer', ['/a must be string'])).toMatch(/"answer"[\s\S]*- \/a must be string/);
+  });
+});
+
+/** Tenants' schemas meet models' answers off the event loop, within a time and memory budget (hostile-input review). */
+describe('IsolatedOutputValidator', () => {
+  const v = new IsolatedOutputValidator({ budgetMs: 1500 });
+  afterAll(() => v.close());
+  // 800 refs to one 800-property definition: inlined refs made code of refs × size (out of memory at intake)
+  const props = (prefix: string, n: number, value: unknown) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${prefix}${i}`, value]));
+  const wide = { $defs: { a: { type: 'object', properties: props('p', 800, { type: 'string' }) } }, properties: props('r', 800, { $ref: '#/$defs/a' }) };
+
+  it('compiles a schema of many refs to a wide definition, and checks with it', async () => {
+    expect(JSON.stringify(wide).length).toBeLessThan(65_536); // under the intake bound: this is what a tenant can send
+    expect(await v.compile(wide)).toEqual({ ok: true });
+    expect(await v.check(wide, JSON.stringify({ r0: { p0: 'x' } }))).toEqual({ ok: true, value: { r0: { p0: 'x' } } });
+    expect(await v.check(wide, JSON.stringify({ r0: { p0: 1 } }))).toMatchObject({ ok: false, errors: ['/r0/p0 must be string'] });
+  });
+
+  it('answers a check that runs over its budget as an invalid answer, and the next check gets a fresh worker', async () => {
+    const costly = { type: 'string', pattern: '^\\w*\\w*\\w*\\w*\\w*$' }; // polynomial backtracking: minutes on 400 chars
+    const slow = await v.check(costly, JSON.stringify(`${'a'.repeat(400)}!`));
+    expect(slow).toMatchObject({ ok: false, errors: [expect.stringMatching(/took longer than 1500 ms/)] });
+    expect(await v.check(person, '{"name":"Ada","age":36}')).toEqual({ ok: true, value: { name: 'Ada', age: 36 } });
+  });
+
+  it('runs tasks one at a time: a task queued behind a slow one is not charged its time', async () => {
+    const costly = { type: 'string', pattern: '^\\w*\\w*\\w*\\w*\\w*$' };
+    const [slow, fine] = await Promise.all([v.check(costly, JSON.stringify(`${'a'.repeat(400)}!`)), v.check(person, '{"name":"Ada","age":1}')]);
+    expect(slow.ok).toBe(false);
+    expect(fine).toEqual({ ok: true, value: { name: 'Ada', age: 1 } });
   });
 });

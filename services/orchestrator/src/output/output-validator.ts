@@ -74,7 +74,9 @@ export class OutputValidator {
   private readonly cache = new Map<string, Compiled>();
 
   private static options() {
-    return { allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false } as const;
+    // inlineRefs off: inlining copies a referenced schema into every place that names it, so code grew as refs × size
+    // (a 42 KB schema of 800 refs to an 800-property definition took the process out of memory at intake)
+    return { allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false, inlineRefs: false } as const;
   }
 
   /** Compiles (or finds) the validator of a schema; a schema ajv cannot compile gives ajv's reason. */
@@ -124,6 +126,3 @@ export class OutputValidator {
     return { ok: false, errors: errors.length ? errors : ['the answer does not match the schema'] };
   }
 }
-
-/** The process's validators (intake and the iteration worker share the compiled schemas). */
-export const outputValidator = new OutputValidator();

@@ -1,0 +1,107 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { OutputCheck } from './output-validator.js';
+
+export type ValidatorRequest = { op: 'compile'; schema: Record<string, unknown> } | { op: 'check'; schema: Record<string, unknown>; text: string };
+export type ValidatorReply = OutputCheck | { ok: true } | { ok: false; message: string };
+
+/** The compiled worker, found from src/ (tests) and dist/ alike: both sit beside dist/ in the package. */
+const WORKER_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/output/validate-worker.js');
+
+export interface IsolationLimits {
+  /** Longest a compile or a check may take before the worker is stopped and the schema's answer is "too costly" [2000]. */
+  budgetMs?: number;
+  /** Heap of the worker thread, in MB [256]. */
+  maxHeapMb?: number;
+}
+
+type Task = { req: ValidatorRequest; resolve: (r: ValidatorReply) => void };
+
+/**
+ * JSON Schema work on tenants' schemas, in a worker thread with a time and memory budget. A schema is the tenant's
+ * and an answer the model's: together they can make a validator run for minutes (patterns such as `^\w*\w*\w*$`,
+ * `anyOf` branches recursing through `$ref`, `uniqueItems` over a long array) or grow without bound — on the thread
+ * that serves every other run. Here one task runs at a time (so its budget measures its own work); one over budget
+ * (or out of memory) stops the worker, is answered as too costly, and the next task gets a fresh worker.
+ */
+export class IsolatedOutputValidator {
+  private worker: Worker | null = null;
+  private readonly queue: Task[] = [];
+  private current: (Task & { timer: NodeJS.Timeout }) | null = null;
+
+  constructor(private readonly limits: IsolationLimits = {}) {}
+
+  /** Whether ajv can compile the schema (within the budget), with its reason when not. */
+  async compile(schema: Record<string, unknown>): Promise<{ ok: true } | { ok: false; message: string }> {
+    const r = await this.run({ op: 'compile', schema });
+    return 'message' in r ? { ok: false, message: r.message } : { ok: true };
+  }
+
+  /** A final answer's text against the schema; a check over budget is an invalid answer that says so. */
+  async check(schema: Record<string, unknown>, text: string): Promise<OutputCheck> {
+    const r = await this.run({ op: 'check', schema, text });
+    if ('message' in r) return { ok: false, errors: [r.message] };
+    return 'errors' in r || 'value' in r ? r : { ok: false, errors: ['the answer could not be validated'] };
+  }
+
+  /** Stops the worker (tests; a process exits without it: the worker does not hold it open). */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    await w?.terminate();
+  }
+
+  private run(req: ValidatorRequest): Promise<ValidatorReply> {
+    return new Promise((resolve) => {
+      this.queue.push({ req, resolve });
+      this.next();
+    });
+  }
+
+  private next(): void {
+    if (this.current || !this.queue.length) return;
+    const task = this.queue.shift()!;
+    const budget = this.limits.budgetMs ?? 2000;
+    const timer = setTimeout(() => this.fail(`checking against output.schema took longer than ${budget} ms: the schema is too costly to check`), budget);
+    this.current = { ...task, timer };
+    this.ensureWorker().postMessage(task.req);
+  }
+
+  private settle(reply: ValidatorReply): void {
+    const task = this.current;
+    if (!task) return;
+    clearTimeout(task.timer);
+    this.current = null;
+    task.resolve(reply);
+    this.next();
+  }
+
+  /** The current task cannot finish: answer it, and give the next task a fresh worker. */
+  private fail(message: string): void {
+    const w = this.worker;
+    this.worker = null;
+    void w?.terminate();
+    this.settle({ ok: false, message });
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb ?? 256 } });
+    w.unref();
+    w.on('message', (reply: ValidatorReply) => {
+      if (w === this.worker) this.settle(reply);
+    });
+    w.on('error', (err) => {
+      if (w === this.worker) this.fail(`output.schema could not be checked: ${/memory/i.test(err.message) ? 'the schema needs more memory than allowed' : err.message.slice(0, 300)}`);
+    });
+    w.on('exit', () => {
+      if (w === this.worker) this.fail('output.schema could not be checked: the validator stopped');
+    });
+    this.worker = w;
+    return w;
+  }
+}
+
+/** The process's validator (intake and the iteration worker share its worker and its compiled schemas). */
+export const outputValidator = new IsolatedOutputValidator();
