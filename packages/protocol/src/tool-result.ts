@@ -34,6 +34,18 @@ export function toolErrorOutcome(code: ToolErrorCode, message: string, extra: { 
   return { status, content: JSON.stringify({ ok: false, error }), error, ...extra };
 }
 
+/** Text a model chose (a tool name, its arguments) as quoted in a tool result: at most `max` characters. */
+export function clipText(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/** Validation problems as quoted in a tool result: the first 20, each at most 300 characters, then how many more. */
+export function problemList(problems: readonly string[]): string {
+  const shown = problems.slice(0, 20).map((p) => clipText(p, 300));
+  if (problems.length > shown.length) shown.push(`… and ${problems.length - shown.length} more`);
+  return shown.join('; ');
+}
+
 /** The model-facing text of a successful result: strings as they are, anything else as JSON. */
 export function resultContent(result: unknown): string {
   if (typeof result === 'string') return result;

@@ -35,6 +35,17 @@ describe('executeToolCall: every failure is a structured result', () => {
     expect(loud.error?.code).toBe('tool_error');
     expect(loud.content.length).toBeLessThan(2_000);
   });
+  it('bounds what it quotes of the model: a schema violation per key of a huge object, a tool name of any length', async () => {
+    const keys = Object.fromEntries(Array.from({ length: 90_000 }, (_, i) => [`a${i}`, 0]));
+    const wide = await run('calculator', JSON.stringify(keys)); // additionalProperties: false and a missing expression
+    expect(wide.error?.code).toBe('invalid_arguments');
+    expect(wide.content.length).toBeLessThan(10_000);
+    expect(wide.error?.message).toMatch(/… and \d+ more$/);
+    const name = 'n'.repeat(100_000);
+    const unknown = await executeToolCall(undefined, name, '{}', ctx, new AbortController().signal, opts);
+    expect(unknown.error?.code).toBe('unknown_tool');
+    expect(unknown.content.length).toBeLessThan(500);
+  });
   it('runs a tool and returns its JSON', async () => {
     const r = await run('calculator', '{"expression":"6*7"}');
     expect(r).toMatchObject({ status: 'completed', content: '{"value":42}', result: { value: 42 } });

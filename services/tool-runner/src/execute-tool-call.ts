@@ -1,4 +1,4 @@
-import { MAX_JSON_DEPTH, resultContent, textJsonDepth, toolErrorOutcome, tryParseJson, type ToolOutcome } from '@agentloop/protocol';
+import { MAX_JSON_DEPTH, clipText, problemList, resultContent, textJsonDepth, toolErrorOutcome, tryParseJson, type ToolOutcome } from '@agentloop/protocol';
 import type { RegisteredTool } from './registry.js';
 import { ToolFailure, type ToolContext } from './tool-definition.js';
 import { capText } from '@agentloop/llm';
@@ -21,14 +21,14 @@ export interface ExecuteOptions {
  * timeouts and oversized results. Never throws (except when the caller's signal aborts: then `cancelled`).
  */
 export async function executeToolCall(tool: RegisteredTool | undefined, name: string, rawArgs: string, ctx: Omit<ToolContext, 'signal'>, signal: AbortSignal, opts: ExecuteOptions): Promise<ToolOutcome> {
-  if (!tool) return toolErrorOutcome('unknown_tool', `Unknown tool '${name}'. Use one of the tools you were given.`);
+  if (!tool) return toolErrorOutcome('unknown_tool', `Unknown tool '${clipText(name, 100)}'. Use one of the tools you were given.`);
   if (textJsonDepth(rawArgs) > MAX_JSON_DEPTH) return toolErrorOutcome('invalid_arguments', `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = tryParseJson(rawArgs.trim() === '' ? '{}' : rawArgs);
-  if (!parsed.ok) return toolErrorOutcome('invalid_arguments', `arguments are not valid JSON: ${truncate(rawArgs, 200)}`);
+  if (!parsed.ok) return toolErrorOutcome('invalid_arguments', `arguments are not valid JSON: ${clipText(rawArgs, 200)}`);
   if (parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
     return toolErrorOutcome('invalid_arguments', 'arguments must be a JSON object');
   const valid = tool.validate(parsed.value);
-  if (!valid.ok) return toolErrorOutcome('invalid_arguments', `arguments do not match the schema of ${name}: ${valid.problems.join('; ')}`);
+  if (!valid.ok) return toolErrorOutcome('invalid_arguments', `arguments do not match the schema of ${name}: ${problemList(valid.problems)}`);
 
   // a caller that already gave up (cancel, hand-back) gets no call started: the tool never ran
   if (signal.aborted) return toolErrorOutcome('cancelled', 'The run was cancelled before this call ran.');
@@ -109,4 +109,3 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
 const executed = (o: ToolOutcome): ToolOutcome => ({ ...o, executed: true });
 /** The reason a call's signal ends with when the call is over (one object: a DOMException costs ~15 µs to make). */
 const CALL_OVER = new DOMException('The call is over', 'AbortError');
-const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);

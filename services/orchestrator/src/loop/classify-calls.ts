@@ -1,4 +1,4 @@
-import { type FinalizeReason, argumentsForDisplay, canonicalJson, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
+import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -65,7 +65,7 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
     const answered = (outcome: ToolOutcome, skipReason?: ClassifiedCall['skipReason']): ClassifiedCall => ({ call, meta, outcome, ...(skipReason ? { skipReason } : {}) });
     if (count >= request.limits.repeatLimit) {
       pendingFinal ||= 'loop_detected';
-      return answered(toolErrorOutcome('loop_detected', `The same call to ${call.name} with the same arguments was made ${count} times in a row; it was not executed again.`), 'loop_detected');
+      return answered(toolErrorOutcome('loop_detected', `The same call to ${clipText(call.name, 100)} with the same arguments was made ${count} times in a row; it was not executed again.`), 'loop_detected');
     }
     if (input.budgetExhausted) return answered(toolErrorOutcome('skipped', 'Skipped: the run has used up its token or cost budget.'), 'budget_exceeded');
     const malformed = call.providerData?.malformed;
@@ -76,7 +76,7 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
     if (unsafe) return answered(toolErrorOutcome('invalid_arguments', `The arguments of this call cannot be used: ${unsafe}. Call the function again with a JSON object matching its parameters.`));
     const isClient = request.clientTools.some((t) => t.name === call.name);
     if (!allowed.has(call.name) || (!entry && !isClient))
-      return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${call.name}'. Available tools: ${[...allowed].join(', ') || 'none'}.`));
+      return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${clipText(call.name, 100)}'. Available tools: ${[...allowed].join(', ') || 'none'}.`));
     if (left <= 0) {
       pendingFinal ||= 'budget_exceeded';
       return answered(toolErrorOutcome('skipped', 'Skipped: the run reached its maximum number of tool calls (maxToolCalls).'), 'budget_exceeded');
