@@ -4,10 +4,12 @@
   ARGV[5] expected iteration or '' (any)   ARGV[6] the caller's tenant or '' (no check)
   ARGV[7] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
     (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
-  ARGV[8] the assistant message edit: JSON {callId: newArgumentsText} or ''
+  ARGV[8] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[9] its index  ARGV[10] the
+    SHA1 of the message it was built from: the edit applies only over that text (cjson would turn its [] into {})
   Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
   value...}, {'waiting', #names, names..., remainingCallIds...},
-  {'not_found'}, {'not_paused', status}, {'conflict', callId}, or {'invalid', callId, pauseType}. ]]
+  {'not_found'}, {'not_paused', status}, {'conflict', callId}, {'invalid', callId, pauseType}, or {'edit_stale'} (the
+  message changed since the caller read it: read it again). ]]
 local st = readState(withStateFields({ 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant', 'watch' }))
 if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
 if st[1] ~= 'paused' or (ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5])) then return { 'not_paused', st[1] } end
@@ -24,6 +26,9 @@ for _, d in ipairs(decisions) do
   if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
+if ARGV[8] ~= '' and (tonumber(ARGV[9]) ~= tonumber(st[5]) or redis.sha1hex(rcall('LINDEX', msgsKey, tonumber(st[5])) or '') ~= ARGV[10]) then
+  return { 'edit_stale' }
+end
 mustTransition(st[1], 'running') -- (if this request completes the decisions; checked before any write)
 local names = {}
 for _, d in ipairs(decisions) do
@@ -39,13 +44,7 @@ for _, d in ipairs(decisions) do
   emit('tool.call', toolCallEvent(id, meta.name, args, status, d[5]))
 end
 if ARGV[8] ~= '' then
-  local idx = tonumber(st[5])
-  local msg = cjson.decode(rcall('LINDEX', msgsKey, idx))
-  local edits = cjson.decode(ARGV[8])
-  for _, c in ipairs(msg.toolCalls) do
-    if edits[c.id] then c.arguments = edits[c.id] end
-  end
-  rcall('LSET', msgsKey, idx, cjson.encode(msg))
+  rcall('LSET', msgsKey, tonumber(st[5]), ARGV[8])
   set('edited', '1')
 end
 local remaining = {}

@@ -3,7 +3,8 @@ import type { ScriptResult } from './scripts.js';
 import type { DecisionOutcome } from './run-store-types.js';
 
 /** What `applyDecisions-6.lua` answered, decoded (its header lists the values of each outcome). */
-export function decisionOutcome(r: ScriptResult<'applyDecisions'>): DecisionOutcome {
+/** `edit_stale`: the batch's message changed between the read of an edit and its apply (another edit): read it again. */
+export function decisionOutcome(r: ScriptResult<'applyDecisions'>): DecisionOutcome | { kind: 'edit_stale' } {
   const kind = r.outcome;
   const rest = r.values.map(String);
   switch (kind) {
@@ -27,5 +28,7 @@ export function decisionOutcome(r: ScriptResult<'applyDecisions'>): DecisionOutc
       return { kind, status: rest[0] ?? '' };
     case 'not_found':
       return { kind: 'not_found' };
+    case 'edit_stale':
+      return { kind: 'edit_stale' };
   }
 }

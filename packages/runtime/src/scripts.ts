@@ -23,7 +23,7 @@ export const SCRIPTS = {
   recordToolResult: { keys: 6, outcomes: ['recorded', 'closed', 'answered'] },
   endRun: { keys: 6, outcomes: ['ended', 'stale'] },
   requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
-  applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid'] },
+  applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
   applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
   addUsage: { keys: 6, outcomes: ['added', 'ended'] },
   watchRun: { keys: 6, outcomes: ['watching', 'gone'] },

@@ -23,6 +23,7 @@ describe('OpenAI Responses API end to end (the default for provider openai), aga
     s = await InProcessStack.start({
       script: (req) => {
         const name = scenario(req);
+        if (name === 'edit') return stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }] } : { text: 'sent' };
         if (name === 'cached') return { text: 'from cache', usage: { prompt: 4000, cached: 3072, completion: 10, reasoning: 6 } };
         if (name === 'r2c' || name === 'g2r') {
           const step = stepOf(req);
@@ -68,6 +69,23 @@ describe('OpenAI Responses API end to end (the default for provider openai), aga
     // the summary streamed as reasoning.delta, per iteration
     for (const k of [1, 2, 3]) expect(events.filter((e) => e.type === 'reasoning.delta' && e.data.iteration === k).map((e) => e.data.text).join('')).toBe(`thinking about step ${k - 1}\n\nand checking it`);
     expect(first!.reasoning).toBe('thinking about step 0\n\nand checking it');
+  });
+
+  it('an approval with edited arguments keeps the turn’s reasoning items byte for byte (an empty summary stays [])', async () => {
+    const before = s.mock.journal.length;
+    const id = await s.a.startRun({ input: '[edit] mail it', model: REASONER, tools: ['send_email'] });
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const edited = { to: 'ops@example.com', body: 'edited' };
+    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve', arguments: edited }] })).status).toBe(202);
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap).toMatchObject({ status: 'completed', output: 'sent' });
+    const turn = messages.find((m) => m.role === 'assistant' && m.toolCalls?.length)!;
+    expect(JSON.parse(turn.toolCalls![0]!.arguments)).toEqual(edited);
+    expect(reasoningOf(turn)).toHaveLength(1);
+    expect(reasoningOf(turn)[0]!.summary).toEqual([]); // a reasoning model that streamed no summary
+    const second = inputOf(s.mock.journal.slice(before).filter((j) => j.status === 200)[1]!.req);
+    expect(second.filter((x) => x.type === 'reasoning').map((x) => JSON.stringify(x))).toEqual(reasoningOf(turn).map((r) => JSON.stringify(r)));
+    expect(second.find((x) => x.type === 'function_call')).toMatchObject({ id: turn.toolCalls![0]!.providerData?.itemId, arguments: JSON.stringify(edited) });
   });
 
   it('falls back Responses → Chat → Gemini and back: every provider accepts the transcript, reasoning items go to Responses only', async () => {
