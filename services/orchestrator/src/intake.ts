@@ -105,9 +105,10 @@ export class RunIntake {
     return { ok: true, request: parsed.data };
   }
 
-  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean } = {}): Promise<IntakeResult> {
+  /** `badEnvelope`: a `requests` job whose envelope (runId, idempotencyKey) is invalid: its run fails with this. */
+  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean; badEnvelope?: { message: string; issues: unknown } } = {}): Promise<IntakeResult> {
     const tooDeep = jsonDepth(body) > MAX_JSON_DEPTH;
-    const v = await this.validate(body, tooDeep);
+    const v = opts.badEnvelope ? { ok: false as const, ...opts.badEnvelope } : await this.validate(body, tooDeep);
     const runId = opts.runId ?? newRunId();
     const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;

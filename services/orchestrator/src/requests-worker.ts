@@ -43,11 +43,16 @@ export class RequestsWorker {
       // (retrying cannot make it valid: the job fails at once)
       if (!TenantIdSchema.safeParse(job.data?.tenantId).success) throw new UnrecoverableError(`invalid intake job: ${JSON.stringify(zodIssues(envelope.error))}`);
     }
+    // an envelope with a tenant but an invalid runId or idempotencyKey is not dropped silently: its run (named by the
+    // job) fails with the envelope's issues, so the backend learns its runId or key was not used
     const data = envelope.success ? envelope.data : { tenantId: String(job.data.tenantId), request: job.data?.request, idempotencyKey: undefined, runId: undefined };
     // A redelivered job (a crash after the run was created) must find the same run: without a runId of its own, the
     // job's id names it.
     const runId = data.runId ?? runIdForJob(String(job.id));
-    const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId, failInvalid: true });
+    const badEnvelope = envelope.success
+      ? undefined
+      : { message: `the requests job is not a valid intake envelope: ${envelope.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ').slice(0, 500)}`, issues: zodIssues(envelope.error) };
+    const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId, failInvalid: true, ...(badEnvelope ? { badEnvelope } : {}) });
     if (res.kind === 'taken') throw new UnrecoverableError(`run id ${runId} belongs to another tenant`);
     if (res.kind === 'created' || res.kind === 'existing' || res.kind === 'mismatch') return { id: res.runId };
     throw new Error('unreachable: intake with failInvalid never answers invalid');

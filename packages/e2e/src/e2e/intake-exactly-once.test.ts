@@ -57,6 +57,19 @@ describe('intake is exactly-once', () => {
     expect(runIdForJob('idem-tenant-a-some:key/with stuff')).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
 
+  it('an envelope with an invalid runId or idempotencyKey is not dropped silently: its run (named by the job) fails with the issues', async () => {
+    for (const [field, value] of [['runId', 'a/b'], ['idempotencyKey', 7], ['idempotencyKey', 'k'.repeat(300)]] as const) {
+      const jobId = `bad-envelope-${field}-${Date.now()}`;
+      const job = await queue.add('run', { tenantId: 'tenant-a', request, [field]: value }, { jobId });
+      const runId = runIdForJob(jobId);
+      const snap = await s.a.waitTerminal(runId);
+      expect(snap).toMatchObject({ status: 'failed', error: { code: 'invalid_request' } });
+      expect(JSON.stringify(snap.error)).toContain(field);
+      await until('the job to complete', async () => (await job.getState()) === 'completed');
+      expect((await queue.getJob(jobId))!.returnvalue).toEqual({ id: runId });
+    }
+  });
+
   it('a job without a runId delivered again (same job id) makes one run', async () => {
     const jobId = `backend-msg-${Date.now()}`;
     const job = await queue.add('run', { tenantId: 'tenant-a', request }, { jobId });
