@@ -1,4 +1,4 @@
-import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
+import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, wellFormedJson, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
 import type { CallMeta, Metrics, PreparedDecision, RunScheduler, RunState, RunStore, ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
@@ -110,19 +110,19 @@ export class DecisionService {
         const entry = await this.catalog.get(meta.name);
         const problems = entry ? this.validator.validate(entry.parameters, d.arguments) : [];
         if (problems.length) return { invalid: `edited arguments do not match the schema of ${meta.name}`, details: problems.map((message) => ({ path: ['decisions', d.callId, 'arguments'], message })) };
-        const text = JSON.stringify(d.arguments);
+        const text = wellFormedJson(d.arguments);
         return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: { ...meta, arguments: text, display: text }, eventSuffix: '' }, edited: text };
       }
       case 'deny': {
         const outcome = toolErrorOutcome('denied', denialMessage(d.reason));
-        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, eventSuffix: `,"error":${JSON.stringify(outcome.error)}` } };
+        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, eventSuffix: `,"error":${wellFormedJson(outcome.error)}` } };
       }
       case 'submit_result': {
         const cap = meta?.maxResultTokens ?? DEFAULT_RESULT_TOKENS;
         const outcome: ToolOutcome = d.isError
           ? toolErrorOutcome('tool_error', capText(typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null), cap))
           : { status: 'completed', content: capText(resultContent(d.result), cap), result: d.result };
-        const suffix = outcome.status === 'completed' ? (d.result === undefined ? '' : `,"result":${JSON.stringify(d.result)}`) : `,"error":${JSON.stringify(outcome.error)}`;
+        const suffix = outcome.status === 'completed' ? (d.result === undefined ? '' : `,"result":${wellFormedJson(d.result)}`) : `,"error":${wellFormedJson(outcome.error)}`;
         return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, eventSuffix: suffix } };
       }
     }

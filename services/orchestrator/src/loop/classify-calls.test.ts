@@ -33,6 +33,12 @@ describe('classifyCalls', () => {
     // shown as (the start of) the raw text, and small enough for an event
     for (const c of r.calls.slice(0, 3)) expect(c.meta.display.length).toBeLessThan(10_000);
   });
+  it('quotes the model boundedly and in well-formed JSON: a tool name of any length, a lone surrogate in the arguments', () => {
+    const r = classifyCalls({ ...base, request: request(), calls: [call('g'.repeat(100_000)), call('read_it', '{"a":"\\ud800 half an emoji"}')] });
+    expect(r.calls[0]!.outcome!.content.length).toBeLessThan(500);
+    expect(r.calls[1]!.meta.display).not.toMatch(/\\ud800/); // the display goes into events as it is: strict decoders refuse the escape
+    expect(JSON.parse(r.calls[1]!.meta.display)).toEqual({ a: '\ufffd half an emoji' });
+  });
   it('answers unknown tools and tools the run was not given', () => {
     const r = classifyCalls({ ...base, request: request({ tools: ['read_it'] }), calls: [call('ghost'), call('edit'), call('read_it')] });
     expect(r.calls.map((c) => c.outcome?.error?.code ?? 'run')).toEqual(['unknown_tool', 'unknown_tool', 'run']);

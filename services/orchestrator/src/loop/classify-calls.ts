@@ -1,4 +1,4 @@
-import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome } from '@agentloop/protocol';
+import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome, wellFormedJson } from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -58,7 +58,7 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
   const allowed = new Set([...request.tools, ...request.clientTools.map((t) => t.name)]);
   const out: ClassifiedCall[] = input.calls.map((call) => {
     const entry = catalog.get(call.name);
-    const meta: CallMeta = { name: call.name, arguments: call.arguments, display: JSON.stringify(argumentsForDisplay(call.arguments)), pool: entry?.pool ?? 'default', iteration: 0 };
+    const meta: CallMeta = { name: call.name, arguments: call.arguments, display: wellFormedJson(argumentsForDisplay(call.arguments)), pool: entry?.pool ?? 'default', iteration: 0 };
     const f = fingerprint(call);
     count = f === fp ? count + 1 : 1;
     fp = f;
