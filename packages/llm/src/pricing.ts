@@ -33,6 +33,8 @@ export class PriceTable {
 
   /** The table entry a model is priced by: its name (the prefix that matched) and its price. */
   private match(provider: string, model: string): { name: string; price: ModelPrice } | null {
+    // a name that is not a string matches nothing (and is not cached: it would key the cache by its coercion)
+    if (typeof provider !== 'string' || typeof model !== 'string') return null;
     let byModel = this.matched.get(provider);
     const hit = byModel?.get(model);
     if (hit !== undefined) return hit;

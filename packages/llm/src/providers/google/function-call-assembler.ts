@@ -1,6 +1,26 @@
-import type { FunctionCall, PartialArg } from '@google/genai';
+import { z } from 'zod';
+import type { FunctionCall } from '@google/genai';
 import { UNNAMED_TOOL, newCallId, type ToolCall } from '@agentloop/protocol';
 import { GOOGLE } from './convert-contents.js';
+import { Str, opt } from '../wire.js';
+
+// The wire boundary (see ../wire.ts): a functionCall part is checked for the fields read from it; a field of an
+// unexpected type reads as absent, a partial argument that is not an object is skipped.
+const Call = z.object({
+  id: opt(z.union([Str, z.number().transform(String)])),
+  name: opt(Str),
+  args: z.unknown().optional(),
+  partialArgs: opt(z.array(z.unknown())),
+  willContinue: opt(z.boolean()),
+});
+const PartialArgWire = z.object({ jsonPath: opt(Str), stringValue: opt(Str), numberValue: opt(z.number()), boolValue: opt(z.boolean()), willContinue: opt(z.boolean()) });
+type PartialArg = z.infer<typeof PartialArgWire>;
+
+const partialsOf = (list: unknown[] | null | undefined): PartialArg[] =>
+  (list ?? []).flatMap((p) => {
+    const r = PartialArgWire.safeParse(p);
+    return r.success ? [r.data] : [];
+  });
 
 interface Building {
   id: string;
@@ -9,8 +29,8 @@ interface Building {
   signature?: string;
   /** JSON paths whose string value is still arriving in pieces. */
   continuing: Set<string>;
-  /** A streamed path was refused (prototype key, too deep, an absurd array index). */
-  unsafe?: boolean;
+  /** Why the call cannot be run: a streamed path was refused (prototype key, too deep, an absurd array index), args not an object. */
+  malformed?: string;
 }
 
 /** `$.a.b[0]['c d']` → ['a', 'b', 0, 'c d']. */
@@ -43,7 +63,7 @@ function applyPartial(call: Building, p: PartialArg): void {
   const segs = pathSegments(path);
   if (!segs.length) return;
   if (!safePath(segs)) {
-    call.unsafe = true; // the call is answered invalid_arguments; nothing it sent is applied
+    call.malformed ??= 'a streamed argument path was refused'; // the call is answered invalid_arguments; nothing it sent is applied
     return;
   }
   let node: Record<string | number, unknown> = call.args;
@@ -71,27 +91,36 @@ export class GeminiFunctionCallAssembler {
   private readonly calls: Building[] = [];
   private open: Building | null = null;
 
-  add(fc: FunctionCall, thoughtSignature?: string): void {
+  add(raw: FunctionCall, thoughtSignature?: unknown): void {
+    const parsed = Call.safeParse(raw);
+    if (!parsed.success) return;
+    const fc = parsed.data;
+    const signature = typeof thoughtSignature === 'string' && thoughtSignature ? thoughtSignature : undefined;
+    const partials = partialsOf(fc.partialArgs);
+    const hasArgs = fc.args !== undefined && fc.args !== null;
     // a call without a name that continues nothing is still a call: answered unknown_tool, never dropped
-    const nameless = !fc.name && !this.open && (fc.id !== undefined || fc.args !== undefined);
+    const nameless = !fc.name && !this.open && (fc.id !== undefined || hasArgs);
     if (fc.name || nameless) {
-      const call: Building = { id: fc.id || newCallId(), name: fc.name || UNNAMED_TOOL, args: { ...(fc.args ?? {}) }, continuing: new Set(), ...(thoughtSignature ? { signature: thoughtSignature } : {}) };
+      const objectArgs = hasArgs && typeof fc.args === 'object' && !Array.isArray(fc.args);
+      const call: Building = { id: fc.id || newCallId(), name: fc.name || UNNAMED_TOOL, args: objectArgs ? { ...(fc.args as Record<string, unknown>) } : {}, continuing: new Set(), ...(signature ? { signature } : {}) };
+      // args that are not an object: nothing of them can be run (answered invalid_arguments, the model tries again)
+      if (hasArgs && !objectArgs) call.malformed = 'the function call\'s args were not a JSON object';
       this.calls.push(call);
       this.open = null;
-      for (const p of fc.partialArgs ?? []) applyPartial(call, p);
+      for (const p of partials) applyPartial(call, p);
       if (fc.willContinue) this.open = call;
       return;
     }
     if (!this.open) return;
-    for (const p of fc.partialArgs ?? []) applyPartial(this.open, p);
-    if (thoughtSignature && !this.open.signature) this.open.signature = thoughtSignature;
+    for (const p of partials) applyPartial(this.open, p);
+    if (signature && !this.open.signature) this.open.signature = signature;
     if (!fc.willContinue) this.open = null;
   }
 
   finish(): ToolCall[] {
     return this.calls.map((c) => {
-      const args = c.unsafe ? null : argumentsText(c.args);
-      const malformed = c.unsafe ? 'a streamed argument path was refused' : 'arguments nested too deep to serialize';
+      const args = c.malformed ? null : argumentsText(c.args);
+      const malformed = c.malformed ?? 'arguments nested too deep to serialize';
       const providerData = { ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}), ...(args === null ? { provider: GOOGLE, malformed } : {}) };
       return { id: c.id, name: c.name, arguments: args ?? '{}', ...(Object.keys(providerData).length ? { providerData } : {}) };
     });

@@ -1,4 +1,5 @@
-import type { GoogleGenAI, GenerateContentResponse } from '@google/genai';
+import type { FunctionCall, GoogleGenAI } from '@google/genai';
+import { z } from 'zod';
 
 type GenAiModule = typeof import('@google/genai');
 let genAiModule: Promise<GenAiModule> | null = null;
@@ -13,6 +14,14 @@ import { GOOGLE, toGeminiContents } from './convert-contents.js';
 import { GeminiFunctionCallAssembler } from './function-call-assembler.js';
 import { modelProfile } from '../../model-profiles.js';
 import { geminiOutput } from './gemini-output.js';
+import { Count, ModelName, Str, opt, tokenCount } from '../wire.js';
+
+// The wire boundary (see ../wire.ts): every chunk is checked for the fields read from it (the SDK copies them
+// unchecked). A field of an unexpected type reads as absent; a candidate or part that is not an object is skipped.
+const Chunk = z.object({ usageMetadata: z.unknown().optional(), modelVersion: ModelName, candidates: opt(z.array(z.unknown())) });
+const Usage = z.object({ promptTokenCount: Count, candidatesTokenCount: Count, thoughtsTokenCount: Count, cachedContentTokenCount: Count });
+const Candidate = z.object({ finishReason: z.unknown().optional(), finishMessage: opt(Str), content: opt(z.object({ parts: opt(z.array(z.unknown())) })) });
+const Part = z.object({ text: opt(Str), thought: opt(z.boolean()), thoughtSignature: z.unknown().optional(), functionCall: z.unknown().optional() });
 
 export interface GeminiModelOptions {
   apiKey: string;
@@ -119,7 +128,7 @@ export class GeminiModel implements ModelClient {
     let reasoning = '';
     let finish: string | undefined;
     let finishMessage = '';
-    let usage: GenerateContentResponse['usageMetadata'];
+    let usage: z.infer<typeof Usage> | undefined;
     let modelName = req.model.name;
     let outputStarted = false;
     const calls = new GeminiFunctionCallAssembler();
@@ -128,24 +137,35 @@ export class GeminiModel implements ModelClient {
         model: req.model.name,
         contents,
         config: {
-          ...generationParams(req.model.params),
+          ...generationParams(req.model.params ?? {}),
           ...output.config,
           ...(systemInstruction ? { systemInstruction } : {}),
-          ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...((req.model.params as { stopSequences?: string[] }).stopSequences ?? [])])].slice(0, 5) } : {}),
+          ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...stringsOf(req.model.params?.stopSequences)])].slice(0, 5) } : {}),
           ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),
           abortSignal: req.signal,
         },
       });
-      for await (const chunk of stream) {
-        if (chunk.usageMetadata) usage = chunk.usageMetadata;
-        if (chunk.modelVersion) modelName = chunk.modelVersion;
-        const cand = chunk.candidates?.[0];
-        if (!cand) continue;
-        if (cand.finishReason) finish = cand.finishReason;
-        if (cand.finishMessage) finishMessage = cand.finishMessage;
-        for (const part of cand.content?.parts ?? []) {
-          if (part.functionCall) calls.add(part.functionCall, part.thoughtSignature);
-          else if (typeof part.text === 'string' && part.text) {
+      for await (const raw of stream) {
+        const chunk = Chunk.safeParse(raw);
+        if (!chunk.success) continue;
+        const c = chunk.data;
+        if (c.usageMetadata !== undefined) {
+          const u = Usage.safeParse(c.usageMetadata);
+          if (u.success) usage = u.data;
+        }
+        if (c.modelVersion) modelName = c.modelVersion;
+        const cand = Candidate.safeParse(c.candidates?.[0]);
+        if (!cand.success) continue;
+        // a finishReason of an unexpected type still ends the response (read as OTHER)
+        const fr = cand.data.finishReason;
+        if (fr) finish = typeof fr === 'string' ? fr : 'OTHER';
+        if (cand.data.finishMessage) finishMessage = cand.data.finishMessage;
+        for (const rawPart of cand.data.content?.parts ?? []) {
+          const p = Part.safeParse(rawPart);
+          if (!p.success) continue;
+          const part = p.data;
+          if (part.functionCall !== null && typeof part.functionCall === 'object') calls.add(part.functionCall as FunctionCall, part.thoughtSignature);
+          else if (part.text) {
             outputStarted = true;
             if (part.thought) {
               reasoning += part.text;
@@ -162,7 +182,7 @@ export class GeminiModel implements ModelClient {
     }
     const u: LlmUsage = {
       promptTokens: usage?.promptTokenCount ?? 0,
-      completionTokens: (usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0),
+      completionTokens: tokenCount((usage?.candidatesTokenCount ?? 0) + (usage?.thoughtsTokenCount ?? 0)),
       reasoningTokens: usage?.thoughtsTokenCount ?? 0,
       cachedTokens: usage?.cachedContentTokenCount ?? 0,
     };
@@ -179,15 +199,46 @@ export class GeminiModel implements ModelClient {
   }
 }
 
+/** Stop sequences as a setting may give them: one string, or the strings of a list. */
+const stringsOf = (v: unknown): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+
+/** A safety setting as the Gemini API takes it (`method` is Vertex's only: the SDK throws on it for the Gemini API). */
+const SafetySetting = z.object({ category: Str, threshold: Str });
+
 /**
- * The generation settings a request's `model.params` may set. Anything else — `httpOptions` (the SDK would send the
- * key to another host), `headers`, `extraBody`, `tools`, `cachedContent`, `systemInstruction` — is the engine's.
+ * The generation settings a request's `model.params` may set, each with its type. Anything else — `httpOptions` (the
+ * SDK would send the key to another host), `headers`, `extraBody`, `tools`, `cachedContent`, `systemInstruction` — is
+ * the engine's. A setting of another type is not sent: the SDK reads and transforms the config locally, and a
+ * value it cannot take would throw there — retried as if the network had failed, then failing the run.
  */
-const GENERATION_PARAMS = new Set([
-  'temperature', 'topP', 'topK', 'candidateCount', 'maxOutputTokens', 'stopSequences', 'presencePenalty', 'frequencyPenalty',
-  'seed', 'responseLogprobs', 'logprobs', 'safetySettings', 'thinkingConfig', 'mediaResolution', 'responseModalities',
-]);
+const GENERATION_PARAMS: Record<string, z.ZodType> = {
+  temperature: z.number(),
+  topP: z.number(),
+  topK: z.number(),
+  candidateCount: z.number().int(),
+  maxOutputTokens: z.number().int(),
+  stopSequences: z.union([Str, z.array(z.unknown())]).transform((v) => stringsOf(v)),
+  presencePenalty: z.number(),
+  frequencyPenalty: z.number(),
+  seed: z.number().int(),
+  responseLogprobs: z.boolean(),
+  logprobs: z.number().int(),
+  safetySettings: z.array(z.unknown()).transform((list) => list.flatMap((item) => {
+    const r = SafetySetting.safeParse(item);
+    return r.success ? [r.data] : [];
+  })),
+  thinkingConfig: z.looseObject({ includeThoughts: z.boolean().optional(), thinkingBudget: z.number().int().optional(), thinkingLevel: Str.optional() }),
+  mediaResolution: Str,
+  responseModalities: z.array(Str),
+};
 
 export function generationParams(params: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(params).filter(([k]) => GENERATION_PARAMS.has(k)));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    const schema = Object.hasOwn(GENERATION_PARAMS, k) ? GENERATION_PARAMS[k] : undefined;
+    const r = schema?.safeParse(v);
+    // a list that kept nothing (stop sequences or safety settings none of which was well-formed) is not sent either
+    if (r?.success && !(Array.isArray(r.data) && r.data.length === 0 && Array.isArray(v) && v.length > 0)) out[k] = r.data;
+  }
+  return out;
 }

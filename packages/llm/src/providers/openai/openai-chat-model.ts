@@ -1,4 +1,6 @@
 import OpenAI from 'openai';
+import { Stream } from 'openai/streaming';
+import { z } from 'zod';
 import { ToolCallAssembler } from '../../stream/tool-call-assembler.js';
 import { LlmError, type LlmUsage, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../types.js';
 import { toOpenAIMessages, toOpenAITools } from './convert-messages.js';
@@ -6,19 +8,38 @@ import { mapOpenAIError } from './map-error.js';
 import { mapOpenAIFinishReason } from './map-finish-reason.js';
 import { isOpenAIReasoningModel, newOpenAIClient, transportOf, type OpenAIClientOptions } from './openai-client.js';
 import { chatOutput } from './chat-output.js';
+import { Count, MaybeCount, ModelName, Str, jsonText, opt } from '../wire.js';
 
 export type OpenAIChatModelOptions = OpenAIClientOptions;
 
 /** Request fields a run's `model.params` may not override (the loop owns them). */
 const RESERVED_PARAMS = new Set(['model', 'messages', 'tools', 'tool_choice', 'stream', 'stream_options', 'n']);
 
-interface ChunkUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
-  completion_tokens_details?: { reasoning_tokens?: number } | null;
-  prompt_cache_hit_tokens?: number;
-}
+// The wire boundary (see ../wire.ts): every chunk is checked for the fields read from it. A field of an unexpected
+// type reads as absent rather than discarding its chunk; an entry of a list (a choice, a tool-call fragment, a
+// content part) that is not an object is skipped. Schemas strip what they do not name.
+const Chunk = z.object({ model: ModelName, usage: z.unknown().optional(), choices: opt(z.array(z.unknown())) });
+const Usage = z.object({
+  prompt_tokens: Count,
+  completion_tokens: Count,
+  prompt_tokens_details: opt(z.object({ cached_tokens: MaybeCount })),
+  completion_tokens_details: opt(z.object({ reasoning_tokens: Count })),
+  /** DeepSeek's cached prompt tokens. */
+  prompt_cache_hit_tokens: Count,
+});
+type ChunkUsage = z.infer<typeof Usage>;
+const Choice = z.object({ delta: z.unknown().optional(), finish_reason: z.unknown().optional() });
+/** Text as a string, or (some compatible servers) as a list of content parts, whose text parts are read. */
+const Content = z.union([Str, z.array(z.unknown()).transform(textOfParts)]);
+const Delta = z.object({ content: opt(Content), refusal: opt(Str), reasoning_content: opt(Str), tool_calls: opt(z.array(z.unknown())) });
+const TextPart = z.object({ type: opt(Str), text: Str });
+/** A provider's call id: a string, or a number read as its text. */
+const CallId = z.union([Str, z.number().transform(String)]);
+const ToolCallDelta = z.object({
+  index: opt(z.number().int().min(0)),
+  id: opt(CallId),
+  function: opt(z.object({ name: opt(Str), arguments: z.unknown().optional() })),
+});
 
 /** OpenAI Chat Completions (and the wire-compatible DeepSeek and generic endpoints) through the official SDK, streaming. */
 export class OpenAIChatModel implements ModelClient {
@@ -60,15 +81,26 @@ export class OpenAIChatModel implements ModelClient {
     let modelName = req.model.name;
     const calls = new ToolCallAssembler();
     try {
-      const stream = await this.client.chat.completions.create(body as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, {
-        signal: req.signal,
-      });
-      for await (const chunk of stream) {
-        if (chunk.model) modelName = chunk.model;
-        if (chunk.usage) usage = chunk.usage as ChunkUsage;
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = (choice.delta ?? {}) as { content?: string | null; refusal?: string | null; reasoning_content?: string | null; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }> };
+      // The raw SSE stream, read here: the SDK's own chunk stream dereferences every choice, and one sent as null
+      // would throw inside it (the call retried, billed again, and failed as a network error). Breaking off the
+      // stream aborts the request through `controller`, as the SDK's stream does.
+      const controller = new AbortController();
+      const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
+      const response = await this.client.chat.completions.create(body as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, { signal }).asResponse();
+      const stream = Stream.fromSSEResponse<unknown>(response, controller, this.client);
+      for await (const raw of stream) {
+        const chunk = Chunk.safeParse(raw);
+        if (!chunk.success) continue;
+        const c = chunk.data;
+        if (c.model) modelName = c.model;
+        if (c.usage !== undefined) {
+          const u = Usage.safeParse(c.usage);
+          if (u.success) usage = u.data;
+        }
+        const choice = Choice.safeParse(c.choices?.[0]);
+        if (!choice.success) continue;
+        const d = Delta.safeParse(choice.data.delta ?? {});
+        const delta = d.success ? d.data : {};
         if (typeof delta.reasoning_content === 'string') {
           sawReasoning = true;
           if (delta.reasoning_content) {
@@ -84,10 +116,18 @@ export class OpenAIChatModel implements ModelClient {
             outputStarted = true;
             req.onTextDelta?.(piece);
           }
-        for (const tc of delta.tool_calls ?? []) {
-          calls.add({ index: tc.index, id: tc.id, name: tc.function?.name, arguments: tc.function?.arguments });
+        for (const raw of delta.tool_calls ?? []) {
+          const tc = ToolCallDelta.safeParse(raw);
+          if (!tc.success) continue;
+          const f = tc.data.function;
+          // arguments that came as JSON rather than JSON text: their text (an object is then the call's arguments;
+          // anything else is answered invalid_arguments by the loop, never run with arguments it did not send)
+          const args = f?.arguments === undefined || f.arguments === null ? undefined : typeof f.arguments === 'string' ? f.arguments : jsonText(f.arguments);
+          calls.add({ index: tc.data.index, id: tc.data.id, name: f?.name, arguments: args });
         }
-        if (choice.finish_reason) finish = choice.finish_reason;
+        // a finish_reason of an unexpected type still ends the response (read as an unknown reason)
+        const fr = choice.data.finish_reason;
+        if (fr) finish = typeof fr === 'string' ? fr : 'unknown';
       }
     } catch (err) {
       throw mapOpenAIError(err, outputStarted);
@@ -120,4 +160,14 @@ function mapUsage(u: ChunkUsage | null): LlmUsage {
     reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
     cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? u?.prompt_cache_hit_tokens ?? 0,
   };
+}
+
+/** The text parts of a content list (`{type: "text", text}`); other parts (images, thinking blocks) are not text. */
+function textOfParts(parts: unknown[]): string {
+  let text = '';
+  for (const p of parts) {
+    const r = TextPart.safeParse(p);
+    if (r.success && (r.data.type === undefined || r.data.type === 'text')) text += r.data.text;
+  }
+  return text;
 }

@@ -63,4 +63,14 @@ describe('ResponsesStreamReader: what servers send that the happy path does not'
     expect(fails([{ type: 'response.failed', response: { error: { code: null, message: 'boom' } } }]).kind).toBe('server');
     expect(fails([{ type: 'response.output_text.delta', delta: 'x' }]).kind).toBe('network'); // no final state: no answer
   });
+
+  it('counts as the Chat path reads them (numeric strings read, fractions rounded up, unsafe ones 0); an absurdly long model name is not taken', () => {
+    const res = read([
+      { type: 'response.created', response: { model: 'm'.repeat(10_000) } },
+      { type: 'response.output_text.delta', delta: 'hi' },
+      completed({ model: 'x'.repeat(201), usage: { input_tokens: '120', output_tokens: 7.4, input_tokens_details: { cached_tokens: 2 ** 60 }, output_tokens_details: { reasoning_tokens: -1 } } }),
+    ]);
+    expect(res.model).toBe('m');
+    expect(res.usage).toEqual({ promptTokens: 120, completionTokens: 8, reasoningTokens: 0, cachedTokens: 0 });
+  });
 });

@@ -3,6 +3,7 @@ import { UNNAMED_TOOL, newCallId, type ToolCall } from '@agentloop/protocol';
 import { LlmError, type LlmUsage, type ModelCallRequest, type ModelResponse } from '../../../types.js';
 import { streamFailure } from './map-error.js';
 import { OPENAI, ReasoningItemSchema, type OutputRef, type ReasoningItem } from './provider-data.js';
+import { Count, ModelName } from '../../wire.js';
 
 // The wire boundary: every event is checked for the fields read from it (the SDK only casts the JSON it parsed). A
 // field of an unexpected type reads as absent (`.catch`) rather than discarding the rest of its event; null (which
@@ -18,7 +19,6 @@ const ArgsDone = z.object({ output_index: Index, arguments: Str });
 const Part = z.object({ type: Str, text: opt(Str), refusal: opt(Str) });
 const Item = z.object({ type: Str, id: opt(Str), call_id: opt(Str), name: opt(Str), arguments: opt(Str), content: opt(z.array(z.unknown())) });
 const ItemEvent = z.object({ output_index: Index, item: Item });
-const Count = opt(z.number().int().min(0));
 const Usage = z.object({
   input_tokens: Count,
   output_tokens: Count,
@@ -28,7 +28,7 @@ const Usage = z.object({
 const Failure = z.object({ code: opt(Str), message: opt(Str) });
 const ResponseEvent = z.object({
   response: z.object({
-    model: opt(Str),
+    model: ModelName,
     usage: opt(Usage),
     output: opt(z.array(z.unknown())),
     error: opt(Failure),
@@ -36,7 +36,7 @@ const ResponseEvent = z.object({
   }),
 });
 /** `response.created` / `response.in_progress`: only the model is read from them. */
-const ModelEvent = z.object({ response: z.object({ model: opt(Str) }) });
+const ModelEvent = z.object({ response: z.object({ model: ModelName }) });
 const ErrorEvent = z.object({ code: opt(Str), message: opt(Str), error: opt(Failure) });
 
 interface Slot {

@@ -12,13 +12,24 @@ const RESERVED_PARAMS = new Set([
   'conversation', 'background', 'prompt', 'prompt_cache_key', 'messages', 'n', 'stop', 'response_format',
 ]);
 
-/** Chat Completions' names of settings the Responses API also has, for runs written against Chat. */
+/** Settings `renamed` reads (and sends, well-typed, under the Responses API's names). */
+const RENAMED = new Set(['max_output_tokens', 'max_completion_tokens', 'max_tokens', 'reasoning', 'reasoning_effort']);
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Chat Completions' names of settings the Responses API also has, for runs written against Chat. The adapter reads
+ * these itself, so it takes only well-typed values: the first token limit that is a positive integer, an effort that
+ * is a string, a `reasoning` that is an object; one of another type is not sent (never a body that throws or a
+ * `reasoning` spread from a string).
+ */
 function renamed(params: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const tokens = params.max_output_tokens ?? params.max_completion_tokens ?? params.max_tokens;
+  const tokens = [params.max_output_tokens, params.max_completion_tokens, params.max_tokens].find((v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
   if (tokens !== undefined) out.max_output_tokens = tokens;
-  const effort = params.reasoning_effort;
-  if (effort !== undefined) out.reasoning = { ...(typeof params.reasoning === 'object' && params.reasoning ? params.reasoning : {}), effort };
+  const reasoning = isPlainObject(params.reasoning) ? params.reasoning : undefined;
+  const effort = typeof params.reasoning_effort === 'string' ? params.reasoning_effort : undefined;
+  if (reasoning || effort !== undefined) out.reasoning = { ...reasoning, ...(effort !== undefined ? { effort } : {}) };
   return out;
 }
 
@@ -31,15 +42,14 @@ function renamed(params: Record<string, unknown>): Record<string, unknown> {
 export function responsesBody(req: ModelCallRequest): Record<string, unknown> {
   const reasoningModel = isOpenAIReasoningModel(req.model.name);
   const params: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(req.model.params ?? {}))
-    if (!RESERVED_PARAMS.has(k) && k !== 'max_tokens' && k !== 'max_completion_tokens' && k !== 'reasoning_effort') params[k] = v;
+  for (const [k, v] of Object.entries(req.model.params ?? {})) if (!RESERVED_PARAMS.has(k) && !RENAMED.has(k)) params[k] = v;
   Object.assign(params, renamed(req.model.params ?? {}));
   const output = req.output;
   let text = params.text;
   if (output) {
     const strict = toStrictSchema(output.schema);
     const format = { type: 'json_schema', name: output.name, schema: strict.ok ? strict.schema : output.schema, strict: strict.ok };
-    text = { ...(typeof text === 'object' && text !== null ? text : {}), format };
+    text = { ...(isPlainObject(text) ? text : {}), format };
   }
   return {
     ...params,
