@@ -27,6 +27,18 @@ describe('RunRequest', () => {
   ])('refuses %s', (_what, over) => {
     expect(RunRequestSchema.safeParse({ ...minimal, ...over }).success).toBe(false);
   });
+  it('checks the known params of the model and every fallback (a wrong type is an issue at its path); unknown keys pass', () => {
+    const issuesAt = (over: object) => {
+      const r = RunRequestSchema.safeParse({ ...minimal, ...over });
+      return r.success ? [] : r.error.issues.map((i) => i.path.join('.'));
+    };
+    expect(issuesAt({ model: { provider: 'google', name: 'gemini-2.5-flash', params: { stopSequences: 5 } } })).toEqual(['model.params.stopSequences']);
+    expect(issuesAt({ fallbacks: [{ provider: 'google', name: 'g', params: { topK: 'many' } }] })).toEqual(['fallbacks.0.params.topK']);
+    expect(issuesAt({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: '0.5' } } })).toEqual(['model.params.temperature']);
+    expect(issuesAt({ model: { provider: 'google', name: 'g', params: { safetySettings: [{ category: 'c', threshold: 't', method: 'SEVERITY' }] } } })).toEqual(['model.params.safetySettings.0']);
+    expect(issuesAt({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: 0, stop: null, max_tokens: 100, some_new_setting: { x: 1 } } } })).toEqual([]);
+    expect(issuesAt({ model: { provider: 'google', name: 'g', params: { temperature: 0.2, stopSequences: ['END'], thinkingConfig: { thinkingBudget: 0 } } } })).toEqual([]);
+  });
   it('accepts a prior conversation that satisfies the invariant', () => {
     const input = [
       { role: 'user', content: 'a' },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MessageSchema, transcriptProblems } from './message.js';
+import { paramsIssues } from './model-params.js';
 
 export const ProviderSchema = z.enum(['openai', 'google', 'deepseek', 'openai-compatible']);
 export type Provider = z.infer<typeof ProviderSchema>;
@@ -34,6 +35,8 @@ export const ModelSpecSchema = z
       ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'model.baseUrl is required for provider openai-compatible' });
   });
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
+/** A model spec as a request brings it: its known params checked too (stored specs are not re-checked). */
+const RequestModelSpecSchema = ModelSpecSchema.superRefine(paramsIssues);
 
 export const ClientToolSchema = z.object({
   name: ToolNameSchema,
@@ -74,8 +77,8 @@ export const RunRequestSchema = z
   .object({
     input: z.union([z.string().min(1).max(1_000_000), z.array(MessageSchema).min(1).max(10_000)]),
     system: z.string().max(1_000_000).optional(),
-    model: ModelSpecSchema,
-    fallbacks: z.array(ModelSpecSchema).max(5).default([]),
+    model: RequestModelSpecSchema,
+    fallbacks: z.array(RequestModelSpecSchema).max(5).default([]),
     tools: z.array(ToolNameSchema).max(128).default([]),
     clientTools: z.array(ClientToolSchema).max(128).default([]),
     strategy: z.enum(['function_calling', 'react']).default('function_calling'),

@@ -8,6 +8,7 @@
   ARGV[20] events (envelope lines) of a run created failed because of the limit ('' = refuse instead)  ARGV[21] its error JSON
   ARGV[22] JSON array of the call ids the input transcript already uses (reserved: a model cannot reuse them)
   ARGV[23] the run's layout: '3' (its calls and events in the state hash), '2' (its calls there, its events in KEYS[3]) or '1'
+  ARGV[24] '1' when the request has output.schema, else '0' (the `structured` field: a listing need not read the request)
   (its calls in the calls hash KEYS[6]): the older ones for builds that know only those
   Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
@@ -41,7 +42,7 @@ end
 set('v', ARGV[16]); set('id', runId); set('tenant', ARGV[5]); set('status', status); set('phase', 'queued')
 if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', ARGV[6]); set('model', ARGV[13])
-set('mode', ARGV[14]); set('metadata', ARGV[15]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
+set('mode', ARGV[14]); set('metadata', ARGV[15]); set('structured', ARGV[24]); set('maxWallMs', ARGV[17]); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', ARGV[19]); set('idem', idemKey); set('bodyHash', ARGV[7])
 if L2 then set('lay', ARGV[23]) end
 local msgs = cjson.decode(ARGV[9])

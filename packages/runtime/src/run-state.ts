@@ -65,8 +65,12 @@ export type RunLayout = 1 | 2 | 3;
 /** Whether a run of stored layout `lay` keeps its calls in its state hash (layouts 2 and 3). */
 export const callsInStateHash = (lay: string | null | undefined): boolean => lay === '2' || lay === '3';
 
-/** The state hash fields of structured output (written by the checkpoint, read by parseRunState). */
-export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair' } as const;
+/**
+ * The state hash fields of structured output: `outputJson` and `outputRepair` (written by the checkpoint, read by
+ * parseRunState), and `structured`, set at creation: '1' when the run's request has `output.schema`, '0' when it has
+ * not (so that a listing need not read the request: see run-listing.ts).
+ */
+export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair', structured: 'structured' } as const;
 
 /**
  * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`, layout 2), its

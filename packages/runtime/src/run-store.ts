@@ -92,6 +92,7 @@ export class RunStore {
         wellFormedJson(RATE_LIMITED_ERROR),
         wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
         String(this.layout),
+        input.request.output ? '1' : '0',
       ],
       [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
     );

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeploymentKeys } from '@agentloop/protocol';
 import type { MockRequest, ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 
@@ -1135,6 +1136,9 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
     const point = fc.option(fc.nat({ max: 12 }).map(String), { nil: undefined });
     const streaming = fc.tuple(fc.constantFrom(fx.aDone, fx.aPaused).chain((id) => segModeArb.map((mode) => idSpec(id, 'a', mode))), point, point, fc.constant(AUTH_A));
     const eventsCase = fc.tuple(fc.oneof(fuzzed, streaming), fc.constantFrom(undefined, 'text/event-stream', 'application/json', '*/*'));
+    // the paused run's last event (it stays paused, its seq unchanged, through this property)
+    const pausedLastSeq = Number(await s.redis.hget(new DeploymentKeys(s.prefix).run(fx.aPaused).state, 'seq'));
+    expect(pausedLastSeq).toBeGreaterThan(0);
     await fc.assert(
       fc.asyncProperty(eventsCase, async ([[id, lastId, after, a], accept]) => {
         const r: WireRequest = {
@@ -1154,7 +1158,9 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
             const done = id.id === fx.aDone || id.id === fx.bDone;
             const lastSeq = id.id === fx.aDone ? fx.aDoneLastSeq : fx.bDoneLastSeq;
             if (done && seq >= lastSeq) return expectStatus([204])(res);
-            if (done || id.id === fx.aPaused) return expectStatus([200])(res);
+            if (done) return expectStatus([200])(res);
+            // live: past its last event no event has that id (400), else the stream replays, then follows
+            if (id.id === fx.aPaused) return seq > pausedLastSeq ? expectStatus([400], 'invalid_request')(res) : expectStatus([200])(res);
           }
           return null;
         });

@@ -151,13 +151,25 @@ export function createApp(d: ApiDeps): express.Express {
   }));
 
   app.get('/v1/runs/:id/events', wrap(async (req, res) => {
-    const st = await ownRun(req);
-    const raw = req.get('last-event-id') ?? (req.query.after as string | undefined) ?? '0';
+    const id = String(req.params.id);
+    // what the stream needs of the run (one HMGET), not its whole state: its request alone may be 1 MiB
+    const [tenant, status, seqField] = await d.store.redis.hmget(d.store.keys.run(id).state, 'tenant', 'status', 'seq');
+    if (tenant === null || tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+    const header = req.get('last-event-id');
+    const param = header !== undefined ? 'Last-Event-ID' : 'after';
+    const raw = header ?? (req.query.after as string | undefined) ?? '0';
     const after = typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
+    const seq = Number(seqField ?? 0);
     // at or past the terminal event there is nothing more to send: 204 stops a standard EventSource reconnecting
-    if (isTerminalStatus(st.status) && after >= st.seq) return void res.status(204).end();
-    await streamEvents(req, res, st.id, after, d.store, d.hub);
+    if (isTerminalStatus(status ?? '') && after >= seq) return void res.status(204).end();
+    // past the last event of a live run: no event was sent with that id (a client resuming sends one it received,
+    // at most the run's seq), and a stream waiting for it would skip every event up to it
+    if (after > seq)
+      throw new ApiError('invalid_request', `${param} ${after} is past the run's last event (seq ${seq}): resume from the id of an event received`, [
+        { path: [param], code: 'too_big', message: `at most ${seq}, the seq of the run's last event` },
+      ]);
+    await streamEvents(res, id, after, d.store, d.hub);
   }));
 
   // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.

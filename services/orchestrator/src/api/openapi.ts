@@ -63,7 +63,11 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary: 'Server-Sent Events of a run (resumable with Last-Event-ID or ?after=)',
           parameters: [idParam, { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } }, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
-          responses: { '200': { description: 'event stream', content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/EventEnvelope' } } } }, ...errors(401, 404) },
+          responses: {
+            '200': { description: 'event stream', content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/EventEnvelope' } } } },
+            '204': { description: 'the replay point is at or past the terminal event: nothing more will come' },
+            ...errors(400, 401, 404),
+          },
         },
       },
       '/v1/runs/{id}/decisions': {

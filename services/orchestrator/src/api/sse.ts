@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { TERMINAL_EVENT_TYPES } from '@agentloop/protocol';
 import type { EventHub, RunStore } from '@agentloop/runtime';
 
@@ -6,32 +6,38 @@ const TERMINAL = new Set<string>(TERMINAL_EVENT_TYPES);
 /** How long one SSE handler's watch lease lasts; it renews it three times as often. */
 const WATCH_LEASE_MS = 30_000;
 
+let open = 0;
+/** Event streams open in this process (set up, or being set up, and not closed yet). */
+export const openEventStreams = (): number => open;
+
 /**
  * Streams a run's events as SSE: replays everything after `after`, then follows live until the terminal event.
  * Live updates come from one pub/sub notification per write; each notification re-reads from the last sent seq,
  * so nothing is skipped or sent twice. A slow poll covers notifications lost to a reconnect. Scripts notify only
- * while a client holds the run's watch lease, which this handler takes before its first read and renews.
+ * while a client holds the run's watch lease, which this handler takes before its first read and renews; a renewal
+ * that finds the run gone (retention) ends the stream, as no event will come.
+ *
+ * The client may leave at any point, during the setup's awaits too (its `close` event fired then, or before this
+ * handler was called): everything the stream holds is registered with `hold`, which releases it at once when the
+ * stream is already closed, and `close` releases all of it, once.
  */
-export async function streamEvents(req: Request, res: Response, runId: string, after: number, store: RunStore, hub: EventHub): Promise<void> {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  res.write(': agentloop events\n\n');
+export async function streamEvents(res: Response, runId: string, after: number, store: RunStore, hub: EventHub): Promise<void> {
   let last = after;
   let closed = false;
   let busy = false;
   let again = false;
-  let unsubscribe: (() => Promise<void>) | null = null;
-  const timers: NodeJS.Timeout[] = [];
+  const releases: Array<() => void> = [];
+  open++;
   const close = () => {
     if (closed) return;
     closed = true;
-    for (const t of timers) clearInterval(t);
-    void unsubscribe?.();
+    open--;
+    for (const release of releases.splice(0)) release();
     res.end();
+  };
+  const hold = (release: () => void) => {
+    if (closed) release();
+    else releases.push(release);
   };
   const pump = async (): Promise<void> => {
     if (closed) return;
@@ -45,6 +51,7 @@ export async function streamEvents(req: Request, res: Response, runId: string, a
         again = false;
         const raws = await store.eventsRaw(runId, last);
         for (const raw of raws) {
+          if (closed) return;
           const e = JSON.parse(raw) as { seq: number; type: string };
           if (e.seq !== last + 1) break; // never send out of order
           res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${raw}\n\n`);
@@ -58,13 +65,34 @@ export async function streamEvents(req: Request, res: Response, runId: string, a
       busy = false;
     }
   };
-  req.on('close', close);
-  unsubscribe = await hub.subscribe(store.keys.run(runId).eventsChannel, () => void pump());
-  // the lease before the first read: a script either ran before it (the read sees its events) or sees it (and notifies)
-  const watch = () => store.watch(runId, Date.now() + WATCH_LEASE_MS).catch(() => false);
-  await watch();
-  timers.push(setInterval(() => void watch(), WATCH_LEASE_MS / 3));
-  timers.push(setInterval(() => void pump(), 2000));
-  timers.push(setInterval(() => !closed && res.write(': ping\n\n'), 15_000));
-  await pump();
+  // 'close': the client left (or the response ended); a client that left before this listener existed is seen by
+  // `destroyed` (the event does not fire again)
+  res.on('close', close);
+  if (res.destroyed) return close();
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write(': agentloop events\n\n');
+  try {
+    const unsubscribe = await hub.subscribe(store.keys.run(runId).eventsChannel, () => void pump());
+    hold(() => void unsubscribe());
+    // the lease before the first read: a script either ran before it (the read sees its events) or sees it (and
+    // notifies). 'gone': the run's keys are gone, no event will ever come; a Redis error: the next renewal retries
+    const watch = async () => {
+      if (!closed && !(await store.watch(runId, Date.now() + WATCH_LEASE_MS).catch(() => true))) close();
+    };
+    await watch();
+    if (closed) return;
+    for (const [fn, ms] of [[() => void watch(), WATCH_LEASE_MS / 3], [() => void pump(), 2000], [() => !closed && res.write(': ping\n\n'), 15_000]] as const) {
+      const t = setInterval(fn, ms);
+      hold(() => clearInterval(t));
+    }
+    await pump();
+  } catch (err) {
+    close();
+    throw err;
+  }
 }
