@@ -20,13 +20,13 @@ const OpenAIParamsSchema = z.looseObject({
 
 /** Gemini generation settings. */
 const GeminiParamsSchema = z.looseObject({
-  temperature: num.optional(), topP: num.optional(), topK: num.optional(), candidateCount: positiveInt.optional(),
-  maxOutputTokens: positiveInt.optional(), stopSequences: stops.optional(), presencePenalty: num.optional(),
-  frequencyPenalty: num.optional(), seed: int.optional(), responseLogprobs: z.boolean().optional(), logprobs: int.optional(),
-  safetySettings: z.array(z.strictObject({ category: z.string(), threshold: z.string() })).optional(), // `method` is Vertex's only
-  thinkingConfig: z.looseObject({ includeThoughts: z.boolean().optional(), thinkingBudget: int.optional(), thinkingLevel: z.string().optional() }).optional(),
-  mediaResolution: z.string().optional(),
-  responseModalities: z.array(z.string()).optional(),
+  temperature: num.nullish(), topP: num.nullish(), topK: num.nullish(), candidateCount: positiveInt.nullish(),
+  maxOutputTokens: positiveInt.nullish(), stopSequences: stops.nullish(), presencePenalty: num.nullish(),
+  frequencyPenalty: num.nullish(), seed: int.nullish(), responseLogprobs: z.boolean().nullish(), logprobs: int.nullish(),
+  safetySettings: z.array(z.strictObject({ category: z.string(), threshold: z.string() })).nullish(), // `method` is Vertex's only
+  thinkingConfig: z.looseObject({ includeThoughts: z.boolean().nullish(), thinkingBudget: int.nullish(), thinkingLevel: z.string().nullish() }).nullish(),
+  mediaResolution: z.string().nullish(),
+  responseModalities: z.array(z.string()).nullish(),
 });
 
 /** The issues of a model spec's known params, at `params.<key>` (a refinement of a request's model and fallbacks). */

@@ -37,7 +37,8 @@ describe('RunRequest', () => {
     expect(issuesAt({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: '0.5' } } })).toEqual(['model.params.temperature']);
     expect(issuesAt({ model: { provider: 'google', name: 'g', params: { safetySettings: [{ category: 'c', threshold: 't', method: 'SEVERITY' }] } } })).toEqual(['model.params.safetySettings.0']);
     expect(issuesAt({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: 0, stop: null, max_tokens: 100, some_new_setting: { x: 1 } } } })).toEqual([]);
-    expect(issuesAt({ model: { provider: 'google', name: 'g', params: { temperature: 0.2, stopSequences: ['END'], thinkingConfig: { thinkingBudget: 0 } } } })).toEqual([]);
+    expect(issuesAt({ model: { provider: 'google', name: 'g', params: { temperature: 0.2, stopSequences: ['END'], thinkingConfig: { thinkingBudget: -1 } } } })).toEqual([]);
+    expect(issuesAt({ model: { provider: 'google', name: 'g', params: { temperature: null, topK: null } } })).toEqual([]); // null: the provider's default, as for OpenAI
   });
   it('accepts a prior conversation that satisfies the invariant', () => {
     const input = [

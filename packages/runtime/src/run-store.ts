@@ -225,7 +225,9 @@ export class RunStore {
     for (let attempt = 0; ; attempt++) {
       const edit = Object.keys(p.edits).length ? await this.editedBatchMessage(runId, p.edits) : null;
       const r = decisionOutcome(await this.run('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
-      if (r.kind !== 'edit_stale' || attempt >= 5) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
+      // each stale answer means another edit of the batch committed: all make progress, so a bound this high is never
+      // reached by edits alone
+      if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
     }
   }
 
@@ -237,7 +239,7 @@ export class RunStore {
     // no message to edit: an edit the script can never apply (it answers for the run first: not found, not paused…)
     if (original === null) return { text: '{}', index: -1, sha1: '' };
     const message = JSON.parse(original) as { toolCalls?: Array<{ id: string; arguments: string }> };
-    for (const c of message.toolCalls ?? []) if (edits[c.id] !== undefined) c.arguments = edits[c.id]!;
+    for (const c of message.toolCalls ?? []) if (Object.hasOwn(edits, c.id)) c.arguments = edits[c.id]!; // (an id may be `constructor`)
     return { text: wellFormedJson(message), index, sha1: createHash('sha1').update(original).digest('hex') };
   }
 

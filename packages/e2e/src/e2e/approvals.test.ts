@@ -11,6 +11,11 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
       ? { toolCalls: [{ name: 'lookup', args: { key: 'auto' } }, { name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }, { name: 'pick_file', args: { hint: 'report' } }] }
       : { text: `results: ${stepResults(req, 0).join(' | ')}` },
   email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+  // call ids a provider may send that name Object.prototype members: an edit of one call must not touch the others
+  protoIds: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: ['call_a', 'constructor', '__proto__', 'toString'].map((id, i) => ({ id, name: 'send_email', args: { to: `n${i}@example.com` } })) }
+      : { text: `results: ${stepResults(req, 0).length}` },
   wipe: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
 };
 const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
@@ -31,6 +36,30 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
   });
   const decide = (id: string, decisions: unknown[]) => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions });
   const finished = (id: string) => finishedRun(s.a, id);
+
+  it('an edit applies to its own call only, whatever the other calls’ ids (constructor, __proto__, toString)', async () => {
+    const id = await s.a.startRun(body('protoIds'));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    const ids = paused.pending.map((p) => p.callId);
+    expect(ids).toEqual(['call_a', 'constructor', '__proto__', 'toString']);
+    const edited = (to: string) => ({ to, body: 'edited' });
+    const r = await decide(id, [
+      { callId: 'call_a', action: 'approve', arguments: edited('a@example.com') },
+      { callId: '__proto__', action: 'approve', arguments: edited('p@example.com') },
+      { callId: 'constructor', action: 'approve' },
+      { callId: 'toString', action: 'deny' },
+    ]);
+    expect(r.status, r.text).toBe(202);
+    const { snap, messages } = await finished(id);
+    expect(snap.status).toBe('completed');
+    const calls = messages.find((m) => m.role === 'assistant' && m.toolCalls?.length)!.toolCalls!;
+    expect(calls.map((c) => [c.id, JSON.parse(c.arguments)])).toEqual([
+      ['call_a', edited('a@example.com')],
+      ['constructor', { to: 'n1@example.com' }],
+      ['__proto__', edited('p@example.com')],
+      ['toString', { to: 'n3@example.com' }],
+    ]);
+  });
 
   it('runs the auto call at once, parks for the rest, and resumes with edited arguments after two requests', async () => {
     const id = await s.a.startRun(body('mixed'));

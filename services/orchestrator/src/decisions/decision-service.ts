@@ -53,7 +53,7 @@ export class DecisionService {
       return { kind: 'conflict', message: `call ${JSON.stringify(unsafe.callId.slice(0, 80))} is not pending a decision` };
     }
     const prepared: PreparedDecision[] = [];
-    const edits: Record<string, string> = {};
+    const edits: Record<string, string> = Object.create(null) as Record<string, string>; // call ids are keys: `__proto__` too
     // only an edit needs the stored call record: its tool's schema validates the new arguments
     const editing = decisions.filter((d) => d.action === 'approve' && d.arguments).map((d) => d.callId);
     // an edit is validated against its tool's schema, a submitted result capped like any tool result: both need the

@@ -120,7 +120,8 @@ export class ModelStreamer {
       await this.d.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
       return { kind: 'ended' };
     } finally {
-      this.inFlight.delete(runId);
+      // only its own: a delivery fenced out in this process must not drop the handle of the one that took over
+      if (this.inFlight.get(runId) === ac) this.inFlight.delete(runId);
     }
   }
 

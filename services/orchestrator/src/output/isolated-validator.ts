@@ -27,8 +27,10 @@ type Task = { req: ValidatorRequest; resolve: (r: ValidatorReply) => void };
  */
 export class IsolatedOutputValidator {
   private worker: Worker | null = null;
+  /** The worker has loaded (its `ready` message): a task's budget counts its own work, not the thread's start. */
+  private ready = false;
   private readonly queue: Task[] = [];
-  private current: (Task & { timer: NodeJS.Timeout }) | null = null;
+  private current: (Task & { timer: NodeJS.Timeout | null }) | null = null;
 
   constructor(private readonly limits: IsolationLimits = {}) {}
 
@@ -49,6 +51,7 @@ export class IsolatedOutputValidator {
   async close(): Promise<void> {
     const w = this.worker;
     this.worker = null;
+    this.ready = false;
     await w?.terminate();
   }
 
@@ -62,16 +65,22 @@ export class IsolatedOutputValidator {
   private next(): void {
     if (this.current || !this.queue.length) return;
     const task = this.queue.shift()!;
+    this.current = { ...task, timer: null };
+    const w = this.ensureWorker();
+    w.postMessage(task.req);
+    if (this.ready) this.startBudget();
+  }
+
+  private startBudget(): void {
+    if (!this.current || this.current.timer) return;
     const budget = this.limits.budgetMs ?? 2000;
-    const timer = setTimeout(() => this.fail(`checking against output.schema took longer than ${budget} ms: the schema is too costly to check`), budget);
-    this.current = { ...task, timer };
-    this.ensureWorker().postMessage(task.req);
+    this.current.timer = setTimeout(() => this.fail(`checking against output.schema took longer than ${budget} ms: the schema is too costly to check`), budget);
   }
 
   private settle(reply: ValidatorReply): void {
     const task = this.current;
     if (!task) return;
-    clearTimeout(task.timer);
+    if (task.timer) clearTimeout(task.timer);
     this.current = null;
     task.resolve(reply);
     this.next();
@@ -81,6 +90,7 @@ export class IsolatedOutputValidator {
   private fail(message: string): void {
     const w = this.worker;
     this.worker = null;
+    this.ready = false;
     void w?.terminate();
     this.settle({ ok: false, message });
   }
@@ -89,8 +99,19 @@ export class IsolatedOutputValidator {
     if (this.worker) return this.worker;
     const w = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb ?? 256 } });
     w.unref();
-    w.on('message', (reply: ValidatorReply) => {
-      if (w === this.worker) this.settle(reply);
+    // a thread that never loads cannot hold its task forever either
+    const boot = setTimeout(() => {
+      if (w === this.worker && !this.ready) this.fail('output.schema could not be checked: the validator did not start');
+    }, 30_000);
+    boot.unref();
+    w.on('message', (reply: ValidatorReply | { ready: true }) => {
+      if (w !== this.worker) return;
+      if ('ready' in reply) {
+        clearTimeout(boot);
+        this.ready = true;
+        return this.startBudget();
+      }
+      this.settle(reply);
     });
     w.on('error', (err) => {
       if (w === this.worker) this.fail(`output.schema could not be checked: ${/memory/i.test(err.message) ? 'the schema needs more memory than allowed' : err.message.slice(0, 300)}`);

@@ -20,3 +20,4 @@ parentPort!.on('message', (req: ValidatorRequest) => {
   }
   parentPort!.postMessage(reply);
 });
+parentPort!.postMessage({ ready: true }); // loaded: a task's budget starts now, not at the thread's start
