@@ -93,7 +93,7 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     expect(seqOf((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed')).toBeLessThan(seqOf((e) => e.type === 'tool.call' && e.data.status === 'approved'));
     const approved = events.find((e) => e.type === 'tool.call' && e.data.status === 'approved')!;
     expect(approved.data).toMatchObject({ arguments: { to: 'ops@example.com', body: 'edited' }, originalArguments: { to: 'model@example.com', body: 'hi' } });
-    expect(s.effects().filter((e) => e.tool === 'send_email').map((e) => e.to)).toEqual(['ops@example.com']);
+    expect(s.effects().filter((e) => e.tool === 'send_email' && String(e.key).startsWith(`${id}:`)).map((e) => e.to)).toEqual(['ops@example.com']);
     const assistant = messages.find((m) => m.toolCalls?.length === 3)!;
     expect(JSON.parse(assistant.toolCalls![1]!.arguments)).toEqual({ to: 'ops@example.com', body: 'edited' });
     const results = messages.filter((m) => m.role === 'tool');
