@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { DeploymentKeys, RunRequest } from '@agentloop/protocol';
-import { STATE_FIELD, parseRunState, type RunState } from './run-state.js';
+import type { DeploymentKeys, RunRequest, RunSnapshot } from '@agentloop/protocol';
+import { STATE_FIELD, parseRunState, toSnapshot } from './run-state.js';
 import type { ListCursor } from './run-store-types.js';
 
 /**
@@ -13,10 +13,6 @@ const LIST_FIELDS = [
   STATE_FIELD.outputJson, STATE_FIELD.outputRepair, 'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd',
   'llmCalls', 'toolCalls', 'pending', STATE_FIELD.structured,
 ] as const;
-
-/** A listed run's request: only whether it has `output` (its schema is not read; a snapshot does not show it). */
-const WITH_OUTPUT = { output: { schema: {}, name: '' } } as unknown as RunRequest;
-const WITHOUT_OUTPUT = {} as RunRequest;
 
 /**
  * Whether a run asked for structured output: its `structured` field, set at creation. A run created by an earlier
@@ -33,13 +29,12 @@ async function structured(redis: Redis, stateKey: string, flag: string | undefin
  * A tenant's runs, newest first (by creation), optionally in one status. Keyset paging: the cursor is the last run
  * returned, so a page never repeats or skips a run while new ones arrive, and a page costs the same with 100 or
  * 100,000 runs in the history (the status filter reads its own index, never the history).
- *
- * The runs hold what their snapshot shows (toSnapshot), nothing else: a listed run's `request` only says whether it
- * has `output`, and the fields of the loop (batch, view, repeat detection…) have their defaults.
+ * Each run as its snapshot, read from the fields a snapshot shows (never the request).
  */
-export async function listRuns(redis: Redis, keys: DeploymentKeys, tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunState[]; nextCursor: ListCursor | null }> {
+export async function listRuns(redis: Redis, keys: DeploymentKeys, tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
   const idx = opts.status ? keys.tenantRunsByStatus(tenant, opts.status) : keys.tenantRuns(tenant);
-  const out: RunState[] = [];
+  const out: RunSnapshot[] = [];
+  let lastCreatedAt = 0;
   let after = opts.cursor ?? null;
   for (;;) {
     const want = opts.limit - out.length + 1; // one more than needed: whether another page follows
@@ -65,9 +60,9 @@ export async function listRuns(redis: Redis, keys: DeploymentKeys, tenant: strin
       const st = parseRunState(h);
       // gone (retention over, not swept yet) or moved to another status since the index was read: not listed
       if (!st || (opts.status && st.status !== opts.status)) continue;
-      if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? out[out.length - 1]!.createdAt : after.score, runId: out[out.length - 1]!.id } };
-      st.request = (await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured])) ? WITH_OUTPUT : WITHOUT_OUTPUT;
-      out.push(st);
+      if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? lastCreatedAt : after.score, runId: out[out.length - 1]!.id } };
+      out.push(toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }));
+      lastCreatedAt = st.createdAt;
     }
     if (raw.length / 2 < want + 16) return { runs: out, nextCursor: null };
   }

@@ -176,7 +176,9 @@ export function parseRunState(h: Record<string, string>): RunState | null {
   };
 }
 
-export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?: Message[] } = {}): RunSnapshot {
+/** `structured`: whether the run asked for structured output, when the caller read it without the request (listing). */
+export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?: Message[]; structured?: boolean } = {}): RunSnapshot {
+  const { structured = Boolean(s.request.output), ...more } = extra;
   return {
     id: s.id,
     status: s.status,
@@ -188,11 +190,11 @@ export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?:
     stopReason: s.stopReason,
     output: s.output,
     // only runs that asked for structured output have the field (null until they complete with an answer)
-    ...(s.request.output ? { outputJson: s.outputJson ?? null } : {}),
+    ...(structured ? { outputJson: s.outputJson ?? null } : {}),
     error: s.error ? { code: s.error.code, message: s.error.message } : null,
     pending: s.pending.map((p) => ({ ...p, arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments })),
     usage: s.usage,
     metadata: s.metadata,
-    ...extra,
+    ...more,
   };
 }

@@ -110,7 +110,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     await toIteration1(ids[1]!);
     const page = await store.listRuns(tenant, { limit: 2 });
     expect(page.runs.map((r) => r.id)).toEqual([ids[4], ids[3]]);
-    expect(page.nextCursor).toEqual({ runId: ids[3], score: page.runs[1]!.createdAt });
+    expect(page.nextCursor).toEqual({ runId: ids[3], score: Date.parse(page.runs[1]!.createdAt) });
     const rest = await store.listRuns(tenant, { limit: 3, cursor: page.nextCursor });
     expect(rest.runs.map((r) => r.id)).toEqual([ids[2], ids[1], ids[0]]);
     expect(rest.nextCursor).toBeNull();

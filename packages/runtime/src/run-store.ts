@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, SCHEMA_VERSION, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type StopReason, type ToolOutcome, type Usage,
+  DeploymentKeys, SCHEMA_VERSION, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
@@ -117,6 +117,12 @@ export class RunStore {
   /** The tenant that owns a run, or null when there is no such run. */
   async tenantOf(runId: string): Promise<string | null> {
     return this.redis.hget(this.keys.run(runId).state, 'tenant');
+  }
+
+  /** What an event stream needs of its run (one HMGET, never the whole state: its request alone may be 1 MiB). */
+  async streamHead(runId: string): Promise<{ tenant: string; status: string; seq: number } | null> {
+    const [tenant, status, seq] = await this.redis.hmget(this.keys.run(runId).state, 'tenant', 'status', 'seq');
+    return tenant ? { tenant, status: status ?? '', seq: Number(seq ?? 0) } : null;
   }
 
   /** The transcript from index `from` on (append-only: callers cache what they have read). */
@@ -292,7 +298,7 @@ export class RunStore {
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
-  listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunState[]; nextCursor: ListCursor | null }> {
+  listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
     return listRuns(this.redis, this.keys, tenant, opts);
   }
 }

@@ -138,7 +138,7 @@ export function createApp(d: ApiDeps): express.Express {
       cursor = { score: Number(m[1]), runId: m[2]! };
     }
     const page = await d.store.listRuns(req.tenant!, { status: status?.data, limit, cursor });
-    res.json({ data: page.runs.map((s) => toSnapshot(s)), nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
+    res.json({ data: page.runs, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
   }));
 
   app.get('/v1/runs/:id', wrap(async (req, res) => {
@@ -152,17 +152,16 @@ export function createApp(d: ApiDeps): express.Express {
 
   app.get('/v1/runs/:id/events', wrap(async (req, res) => {
     const id = String(req.params.id);
-    // what the stream needs of the run (one HMGET), not its whole state: its request alone may be 1 MiB
-    const [tenant, status, seqField] = await d.store.redis.hmget(d.store.keys.run(id).state, 'tenant', 'status', 'seq');
-    if (tenant === null || tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+    const head = await d.store.streamHead(id);
+    if (!head || head.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+    const { status, seq } = head;
     const header = req.get('last-event-id');
     const param = header !== undefined ? 'Last-Event-ID' : 'after';
     const raw = header ?? (req.query.after as string | undefined) ?? '0';
     const after = typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
     if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
-    const seq = Number(seqField ?? 0);
     // at or past the terminal event there is nothing more to send: 204 stops a standard EventSource reconnecting
-    if (isTerminalStatus(status ?? '') && after >= seq) return void res.status(204).end();
+    if (isTerminalStatus(status) && after >= seq) return void res.status(204).end();
     // past the last event of a live run: no event was sent with that id (a client resuming sends one it received,
     // at most the run's seq), and a stream waiting for it would skip every event up to it
     if (after > seq)
