@@ -6,6 +6,7 @@ import {
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
 import { decisionOutcome } from './decision-outcome.js';
+import { editedBatchMessage } from './batch-edit.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
 import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
@@ -229,24 +230,12 @@ export class RunStore {
     // edited arguments rewrite the batch's assistant message here, where JSON keeps its arrays and key order; the
     // script applies it only over the text it was built from (a racing edit of another call: read again)
     for (let attempt = 0; ; attempt++) {
-      const edit = Object.keys(p.edits).length ? await this.editedBatchMessage(runId, p.edits) : null;
+      const edit = Object.keys(p.edits).length ? await editedBatchMessage(this.redis, this.keys.run(runId), p.edits) : null;
       const r = decisionOutcome(await this.run('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
       // each stale answer means another edit of the batch committed: all make progress, so a bound this high is never
       // reached by edits alone
       if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
     }
-  }
-
-  /** The paused batch's assistant message with `edits` ({callId: arguments text}) applied, and what it was built from. */
-  private async editedBatchMessage(runId: string, edits: Record<string, string>): Promise<{ text: string; index: number; sha1: string }> {
-    const k = this.keys.run(runId);
-    const index = Number(await this.redis.hget(k.state, 'batchMsg'));
-    const original = Number.isInteger(index) ? await this.redis.lindex(k.messages, index) : null;
-    // no message to edit: an edit the script can never apply (it answers for the run first: not found, not paused…)
-    if (original === null) return { text: '{}', index: -1, sha1: '' };
-    const message = JSON.parse(original) as { toolCalls?: Array<{ id: string; arguments: string }> };
-    for (const c of message.toolCalls ?? []) if (Object.hasOwn(edits, c.id)) c.arguments = edits[c.id]!; // (an id may be `constructor`)
-    return { text: wellFormedJson(message), index, sha1: createHash('sha1').update(original).digest('hex') };
   }
 
   /** Runs still queued that were created before `beforeMs` (their first job may never have been added). */
