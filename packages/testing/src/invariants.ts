@@ -31,3 +31,29 @@ export function checkEvents(events: readonly EventEnvelope[], opts: { expectTerm
   }
   return problems;
 }
+
+/**
+ * What a model adapter's response must be, however hostile the stream it read: counts non-negative safe integers,
+ * the model name and every call's id and name non-empty strings, its arguments text (JSON text, with `argumentsJson`).
+ * Empty = sane.
+ */
+export function checkResponse(res: { message: Message; model: unknown; usage: object }, opts: { argumentsJson?: boolean } = {}): string[] {
+  const problems: string[] = [];
+  if (res.message.role !== 'assistant') problems.push(`role ${res.message.role}`);
+  if (res.message.content !== null && typeof res.message.content !== 'string') problems.push('content is neither text nor null');
+  if (typeof res.model !== 'string' || !res.model) problems.push(`model ${JSON.stringify(res.model)}`);
+  for (const [k, v] of Object.entries(res.usage)) if (!(Number.isSafeInteger(v) && (v as number) >= 0)) problems.push(`usage.${k} = ${JSON.stringify(v)}`);
+  for (const c of res.message.toolCalls ?? []) {
+    if (typeof c.id !== 'string') problems.push(`call id ${JSON.stringify(c.id)}`);
+    if (typeof c.name !== 'string' || !c.name) problems.push(`call name ${JSON.stringify(c.name)}`);
+    if (typeof c.arguments !== 'string') problems.push(`call ${c.name} arguments are not text`);
+    else if (opts.argumentsJson) {
+      try {
+        JSON.parse(c.arguments);
+      } catch {
+        problems.push(`call ${c.name} arguments are not JSON text`);
+      }
+    }
+  }
+  return problems;
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockLlm, type MockLlmServer } from '@agentloop/testing';
+import { checkResponse, startMockLlm, type MockLlmServer } from '@agentloop/testing';
 import { GeminiModel } from './gemini-model.js';
 import type { ModelCallRequest, ModelResponse } from '../../types.js';
 
@@ -18,20 +18,7 @@ const done = (usageMetadata: unknown = { promptTokenCount: 5, candidatesTokenCou
 });
 const calls = (parts: unknown[], extra: Record<string, unknown> = {}) => ({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], modelVersion: 'gemini-2.5-flash', ...extra });
 
-function expectSane(res: ModelResponse) {
-  expect(res.message.role).toBe('assistant');
-  expect(res.message.content === null || typeof res.message.content === 'string').toBe(true);
-  expect(typeof res.model).toBe('string');
-  expect(res.model.length).toBeGreaterThan(0);
-  for (const v of Object.values(res.usage)) expect(Number.isSafeInteger(v) && v >= 0).toBe(true);
-  for (const c of res.message.toolCalls ?? []) {
-    expect(typeof c.id).toBe('string');
-    expect(typeof c.name).toBe('string');
-    expect(c.name.length).toBeGreaterThan(0);
-    expect(typeof c.arguments).toBe('string');
-    expect(() => JSON.parse(c.arguments)).not.toThrow();
-  }
-}
+const expectSane = (res: ModelResponse) => expect(checkResponse(res, { argumentsJson: true })).toEqual([]);
 
 describe('Gemini: hostile stream fields, through the real SDK', () => {
   let mock: MockLlmServer;
