@@ -1,11 +1,15 @@
 --[[ Answer a call that must not run: 'cancelled' (the run is ending), 'outcome_unknown' (cut off mid-execution and
   not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes), 'job_failed' (its job failed for good).
-  ARGV[5] callId  ARGV[6] kind
-  Returns {'closed'}, or {'answered'} when the call was already answered. ]]
+  ARGV[5] callId  ARGV[6] kind  ARGV[7] the owner the caller saw running the call ('' = any): when another delivery
+  has taken the call over since, nothing changes  ARGV[8] the delivery answering it ('' = none): it owns the answered call
+  from here on, so the result of the delivery it answered for (stalled, not dead) is refused as stale
+  Returns {'closed'}, {'answered'} when the call was already answered, or {'stale'} (ARGV[7] no longer owns it). ]]
 local callId = ARGV[5]
-local st, call = readState({ 'seq', 'watch' }, { callId .. ':st' })
+local st, call = readState({ 'seq', 'watch' }, { callId .. ':st', callId .. ':own' })
 local stt = call[1]
 if not stt or stt == 'done' then return { 'answered' } end
+if ARGV[7] and ARGV[7] ~= '' and (call[2] or '') ~= ARGV[7] then return { 'stale' } end
+if ARGV[8] and ARGV[8] ~= '' then setCall(callId, ':own', ARGV[8]) end
 if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
 elseif ARGV[6] == 'job_failed' then

@@ -3,12 +3,15 @@
   ARGV[5] expected iteration ('' = any)  ARGV[6] target status (completed, failed or cancelled)  ARGV[7] stop reason
   or ''  ARGV[8] error JSON or ''  ARGV[9] events (envelope lines, the terminal event last)
   Answers every open call of the batch (so the transcript stays paired), then appends the events.
+  ARGV[10] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it (its job was
+  handed on while it stalled) cannot end the run while the new owner streams
   KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
   Returns {'ended', names of the calls it answered cancelled...}, or {'stale'} when the run already ended or moved
   past the expected iteration. ]]
 if not isTerminal(ARGV[6]) then error('endRun: ' .. tostring(ARGV[6]) .. ' is not a terminal status') end
-local st = readState({ 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage', 'watch' })
+local st = readState({ 'status', 'iteration', 'batch', 'seq', 'phase', 'iterUsage', 'watch', 'owner' })
 if isTerminal(st[1]) then return { 'stale' } end
+if ARGV[10] and ARGV[10] ~= '' and (st[8] or '') ~= ARGV[10] then return { 'stale' } end
 if ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 mustTransition(st[1], ARGV[6])
 closeBatchAndEnd(st[3], st[2], st[5], st[6], ARGV[6], ARGV[7])

@@ -34,6 +34,12 @@ export class Metrics {
   readonly runsPaused = new client.Counter({ name: 'agentloop_runs_paused_total', help: 'Runs parked for a decision', labelNames: ['pause_type'], registers: [this.registry] });
   readonly runsParked = new client.Gauge({ name: 'agentloop_runs_parked', help: 'Runs parked right now (read from Redis)', registers: [this.registry] });
   readonly runsParkedOverdue = new client.Gauge({ name: 'agentloop_runs_parked_overdue', help: 'Parked runs past their decision expiry by more than a minute (their expire job is late)', registers: [this.registry] });
+  readonly fenced = new client.Counter({
+    name: 'agentloop_fenced_writes_total',
+    help: 'Writes refused because the delivery making them no longer owned its step (it stalled past its lock and its job was handed on) or the run had moved past it, by step',
+    labelNames: ['step'],
+    registers: [this.registry],
+  });
   readonly jobsStalled = new client.Counter({ name: 'agentloop_jobs_stalled_total', help: 'Jobs whose worker died or hung (BullMQ stalled), by queue', labelNames: ['queue'], registers: [this.registry] });
   readonly rateLimited = new client.Counter({ name: 'agentloop_rate_limited_total', help: 'Requests and runs refused by AGENTLOOP_TENANT_LIMITS', labelNames: ['limit'], registers: [this.registry] });
   readonly compressions = new client.Counter({ name: 'agentloop_compressions_total', help: 'Context compressions', labelNames: ['strategy', 'outcome'], registers: [this.registry] });

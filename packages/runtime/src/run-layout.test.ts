@@ -106,8 +106,8 @@ describe('run state layout (real Redis)', () => {
     expect(await store.calls.metaAndOutcomes(runId, ['o1', 'nope'])).toEqual([{ meta: meta('a'), outcome: null }, { meta: null, outcome: null }]);
     expect(await store.recordToolResult(runId, 'o1', outcome('one'), done('o1'), running('o1'))).toBe('recorded');
     expect(await v1.recordToolResult(runId, 'o1', outcome('again'), done('o1'), running('o1'))).toBeNull(); // answered once
-    expect(await store.markToolRunning(runId, 'o2', running('o2'))).toBe('first');
-    expect(await store.recordToolResult(runId, 'o2', outcome('two'), done('o2'))).toBe('recorded');
+    expect(await store.markToolRunning(runId, 'o2', running('o2'), 'j@1')).toBe('first');
+    expect(await store.recordToolResult(runId, 'o2', outcome('two'), done('o2'), undefined, 'j@1')).toBe('recorded');
     expect(await redis.hget(k.calls, 'o2:out')).toContain('two');
     const r = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: ['o1', 'o2'], returnState: true });
     if (typeof r === 'string') throw new Error(r);

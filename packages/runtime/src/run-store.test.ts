@@ -6,6 +6,8 @@ import { RunStore } from './run-store.js';
 import { Scripts } from './scripts.js';
 import { toSnapshot } from './run-state.js';
 
+const discard = { type: 'llm.retry' as const, data: { provider: 'openai', model: 'm', attempt: 2, reason: 'worker_restarted', discardOutput: true } };
+
 describe('RunStore Lua transitions (real Redis)', () => {
   let redis: Redis;
   let store: RunStore;
@@ -86,7 +88,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
     expect(await store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
-    expect(await store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' })).toBe('cancel'); // a tool-runner sees the cancellation
+    expect(await store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' }, 'tool-job@t1')).toBe('cancel'); // a tool-runner sees the cancellation
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
     expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
     expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
@@ -208,16 +210,60 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
     const delta = { type: 'message.delta' as const, data: { iteration: 1, text: 'x' } };
-    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(true);
-    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second')).toBe(true);
-    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@third')).toBe(false); // one claim wins
+    expect(await store.appendEvents(runId, 1, [delta], true, 'r-1@first')).toBe(true);
+    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: true });
+    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@third', discard)).toBeNull(); // one claim wins
     expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(false);
     const answer = { iteration: 1, message: { role: 'assistant' as const, content: 'late' }, totals, iterationUsage: {}, final: { stopReason: 'final_answer' as const, output: 'late' }, calls: [], pendingFinal: '' as const, repeat: { fingerprint: '', count: 0 }, events: [] };
     expect(await store.checkpoint(runId, answer, 'r-1@first')).toBe(false);
     expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@second')).toBe(true);
     expect(await store.checkpoint(runId, { ...answer, message: { role: 'assistant', content: 'ok' }, final: { stopReason: 'final_answer', output: 'ok' } }, 'r-1@second')).toBe(true);
     expect((await store.load(runId))!.output).toBe('ok');
-    expect((await store.events(runId)).filter((e) => e.type === 'message.delta')).toHaveLength(2);
+    const events = await store.events(runId);
+    // the claim itself told clients to drop the first delivery's deltas: nothing of it can come after that event
+    expect(events.filter((e) => e.type === 'message.delta' || e.type === 'llm.retry').map((e) => e.type)).toEqual(['message.delta', 'llm.retry', 'message.delta']);
+  });
+
+  it('a claim of a model call that sent no deltas yet tells clients nothing, and a delivery that lost its model call cannot end the run', async () => {
+    const runId = await create();
+    await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
+    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: false });
+    const error = { code: 'llm_server', message: 'every model failed' };
+    const fail = (owner: string) => store.finish(runId, { expectIteration: 1, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
+    expect(await fail('r-1@first')).toBeNull(); // its last attempt failed while the new owner streams: nothing ends
+    expect((await store.load(runId))!.status).toBe('running');
+    expect((await store.events(runId)).some((e) => e.type === 'llm.retry' || e.type === 'run.failed')).toBe(false);
+    expect(await fail('r-1@second')).toEqual({ closed: [] });
+    expect((await store.load(runId))!.status).toBe('failed');
+  });
+
+  it('fences tool calls by owner: a stale delivery records nothing, a redelivery takes a safe call over or answers a never call once', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const calls = ['t1', 't2'].map((id) => ({ id, meta: meta('a'), outcome: null }));
+    await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
+    const result = (text: string) => ({ status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true });
+    // t1 (retry safe): delivery A starts it and stalls; B, holding the job now, takes it over and runs it again
+    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first');
+    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first'); // its own start again: no second event
+    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B')).toEqual({ owned: 'job1@A' });
+    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@X')).toEqual({ owned: 'job1@A' }); // a take-over names whom it takes from
+    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@A')).toBe('taken');
+    expect(await store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale'); // A wakes up
+    expect(await store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBe('recorded');
+    expect(await store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale');
+    expect(await store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBeNull(); // a duplicate
+    // t2 (retry never): A starts it; B answers it outcome_unknown only while A is the owner it saw
+    expect(await store.markToolRunning(runId, 't2', ev('t2', 'running'), 'job2@A')).toBe('first');
+    expect(await store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@Z', by: 'job2@B' })).toBe(false);
+    expect(await store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@A', by: 'job2@B' })).toBe(true);
+    expect(await store.recordToolResult(runId, 't2', result('late'), ev('t2', 'completed'), undefined, 'job2@A')).toBe('stale'); // the stalled delivery's result changes nothing
+    expect(await store.recordToolResult(runId, 't2', result('dup'), ev('t2', 'completed'), undefined, 'job2@B')).toBeNull();
+    const outs = await store.calls.metaAndOutcomes(runId, ['t1', 't2']);
+    expect(outs.map((o) => o.outcome?.content)).toEqual(['from B', expect.stringContaining('outcome_unknown')]);
+    const statuses = (await store.events(runId)).filter((e) => e.type === 'tool.call').map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
+    expect(statuses).toEqual(['t1:running', 't1:completed', 't2:running', 't2:error']);
   });
 
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {

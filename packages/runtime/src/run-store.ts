@@ -204,9 +204,14 @@ export class RunStore {
   }
 
   /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
-  /** A new delivery of the owning job takes iteration k's model call over from `from` (false: it moved on). */
-  async claimModelCall(runId: string, k: number, from: string, owner: string): Promise<boolean> {
-    return (await this.run('claimModelCall', runId, () => [k, from, owner])).outcome === 'claimed';
+  /**
+   * A new delivery of the owning job takes iteration k's model call over from `from`: null when it moved on, else
+   * whether the same step told clients to discard the earlier delivery's deltas (`discard`, emitted only when there
+   * were some).
+   */
+  async claimModelCall(runId: string, k: number, from: string, owner: string, discard: NewEvent): Promise<{ discarded: boolean } | null> {
+    const r = await this.run('claimModelCall', runId, (ev) => [k, from, owner, ev([discard])]);
+    return r.outcome === 'claimed' ? { discarded: Number(r.values[0]) === 1 } : null;
   }
 
   /** `owner`: the delivery that owns the model call ('' = no fence); a delivery that lost it records nothing. */
@@ -248,34 +253,45 @@ export class RunStore {
     return this.redis.zrangebyscore(this.keys.resumingRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
   }
 
-  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed'): Promise<boolean> {
-    return (await this.run('closeToolCall', runId, () => [callId, kind])).outcome === 'closed';
+  /**
+   * Answers a call that must not run (cancelled, outcome_unknown, skipped, job_failed). `fence`: the delivery the
+   * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
+   * answered call's owner from here on). False when nothing was answered.
+   */
+  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed', fence?: { seen: string; by: string }): Promise<boolean> {
+    return (await this.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
   }
 
   /**
-   * A tool-runner is about to execute a call: one step that checks the call and the run, and records the start
-   * (emitting the call's `running` event). 'first': run it; 'again': it started before (a redelivery after a
-   * crash); 'answered': nothing to do; 'cancel' / 'expired': answer it cancelled / skipped (closeToolCall).
+   * A tool-runner is about to execute a call: one step that checks the call and the run, and records the start under
+   * `owner` (this delivery, `jobId@token`), emitting the call's `running` event. 'first': run it; 'taken': taken over
+   * from `takeFrom` (run it again); `{owned}`: another delivery recorded the start (a crash or a stall handed the job
+   * on — which of the two is stale, only the job's lock says); 'answered': nothing to do; 'cancel' / 'expired': answer
+   * it cancelled / skipped (closeToolCall).
    */
-  async markToolRunning(runId: string, callId: string, eventData: ToolCallData): Promise<'first' | 'again' | 'answered' | 'cancel' | 'expired'> {
-    return (await this.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }])])).outcome;
+  async markToolRunning(runId: string, callId: string, eventData: ToolCallData, owner: string, takeFrom = ''): Promise<'first' | 'taken' | 'answered' | 'cancel' | 'expired' | { owned: string }> {
+    const r = await this.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
+    return r.outcome === 'owned' ? { owned: String(r.values[0] ?? '') } : r.outcome;
   }
 
-
   /**
-   * Records an executed call's outcome once. `unstarted`: its `running` event, for a call whose start was not recorded
-   * first (read tools safe to retry): the step then also makes the start's checks, and may answer it cancelled or
-   * skipped instead. Returns what happened to the call: recorded, closed (cancelled / skipped), or nothing (answered).
+   * Records an executed call's outcome once, by the delivery that owns it (`owner`, as it recorded the start).
+   * `unstarted`: its `running` event, for a call whose start was not recorded first (read tools safe to retry): the
+   * step then also makes the start's checks, and may answer it cancelled or skipped instead. Returns what happened to
+   * the call: recorded, closed (cancelled / skipped), stale (another delivery owns the call: this one stalled past its
+   * lock and was handed on; nothing written), or null (already answered).
    */
-  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData): Promise<'recorded' | 'cancelled' | 'skipped' | null> {
-    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '']);
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
+    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
     if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
+    if (r.outcome === 'stale') return 'stale';
     return r.outcome === 'recorded' ? 'recorded' : null;
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
-  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[] }): Promise<{ closed: string[] } | null> {
-    const r = await this.run('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events)]);
+  /** `owner`: the delivery that owns the iteration's model call ('' = no fence); a delivery that lost it ends nothing. */
+  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[]; owner?: string }): Promise<{ closed: string[] } | null> {
+    const r = await this.run('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 

@@ -23,6 +23,13 @@ export interface ToolRunnerOptions {
 }
 
 /**
+ * How often a tool job may stall (its runner died or hung past the lock) and be handed on before it fails: the call is
+ * then answered tool_error (retryable) and the run goes on, so a tool that kills its runner cannot crash-loop a pool.
+ * BullMQ fails the job at the stall after this many.
+ */
+export const TOOL_MAX_STALLS = 2;
+
+/**
  * Executes tool calls from `tools-<pool>` queues. A call is executed at most once to completion: a redelivered
  * job whose call already has a result reuses it; a call cut off mid-execution runs again with the same
  * idempotency key (or is answered outcome_unknown when the tool says retry "never"). Failures are results,
@@ -46,17 +53,18 @@ export class ToolRunner {
     });
     await this.o.subscriber.subscribe(cancelChannel);
     for (const pool of this.o.pools) {
-      const worker = new Worker(QUEUES.tools(pool), (job) => this.process(job, pool), {
+      const worker = new Worker(QUEUES.tools(pool), (job, token) => this.process(job, pool, token), {
         connection: this.o.redis.duplicate(),
         prefix: this.o.prefix,
         concurrency: this.o.concurrency,
         ...workerOptions(this.o.lockMs),
+        maxStalledCount: TOOL_MAX_STALLS,
         autorun: true,
       });
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
       worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.tools(pool) }));
       worker.on('failed', (job, err) => {
-        if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+        if (job && (job.attemptsMade >= (job.opts.attempts ?? 1) || err.name === 'UnrecoverableError'))
           this.onJobFailed(job, err).catch((e: unknown) => this.o.logger.error({ err: e, jobId: job.id }, 'could not answer the call of a failed tool job'));
       });
       this.workers.push(worker);
@@ -94,14 +102,18 @@ export class ToolRunner {
 
   /**
    * Whether this delivery executes the call: one step checks the call and its run and records the start (the call's
-   * `running` event). A redelivered call that had started runs again when its tool is safe to retry; otherwise it is
-   * answered outcome_unknown.
+   * `running` event) under this delivery as its owner. A call already running under another delivery was handed on:
+   * that delivery crashed, or stalled past its lock. The job's lock says which one is stale: a delivery that no longer
+   * holds it does nothing (its job was handed on); the one that does takes a `safe` call over and runs it again, and
+   * answers a `never` call outcome_unknown — a stalled delivery that comes back then has its result refused as stale.
    */
-  private async mayExecute(data: ToolJob, retry: 'safe' | 'never'): Promise<boolean> {
+  private async mayExecute(job: Job, data: ToolJob, retry: 'safe' | 'never', owner: string, token: string | undefined): Promise<boolean> {
     const { runId, callId } = data;
-    const started = await this.o.store.markToolRunning(runId, callId, { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' });
+    const running = { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' as const };
+    const started = await this.o.store.markToolRunning(runId, callId, running, owner);
     switch (started) {
       case 'first':
+      case 'taken':
         return true;
       case 'answered':
         return false; // stale job, or already answered: its result is reused
@@ -111,11 +123,20 @@ export class ToolRunner {
       case 'expired':
         if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
         return false;
-      case 'again':
-        if (retry === 'safe') return true;
-        if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown')) this.count(data.name, 'error');
-        return false;
     }
+    if (!token || (await job.extendLock(token, this.o.lockMs)) !== 1) {
+      this.fenced('tool_start', runId, callId, started.owned);
+      return false;
+    }
+    if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
+    if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
+    return false;
+  }
+
+  /** A write of a delivery that no longer owns its call, refused: logged and counted, never applied. */
+  private fenced(step: 'tool_start' | 'tool_result', runId: string, callId: string, owner: string): void {
+    this.o.metrics.fenced.inc({ step });
+    this.o.logger.warn({ runId, callId, owner, step }, 'stale delivery: another delivery owns this tool call (this one lost its job lock while it stalled); nothing recorded');
   }
 
   private async runCancelled(runId: string): Promise<boolean> {
@@ -128,7 +149,7 @@ export class ToolRunner {
     if (skipReason) this.o.metrics.toolsSkipped.inc({ reason: skipReason });
   }
 
-  private async process(job: Job, pool: string): Promise<{ callId: string }> {
+  private async process(job: Job, pool: string, token?: string): Promise<{ callId: string }> {
     const parsed = ToolJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
     const data = parsed.data;
@@ -139,7 +160,8 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry))) return { callId };
+    const owner = `${job.id ?? ''}@${token ?? ''}`;
+    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(job, data, tool.entry.retry, owner, token))) return { callId };
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -163,8 +185,9 @@ export class ToolRunner {
     const label = tool ? name : 'unknown';
     this.o.metrics.toolDuration.observe({ tool: label, pool }, (performance.now() - t0) / 1000);
     const final = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };
-    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, final, oneStep ? { callId, name, arguments: display, status: 'running' } : undefined);
-    if (recorded === 'recorded') this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
+    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, final, oneStep ? { callId, name, arguments: display, status: 'running' } : undefined, oneStep ? '' : owner);
+    if (recorded === 'stale') this.fenced('tool_result', runId, callId, owner);
+    else if (recorded === 'recorded') this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
     else if (recorded === 'cancelled') this.count(name, 'cancelled', 'cancelled');
     else if (recorded === 'skipped') this.count(name, 'skipped', 'budget_exceeded');
     return { callId };

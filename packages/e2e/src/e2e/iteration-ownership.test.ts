@@ -58,7 +58,7 @@ describe('iteration ownership', () => {
       await until('deltas of iteration 1', async () => (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
       // another delivery takes the model call over, as BullMQ does after a missed lock renewal
       const thief = advanceJobId(id, 1, 'thief');
-      expect(await store.claimModelCall(id, 1, (await store.load(id))!.owner, `${thief}@t`)).toBe(true);
+      expect(await store.claimModelCall(id, 1, (await store.load(id))!.owner, `${thief}@t`, { type: 'llm.retry', data: { provider: 'openai', model: 'gpt-4o-mini', attempt: 2, reason: 'worker_restarted', discardOutput: true } })).toEqual({ discarded: true });
       await until('the fenced delivery to leave the model', () => s.mock.inFlight === 0);
       expect(s.mock.closedEarly - closedBefore).toBe(1); // it hung up, rather than stream (and be billed for) the rest
       expect((await s.a.getRun(id)).json).toMatchObject({ status: 'running', output: null }); // and recorded nothing

@@ -13,6 +13,7 @@ import type { DecisionService } from '../decisions/decision-service.js';
 import { TranscriptCache } from './transcript-cache.js';
 import { toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
+import { ownerJobId } from './decide-advance.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
 const DEFAULT_PRICES = new PriceTable();
@@ -90,10 +91,20 @@ export class IterationWorker {
     this.worker.on('failed', (job, err) => {
       // a job that failed for good ends its run (a malformed job names no run: nothing to end)
       const data = AdvanceJobSchema.safeParse(job?.data);
-      if (!job || !data.success || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-      this.end.failed(data.data.runId, 'internal', `iteration job failed: ${err.message}`).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
+      if (!job || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
+      this.endFailedJob(job, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
     });
     await this.worker.waitUntilReady();
+  }
+
+  /**
+   * A job failed for good ends its run — unless another job owns the iteration's model call (this one was a stale
+   * duplicate): that job ends or advances the run itself.
+   */
+  private async endFailedJob(job: Job, runId: string, err: Error): Promise<void> {
+    const st = await this.o.store.load(runId);
+    if (!st || (st.phase === 'model' && st.owner && ownerJobId(st.owner) !== job.id)) return;
+    await this.end.failed(runId, 'internal', `iteration job failed: ${err.message}`, st.iteration);
   }
 
   async close(): Promise<void> {
@@ -215,8 +226,6 @@ export class IterationWorker {
     }
     let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };
     fitted = await this.context.fit(job, token, st, k, fitted);
-    if (resumed && st.deltaIter === k)
-      await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: request.model.provider, model: request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } }], false, st.owner);
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
       const outcome = await this.streamer.stream(st, k, resumed, fitted);

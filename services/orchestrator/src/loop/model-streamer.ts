@@ -67,7 +67,9 @@ export class ModelStreamer {
     // an append refused means this delivery lost the iteration (another took its model call over) or the run moved
     // on: what the model still sends would be billed for nothing, so the call stops here
     const appended = (ok: boolean) => {
-      if (!ok) ac.abort(new LostIterationError(runId, k));
+      if (ok || ac.signal.aborted) return;
+      this.d.metrics.fenced.inc({ step: 'model_events' });
+      ac.abort(new LostIterationError(runId, k));
     };
     const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
@@ -114,10 +116,10 @@ export class ModelStreamer {
       const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
       if (wait > this.d.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
       if (err?.kind === 'content_filter') {
-        await this.d.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k);
+        await this.d.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k, st.owner);
         return { kind: 'ended' };
       }
-      await this.d.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k);
+      await this.d.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k, st.owner);
       return { kind: 'ended' };
     } finally {
       // only its own: a delivery fenced out in this process must not drop the handle of the one that took over

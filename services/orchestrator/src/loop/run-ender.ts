@@ -17,9 +17,10 @@ export class RunEnder {
     });
   }
 
-  async failed(runId: string, code: string, message: string, iteration: number | null = null): Promise<void> {
+  /** `owner`: the delivery whose model call failed; when another has taken the call over since, nothing ends. */
+  async failed(runId: string, code: string, message: string, iteration: number | null = null, owner = ''): Promise<void> {
     const error = { code, message };
-    await this.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }] });
+    await this.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
   }
 
   async failedAtMaxIterations(st: RunState): Promise<void> {
@@ -49,8 +50,8 @@ export class RunEnder {
         { type: 'iteration.completed', data: { iteration: k, usage: {} } },
         { type: 'run.completed', data: { output, ...(st.request.output ? { outputJson: null } : {}), stopReason: 'context_limit', iterations: k, usage: st.usage } },
       ],
-    });
-    if (ok) this.ended(st.id, 'completed', 'context_limit');
+    }, st.owner);
+    if (ok === true) this.ended(st.id, 'completed', 'context_limit');
   }
 
   ended(runId: string, status: string, stopReason: string): void {

@@ -39,9 +39,15 @@ export async function answerFailedChildren(store: RunStore, job: Job, runId: str
  */
 export const ownerOf = (job: Job): string => `${job.id ?? ''}@${job.token ?? ''}`;
 
-/** This delivery takes iteration k's model call over (resuming it): the state it owns, or null when it moved on. */
+/**
+ * This delivery takes iteration k's model call over (resuming it): the state it owns, or null when it moved on. When
+ * the earlier delivery had streamed deltas of this iteration, the claim itself tells clients to discard them (one step:
+ * no delta of the earlier delivery can reach them after the `llm.retry` that says so).
+ */
 export async function claimModelCall(store: RunStore, job: Job, st: RunState, k: number): Promise<RunState | null> {
   const owner = ownerOf(job);
   if (st.owner === owner) return st;
-  return (await store.claimModelCall(st.id, k, st.owner, owner)) ? { ...st, owner } : null;
+  const discard: NewEvent = { type: 'llm.retry', data: { provider: st.request.model.provider, model: st.request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } };
+  const claimed = await store.claimModelCall(st.id, k, st.owner, owner, discard);
+  return claimed ? { ...st, owner } : null;
 }
