@@ -203,12 +203,7 @@ export class RunStore {
     return r.outcome === 'appended';
   }
 
-  /** true when recorded, false when the run moved on, or the batch's call ids the run already used (nothing written). */
-  /**
-   * A new delivery of the owning job takes iteration k's model call over from `from`: null when it moved on, else
-   * whether the same step told clients to discard the earlier delivery's deltas (`discard`, emitted only when there
-   * were some).
-   */
+  /** Takes iteration k's model call over from `from` (null: it moved on); `discard` is emitted when it had sent deltas. */
   async claimModelCall(runId: string, k: number, from: string, owner: string, discard: NewEvent): Promise<{ discarded: boolean } | null> {
     const r = await this.run('claimModelCall', runId, (ev) => [k, from, owner, ev([discard])]);
     return r.outcome === 'claimed' ? { discarded: Number(r.values[0]) === 1 } : null;
@@ -263,11 +258,9 @@ export class RunStore {
   }
 
   /**
-   * A tool-runner is about to execute a call: one step that checks the call and the run, and records the start under
-   * `owner` (this delivery, `jobId@token`), emitting the call's `running` event. 'first': run it; 'taken': taken over
-   * from `takeFrom` (run it again); `{owned}`: another delivery recorded the start (a crash or a stall handed the job
-   * on — which of the two is stale, only the job's lock says); 'answered': nothing to do; 'cancel' / 'expired': answer
-   * it cancelled / skipped (closeToolCall).
+   * A tool-runner is about to execute a call: one step checks the call and the run and records the start under `owner`
+   * (`jobId@token`) with its `running` event. 'first': run it; 'taken': taken over from `takeFrom`; `{owned}`: another
+   * delivery started it (which one is stale, only the job's lock says); 'answered', or 'cancel' / 'expired'.
    */
   async markToolRunning(runId: string, callId: string, eventData: ToolCallData, owner: string, takeFrom = ''): Promise<'first' | 'taken' | 'answered' | 'cancel' | 'expired' | { owned: string }> {
     const r = await this.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
@@ -275,11 +268,10 @@ export class RunStore {
   }
 
   /**
-   * Records an executed call's outcome once, by the delivery that owns it (`owner`, as it recorded the start).
-   * `unstarted`: its `running` event, for a call whose start was not recorded first (read tools safe to retry): the
-   * step then also makes the start's checks, and may answer it cancelled or skipped instead. Returns what happened to
-   * the call: recorded, closed (cancelled / skipped), stale (another delivery owns the call: this one stalled past its
-   * lock and was handed on; nothing written), or null (already answered).
+   * Records an executed call's outcome once, by its owner (`owner`, as it recorded the start). `unstarted`: its `running`
+   * event, for a call whose start was not recorded (read tools safe to retry): the step then makes the start's checks
+   * too. Returns recorded, cancelled / skipped (answered so instead), stale (another delivery took the call over or
+   * answered it while this one stalled: nothing written), or null (already answered).
    */
   async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
     const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);

@@ -13,7 +13,6 @@ import type { DecisionService } from '../decisions/decision-service.js';
 import { TranscriptCache } from './transcript-cache.js';
 import { toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
-import { ownerJobId } from './decide-advance.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
 const DEFAULT_PRICES = new PriceTable();
@@ -92,19 +91,9 @@ export class IterationWorker {
       // a job that failed for good ends its run (a malformed job names no run: nothing to end)
       const data = AdvanceJobSchema.safeParse(job?.data);
       if (!job || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
-      this.endFailedJob(job, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
+      this.end.failedJob(job.id, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
     });
     await this.worker.waitUntilReady();
-  }
-
-  /**
-   * A job failed for good ends its run — unless another job owns the iteration's model call (this one was a stale
-   * duplicate): that job ends or advances the run itself.
-   */
-  private async endFailedJob(job: Job, runId: string, err: Error): Promise<void> {
-    const st = await this.o.store.load(runId);
-    if (!st || (st.phase === 'model' && st.owner && ownerJobId(st.owner) !== job.id)) return;
-    await this.end.failed(runId, 'internal', `iteration job failed: ${err.message}`, st.iteration);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Message } from '@agentloop/protocol';
 import type { Metrics, RunState, RunStore } from '@agentloop/runtime';
+import { ownerJobId } from './decide-advance.js';
 
 /** Ends runs that do not end through a model answer: cancelled, failed, or unanswerable for their context. */
 export class RunEnder {
@@ -21,6 +22,16 @@ export class RunEnder {
   async failed(runId: string, code: string, message: string, iteration: number | null = null, owner = ''): Promise<void> {
     const error = { code, message };
     await this.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
+  }
+
+  /**
+   * An iteration job failed for good: its run ends — unless another job owns the iteration's model call (this one was
+   * a stale duplicate), which ends or advances the run itself.
+   */
+  async failedJob(jobId: string | undefined, runId: string, err: Error): Promise<void> {
+    const st = await this.store.load(runId);
+    if (!st || (st.phase === 'model' && st.owner && ownerJobId(st.owner) !== jobId)) return;
+    await this.failed(runId, 'internal', `iteration job failed: ${err.message}`, st.iteration);
   }
 
   async failedAtMaxIterations(st: RunState): Promise<void> {
