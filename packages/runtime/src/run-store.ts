@@ -16,7 +16,6 @@ import {
 } from './run-store-types.js';
 
 export * from './run-store-types.js';
-
 export const IDEMPOTENCY_TTL_S = 86_400;
 
 /** Builds a script's events (`ev`): whole envelopes, stamped with the same time as the script's head arguments. */
@@ -165,7 +164,7 @@ export class RunStore {
     return (await this.eventsRaw(runId, after)).map((e) => JSON.parse(e) as EventEnvelope);
   }
 
-  /** The same, as stored (JSON text): one step, whichever layout keeps them (lua/readEvents). */
+  /** The same, as stored (JSON text): one step, whichever layout keeps them. */
   async eventsRaw(runId: string, after = 0): Promise<string[]> {
     return (await this.run('readEvents', runId, () => [after])).values.map(String);
   }
