@@ -54,6 +54,17 @@ export default [
     },
   },
   {
+    name: 'kill_runner',
+    description: 'Kills the process executing it (a tool that crashes its runner every time).',
+    parameters: { type: 'object', properties: {} },
+    sideEffect: 'reversible',
+    async execute(_args, ctx) {
+      effect({ tool: 'kill_runner', key: ctx.idempotencyKey, phase: 'start' });
+      process.kill(process.pid, 'SIGKILL');
+      await new Promise(() => {});
+    },
+  },
+  {
     name: 'fail',
     description: 'Always throws.',
     parameters: { type: 'object', properties: {} },

@@ -91,3 +91,41 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
     expect(events.filter((e) => e.type === 'run.completed')).toHaveLength(1);
   }, 120_000);
 });
+
+describe('a tool that kills its runner', () => {
+  let s: ProcessStack | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('cannot crash-loop its pool: after a few stalls its call is answered tool_error and the run goes on', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'kill_runner', args: {} }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'crash', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['kill_runner'] });
+    // a supervisor (Kubernetes) restarts each runner the tool killed
+    let restarts = 0;
+    let over = false;
+    const supervise = (async () => {
+      while (!over && restarts < 10) {
+        const runner = [...s!.procs.values()].find((p) => p.name.startsWith('tool-runner'));
+        if (!runner) return;
+        await runner.exited;
+        if (over) return;
+        s!.procs.delete(runner.name);
+        await s!.spawn(`tool-runner#${(restarts += 1) + 1}`);
+      }
+    })().catch(() => undefined);
+    const snap = await s.a.waitTerminal(id, 90_000);
+    over = true;
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toContain('tool_error');
+    const starts = s.effects().filter((e) => e.tool === 'kill_runner').length;
+    expect(starts).toBeGreaterThanOrEqual(2);
+    expect(starts).toBeLessThanOrEqual(3); // TOOL_MAX_STALLS + 1 executions at most, not a hundred
+    const events = (await s.a.events(id)).events;
+    expect(checkEvents(events)).toEqual([]);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    await Promise.race([supervise, new Promise((r) => setTimeout(r, 100))]);
+  }, 150_000);
+});
