@@ -10,13 +10,15 @@
   ARGV[9] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
   ARGV[10] events (envelope lines)  ARGV[11] parked-until score (target paused)
   ARGV[12] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it records nothing
+  ARGV[13] usage increments JSON [field, increment, ...] (USAGE_FIELDS): this call's usage, added to the stored totals
   KEYS[5] the deployment's parked-runs zset
   Returns {'recorded'}, {'stale'} when iteration k is no longer calling the model, or {'ids_taken', callId, ...}
   (nothing written) when call ids of the batch are already used by the run (a provider reused them: the caller
   renames them and checkpoints again). ]]
 local TARGETS = { tools = { 'running', 'tools' }, paused = { 'paused', 'paused' }, completed = { 'completed', 'done' }, failed = { 'failed', 'done' } }
+local USAGE_FIELDS = { promptTokens = 1, completionTokens = 2, reasoningTokens = 3, cachedTokens = 4, totalTokens = 5, costUsd = 6, llmCalls = 7 }
 local CHECKPOINT_FIELDS = {
-  promptTokens = true, completionTokens = true, reasoningTokens = true, cachedTokens = true, totalTokens = true, costUsd = true, llmCalls = true, iterUsage = true,
+  iterUsage = true,
   stopReason = true, output = true, outputJson = true, error = true, outputRepair = true,
   batch = true, pendingFinal = true, rfp = true, rcount = true, pending = true, pausedUntil = true,
 }
@@ -25,7 +27,8 @@ if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[
 local calls = cjson.decode(ARGV[9])
 local stFields = {}
 for i, c in ipairs(calls) do stFields[i] = c[1] .. ':st' end
-local st, callSt = readState({ 'status', 'phase', 'iteration', 'seq', 'watch', 'owner' }, stFields)
+local st, callSt = readState({ 'status', 'phase', 'iteration', 'seq', 'watch', 'owner',
+  'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls' }, stFields)
 if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
 if ARGV[12] and ARGV[12] ~= '' and st[6] ~= ARGV[12] then return { 'stale' } end
 local taken = {}
@@ -42,6 +45,13 @@ local len = rcall('RPUSH', msgsKey, ARGV[6])
 set('batchMsg', len - 1)
 if ARGV[7] == 'paused' then rcall('ZADD', KEYS[5], ARGV[11], runId) end
 for i = 1, #u, 2 do set(u[i], u[i + 1]) end
+local inc = cjson.decode(ARGV[13] or '[]')
+for i = 1, #inc, 2 do
+  local slot = USAGE_FIELDS[inc[i]]
+  if not slot then error('checkpointResponse: ' .. tostring(inc[i]) .. ' is not a usage field') end
+  local total = (tonumber(st[6 + slot]) or 0) + (tonumber(inc[i + 1]) or 0)
+  if inc[i] == 'costUsd' then set(inc[i], string.format('%.10f', total)) else set(inc[i], total) end
+end
 if st[1] ~= target[1] then set('status', target[1]) end
 set('phase', target[2])
 set('updatedAt', nowMs)

@@ -13,16 +13,12 @@ export function checkpointTarget(c: CheckpointInput): CheckpointTarget {
 
 /**
  * The state hash updates of a checkpoint (field, value, …), which `checkpointResponse-6.lua` applies in the same step
- * that records the assistant message and moves the run to its target: usage totals, then what the response means —
+ * that records the assistant message and moves the run to its target: what the response means —
  * the answer and its structured output, the failure, or the calls, the pause or the repair turn. Never status or
  * phase: the script sets those for the target.
  */
 export function checkpointUpdates(c: CheckpointInput): Array<string | number> {
-  const t = c.totals;
-  const updates: Array<string | number> = [
-    'promptTokens', t.promptTokens, 'completionTokens', t.completionTokens, 'reasoningTokens', t.reasoningTokens, 'cachedTokens', t.cachedTokens,
-    'totalTokens', t.totalTokens, 'costUsd', t.costUsd.toFixed(10), 'llmCalls', t.llmCalls, 'iterUsage', wellFormedJson(c.iterationUsage),
-  ];
+  const updates: Array<string | number> = ['iterUsage', wellFormedJson(c.iterationUsage)];
   if (c.final) {
     updates.push('stopReason', c.final.stopReason, 'output', c.final.output);
     if ('outputJson' in c.final) updates.push(STATE_FIELD.outputJson, wellFormedJson(c.final.outputJson));
@@ -32,4 +28,14 @@ export function checkpointUpdates(c: CheckpointInput): Array<string | number> {
   if (c.outputRepair) updates.push(STATE_FIELD.outputRepair, wellFormedJson(c.outputRepair));
   if (c.pause) updates.push('pending', wellFormedJson(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
   return updates;
+}
+
+/** The usage fields a checkpoint adds this call's usage to (field, increment, …): the script adds them to what it reads. */
+export function checkpointIncrements(c: CheckpointInput): Array<string | number> {
+  const b = c.billed;
+  if (!b) return [];
+  return [
+    'promptTokens', b.promptTokens, 'completionTokens', b.completionTokens, 'reasoningTokens', b.reasoningTokens, 'cachedTokens', b.cachedTokens ?? 0,
+    'totalTokens', b.totalTokens, 'costUsd', b.costUsd.toFixed(10), 'llmCalls', b.llmCalls,
+  ];
 }

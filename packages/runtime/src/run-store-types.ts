@@ -41,8 +41,13 @@ export interface ListCursor {
 export interface CheckpointInput {
   iteration: number;
   message: Message;
-  /** The run's usage totals after this call (absolute: the checkpoint is the only writer while the model is called). */
+  /** The run's usage totals after this call, as the caller computed them (for its events and budgets). */
   totals: Omit<Usage, 'toolCalls'>;
+  /**
+   * This call's usage, added to the stored totals by the checkpoint itself (one convention with addUsage: increments,
+   * so a summary billed while the model was called is never overwritten) [none].
+   */
+  billed?: Omit<Usage, 'toolCalls'>;
   /** This call's usage as iteration.completed reports it. */
   iterationUsage: Partial<Usage>;
   /** The run completes with this answer (`outputJson`: its parsed structured output, for runs with `output.schema`). */

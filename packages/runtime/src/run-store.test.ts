@@ -37,6 +37,15 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(new Set(results.map((r) => ('runId' in r ? r.runId : null))).size).toBe(1);
   });
 
+  it('a checkpoint adds its call\'s usage to the stored totals: a summary billed while the model was called is kept', async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const summary = { promptTokens: 100, completionTokens: 20, reasoningTokens: 0, cachedTokens: 0, totalTokens: 120, costUsd: 0.0005, llmCalls: 1 };
+    expect(await store.addUsage(runId, summary)).toBe(true);
+    await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'ok' }, totals, billed: totals, iterationUsage: {}, final: { stopReason: 'final_answer', output: 'ok' }, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    expect((await store.load(runId))!.usage).toMatchObject({ promptTokens: 110, completionTokens: 25, totalTokens: 135, llmCalls: 2, costUsd: 0.0015 });
+  });
+
   it('starts an iteration exactly once when duplicate jobs race', async () => {
     const runId = await create();
     const results = await Promise.all(Array.from({ length: 20 }, () => toIteration1(runId)));
@@ -50,7 +59,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     await toIteration1(runId);
     const ok = await store.checkpoint(runId, {
       iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }, { id: 'c2', name: 'b', arguments: '{}' }] },
-      totals, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
+      totals, billed: totals, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 },
       events: ['c1', 'c2'].map((callId) => ({ type: 'tool.call' as const, data: { callId, name: 'x', arguments: {}, status: 'proposed' as const } })),
     });

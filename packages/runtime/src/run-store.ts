@@ -8,7 +8,7 @@ import { eventLines } from './event-lines.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { editedBatchMessage } from './batch-edit.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
-import { checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
+import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
 import { RunCalls } from './run-calls.js';
 import {
@@ -214,6 +214,7 @@ export class RunStore {
     const updates = checkpointUpdates(c);
     const r = await this.run('checkpointResponse', runId, (ev) => [
       c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
+      wellFormedJson(checkpointIncrements(c)),
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
     return r.outcome === 'recorded';

@@ -127,6 +127,22 @@ describe('crash recovery (kill -9, fresh processes finish the run)', () => {
     expect(checkEvents(events)).toEqual([]);
   }, 120_000);
 
+  it('a resumed run whose wall clock runs out before its job starts is offered no tools (the clock is read when the call starts)', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : req.tools.length ? { toolCalls: [{ name: 'effect', args: { label: 'late' } }] } : { text: 'answered without tools' });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const t0 = Date.now();
+    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['send_email', 'effect'], limits: { maxWallMs: 4000 } });
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    await s.kill('orchestrator', 'SIGKILL'); // the resume waits in the queue past the wall clock
+    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] })).status).toBe(202);
+    await new Promise((r) => setTimeout(r, Math.max(0, t0 + 4500 - Date.now())));
+    await s.spawn('orchestrator#2');
+    const snap = await s.a.waitTerminal(id, 30_000);
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'budget_exceeded', output: 'answered without tools' });
+    expect(s.mock.requests.map((r) => r.tools.length > 0)).toEqual([true, false]);
+    expect(s.effects().filter((e) => e.label === 'late')).toEqual([]);
+  }, 120_000);
+
   it('a run whose wall-clock budget ran out while it waited for an orchestrator gets a final call without tools', async () => {
     const script: Script = (req) => (req.tools.length ? { toolCalls: [{ name: 'effect', args: { label: 'late' } }] } : { text: 'answered without tools' });
     s = await ProcessStack.start(['api', 'tool-runner'], { script }); // no orchestrator yet: the run waits in the queue

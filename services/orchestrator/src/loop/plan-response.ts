@@ -74,7 +74,8 @@ export function planResponse(p: PlanInput): ResponsePlan {
     costUsd: Math.round((st.usage.costUsd + cost) * 1e8) / 1e8,
     llmCalls: st.usage.llmCalls + 1,
   };
-  const base = { iteration: k, message, totals, iterationUsage };
+  const billed = { ...iterationUsage, llmCalls: 1 };
+  const base = { iteration: k, message, totals, billed, iterationUsage };
   if (p.callMode !== 'tools' || !message.toolCalls?.length) { // isFinalAnswer
     delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
     return finalAnswerPlan(p, base);
@@ -115,7 +116,7 @@ export function planResponse(p: PlanInput): ResponsePlan {
   return { checkpoint, iterationUsage, totals, final: null, failure: null, calls: classified.calls, toRun, pause, message };
 }
 
-type PlanBase = Pick<CheckpointInput, 'iteration' | 'message' | 'totals'> & { iterationUsage: ResponsePlan['iterationUsage'] };
+type PlanBase = Pick<CheckpointInput, 'iteration' | 'message' | 'totals' | 'billed'> & { iterationUsage: ResponsePlan['iterationUsage'] };
 
 /**
  * A final answer (or a finalize call's). Without `output.schema` the run completes with it. With one, the answer is
