@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, SCHEMA_VERSION, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
+  DeploymentKeys, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
@@ -10,9 +10,10 @@ import { editedBatchMessage } from './batch-edit.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
 import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
+import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import {
-  DEFAULT_RETENTION_S, RATE_LIMITED_ERROR, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
+  DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
 } from './run-store-types.js';
 
 export * from './run-store-types.js';
@@ -65,35 +66,10 @@ export class RunStore {
   async create(input: CreateRunInput): Promise<CreateRunResult> {
     const k = this.keys.run(input.runId);
     const idemKey = input.idempotencyKey ? this.keys.idempotency(input.tenant, input.idempotencyKey) : `${k.state}:noidem`;
-    const { input: _omit, ...requestWithoutInput } = input.request;
-    const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
-    if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
-    const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
     const res = await this.run(
       'createRun',
       input.runId,
-      (ev) => [
-        input.tenant,
-        wellFormedJson(requestWithoutInput),
-        input.bodyHash,
-        input.idempotencyKey ? IDEMPOTENCY_TTL_S : 0,
-        wellFormedJson(input.messages.map((m) => wellFormedJson(m))),
-        ev(events),
-        input.invalid ? 'failed' : 'queued',
-        input.invalid ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
-        wellFormedJson(input.request.model),
-        input.request.mode,
-        wellFormedJson(input.request.metadata),
-        SCHEMA_VERSION,
-        input.request.limits.maxWallMs ?? 0,
-        input.activeRuns ? input.activeRuns.limit : -1,
-        this.retentionS,
-        limited ? ev(limited) : '',
-        wellFormedJson(RATE_LIMITED_ERROR),
-        wellFormedJson(input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id))),
-        String(this.layout),
-        input.request.output ? '1' : '0',
-      ],
+      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, layout: this.layout, ev })],
       [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
     );
     switch (res.outcome) {

@@ -1,0 +1,62 @@
+import { SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
+import { RATE_LIMITED_ERROR, type CreateRunInput } from './run-store-types.js';
+
+/** The one argument of `createRun-6.lua`, as it decodes it (strings where Redis stores the value as it is). */
+export interface CreateRunArgs {
+  tenant: string;
+  /** The request without its input, as stored. */
+  request: string;
+  bodyHash: string;
+  /** Seconds the idempotency key is kept ('0': no key). */
+  idemTtl: string;
+  /** The initial transcript, one message JSON text each. */
+  messages: string[];
+  events: string;
+  status: 'queued' | 'failed';
+  error: string;
+  model: string;
+  mode: string;
+  metadata: string;
+  v: string;
+  maxWallMs: string;
+  /** The tenant's activeRuns limit ('-1': none). */
+  activeLimit: string;
+  retention: string;
+  /** Events of a run created failed at the limit (a queued job's run); '' refuses instead (HTTP: 429). */
+  limitedEvents: string;
+  limitedError: string;
+  reservedIds: string[];
+  layout: string;
+  structured: '1' | '0';
+}
+
+/** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
+export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; retentionS: number; layout: number; ev: (events: readonly NewEvent[]) => string }): string {
+  const { input: _omit, ...requestWithoutInput } = input.request;
+  const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
+  if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
+  const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
+  const args: CreateRunArgs = {
+    tenant: input.tenant,
+    request: wellFormedJson(requestWithoutInput),
+    bodyHash: input.bodyHash,
+    idemTtl: String(input.idempotencyKey ? o.idemTtlS : 0),
+    messages: input.messages.map((m) => wellFormedJson(m)),
+    events: o.ev(events),
+    status: input.invalid ? 'failed' : 'queued',
+    error: input.invalid ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
+    model: wellFormedJson(input.request.model),
+    mode: input.request.mode,
+    metadata: wellFormedJson(input.request.metadata),
+    v: String(SCHEMA_VERSION),
+    maxWallMs: String(input.request.limits.maxWallMs ?? 0),
+    activeLimit: String(input.activeRuns ? input.activeRuns.limit : -1),
+    retention: String(o.retentionS),
+    limitedEvents: limited ? o.ev(limited) : '',
+    limitedError: wellFormedJson(RATE_LIMITED_ERROR),
+    reservedIds: input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)),
+    layout: String(o.layout),
+    structured: input.request.output ? '1' : '0',
+  };
+  return wellFormedJson(args);
+}
