@@ -83,7 +83,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const worker = new IterationWorker({
       gate,
       redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix, catalog,
-      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
+      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, summaryDeadlineMs: config.summaryDeadlineMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
       onIterationTimed: opts.onIterationTimed, decisions, prices, ...(opts.planner ? { planner: opts.planner } : {}),
     });
     await worker.start();

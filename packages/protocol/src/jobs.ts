@@ -27,6 +27,21 @@ export const advanceJobId = (runId: string, iteration: number, suffix = '') => `
 export const ExpireJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int().positive() });
 export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
+/** `summarize` job on the compressor queue: summarize the run's older turns for iteration `iteration` at transcript version `tv`. */
+export const CompressJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int(), tv: z.number().int() });
+export type CompressJob = z.infer<typeof CompressJobSchema>;
+export const compressJobId = (runId: string, iteration: number, tv: number) => `${runId}-${iteration}-c${tv}`;
+
+/**
+ * `summary_deadline` job (delayed) on the orchestrator queue: the summary asked for iteration `iteration` at version `tv`
+ * is due. When none was recorded by then (no compressor running, or one died mid-summary and was not replaced), the
+ * iteration stops waiting for it and prunes instead (SPEC §3).
+ */
+export const SummaryDeadlineJobSchema = CompressJobSchema;
+export const summaryDeadlineJobId = (runId: string, iteration: number, tv: number) => `${runId}-${iteration}-d${tv}`;
+/** How long an iteration waits for its summary [60 s, SPEC §3]. */
+export const SUMMARY_DEADLINE_MS = 60_000;
+
 /** Cap of a tool result the model sees, when a call's record names none. */
 export const DEFAULT_RESULT_TOKENS = 20_000;
 

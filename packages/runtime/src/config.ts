@@ -21,6 +21,13 @@ export const EnvSchema = z.object({
   /** How often the orchestrator re-publishes what a dead process left half done (a queued run without its first job,
    * a resume flipped but not published), and how old such a run must be. */
   AGENTLOOP_RECONCILE_MS: intFrom(10_000, 100),
+  /** How long an iteration waits for its summary before it prunes instead (SPEC §3: 60 s). */
+  AGENTLOOP_SUMMARY_DEADLINE_MS: intFrom(60_000, 100),
+  /**
+   * How long a tool call may wait for a runner of its pool before it is answered tool_error (retryable): a number of ms
+   * for every pool, or JSON {"*":300000,"gpu":900000} (a pool that KEDA scales to zero needs time to start a runner).
+   */
+  AGENTLOOP_POOL_PICKUP_MS: z.string().default('300000'),
   AGENTLOOP_LLM_ATTEMPTS: intFrom(3, 1),
   AGENTLOOP_LLM_RETRY_BASE_MS: intFrom(500),
   /** Longest retry-after a worker waits out in place; a longer one moves the iteration job to delayed. */
@@ -46,6 +53,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+const PoolPickupSchema = z.record(z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, 'a pool name or *'), z.number().int().min(1000));
 
 export const ProviderLimitSchema = z
   .object({
@@ -108,6 +117,9 @@ export interface Config {
   orchestratorConcurrency: number;
   toolConcurrency: number;
   reconcileMs: number;
+  summaryDeadlineMs: number;
+  /** Per pool ('*': every other pool), ms a call may wait for a runner. */
+  poolPickupMs: Record<string, number>;
   llmAttempts: number;
   llmRetryBaseMs: number;
   llmMaxWaitMs: number;
@@ -163,6 +175,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,
     toolConcurrency: e.AGENTLOOP_TOOL_CONCURRENCY,
     reconcileMs: e.AGENTLOOP_RECONCILE_MS,
+    summaryDeadlineMs: e.AGENTLOOP_SUMMARY_DEADLINE_MS,
+    poolPickupMs: /^\d+$/.test(e.AGENTLOOP_POOL_PICKUP_MS)
+      ? { '*': Number(e.AGENTLOOP_POOL_PICKUP_MS) }
+      : { '*': 300_000, ...parseJsonEnv('AGENTLOOP_POOL_PICKUP_MS', e.AGENTLOOP_POOL_PICKUP_MS, PoolPickupSchema, '{"*":300000,"gpu":900000}') },
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,

@@ -1,6 +1,8 @@
-import type { Job } from 'bullmq';
+import { Job } from 'bullmq';
 import { contextWindowOf } from '@agentloop/llm';
-import { DEFAULT_RESULT_TOKENS, QUEUES, advanceJobId, expireJobId, toolJobId, type AdvanceJob, type RunRequest, type ToolJob } from '@agentloop/protocol';
+import {
+  DEFAULT_RESULT_TOKENS, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CompressJob, type RunRequest, type ToolJob,
+} from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
 
 /** A call to publish to its pool. */
@@ -57,13 +59,29 @@ export class RunScheduler {
     setTimeout(() => void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0), 1000).unref();
   }
 
-  /** A summary of the run's older turns, as a child the waiting iteration job is the parent of. */
-  async compress(parent: Job, runId: string, k: number, tv: number): Promise<void> {
-    await this.queues.get(QUEUES.compressor).add(
-      'summarize',
-      { runId, iteration: k, tv },
-      { ...DEFAULT_JOB_OPTIONS, jobId: `${runId}-${k}-c${tv}`, parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true },
-    );
+  /**
+   * A summary of the run's older turns, as a child the waiting iteration job is the parent of, and its deadline: a
+   * delayed job that stops the wait when no summary is recorded within `deadlineMs` (no compressor is running).
+   */
+  async compress(parent: Job, runId: string, k: number, tv: number, deadlineMs: number): Promise<void> {
+    const data: CompressJob = { runId, iteration: k, tv };
+    await this.queues.get(QUEUES.compressor).add('summarize', data, {
+      ...DEFAULT_JOB_OPTIONS, jobId: compressJobId(runId, k, tv), parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true,
+    });
+    await this.queues.orchestrator.add('summary_deadline', data, { ...DEFAULT_JOB_OPTIONS, jobId: summaryDeadlineJobId(runId, k, tv), delay: deadlineMs });
+  }
+
+  /**
+   * The parent of a child job stops waiting for it (BullMQ moves the parent on once no child is pending); a child
+   * nobody has taken up is removed too. False when there is no such child (or it has no parent any more).
+   */
+  async releaseChild(queue: string, jobId: string): Promise<boolean> {
+    const child = await Job.fromId(this.queues.get(queue), jobId);
+    if (!child?.parentKey) return false;
+    const released = await child.removeChildDependency();
+    const state = await child.getState();
+    if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await child.remove().catch(() => undefined); // taken up meanwhile: its worker finds it moot
+    return released;
   }
 
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {

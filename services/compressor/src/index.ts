@@ -1,16 +1,14 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { z } from 'zod';
 import {
   LlmError, PriceTable, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
   type LlmUsage, type ProviderGate, type ProviderRegistry,
 } from '@agentloop/llm';
-import { ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
+import { CompressJobSchema, ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
 import { workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
-export const CompressJobSchema = z.object({ runId: z.string(), iteration: z.number().int(), tv: z.number().int() });
 
 export type CompressResult = { outcome: 'ok'; tokensBefore: number; tokensAfter: number } | { outcome: 'skipped' | 'failed' | 'no_shrink'; reason: string };
 

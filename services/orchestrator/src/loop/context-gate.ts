@@ -1,6 +1,6 @@
 import { WaitingChildrenError, type Job } from 'bullmq';
 import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
-import { toolErrorOutcome, type CallMode, type Message, type NewEvent } from '@agentloop/protocol';
+import { SUMMARY_DEADLINE_MS, toolErrorOutcome, type CallMode, type Message, type NewEvent } from '@agentloop/protocol';
 import type { Metrics, RunScheduler, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 import type { ContextView, TranscriptCache } from './transcript-cache.js';
@@ -17,7 +17,8 @@ type Stage = 0 | 1 | 2 | 3;
 /**
  * Keeps the next model call inside the context window (DESIGN "Context pressure"): over `compressAt` × window,
  * (1) the compressor summarizes older turns — the iteration job waits for it as a parent waits for a child,
- * holding no worker slot; (2) if that fails or does not shrink the context, prune to the system prompt, a note and
+ * holding no worker slot, for at most `summaryDeadlineMs`; (2) if that fails, does not come or does not shrink the
+ * context, prune to the system prompt, a note and
  * the last user message; (3) if the call still cannot fit, answer the last batch's calls `skipped` in the view and
  * make a final call without tools (stopReason context_limit). `force` (the provider said context_length_exceeded)
  * takes the next step whatever the estimate says.
@@ -28,6 +29,8 @@ export class ContextGate {
     private readonly scheduler: RunScheduler,
     private readonly transcripts: TranscriptCache,
     private readonly metrics: Metrics,
+    /** How long the iteration waits for its summary before it prunes instead (SPEC §3: 60 s). */
+    private readonly summaryDeadlineMs = SUMMARY_DEADLINE_MS,
   ) {}
 
   /**
@@ -63,7 +66,7 @@ export class ContextGate {
     const mode = request.context.compression;
     if (mode === 'summarize' && stage < 1) {
       await setStage(1);
-      await this.scheduler.compress(job, st.id, k, st.tv);
+      await this.scheduler.compress(job, st.id, k, st.tv, this.summaryDeadlineMs);
       if (token && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
       await reload();
       if (estimate() < threshold) return { view, tools, callMode };

@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
+  AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
@@ -15,6 +15,7 @@ import { toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
+import { TimerJobs } from './timer-jobs.js';
 const DEFAULT_PRICES = new PriceTable();
 const TOKEN_KINDS = [['prompt', 'promptTokens'], ['completion', 'completionTokens'], ['reasoning', 'reasoningTokens'], ['cached', 'cachedTokens']] as const;
 
@@ -42,6 +43,8 @@ export interface IterationWorkerOptions {
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
   /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
   planner?: Planner;
+  /** How long an iteration waits for its summary before it prunes (SPEC §3: 60 s). */
+  summaryDeadlineMs?: number;
   /** The process's tool catalog (one cache for every role in it) [its own]. */
   catalog?: ToolCatalog;
 }
@@ -60,12 +63,14 @@ export class IterationWorker {
   private readonly end: RunEnder;
   private readonly catalog: ToolCatalog;
   private readonly streamer: ModelStreamer;
+  private readonly timers: TimerJobs;
   private handingBack = false;
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
-    this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics);
+    this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
+    this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
 
@@ -90,7 +95,7 @@ export class IterationWorker {
     this.worker.on('failed', (job, err) => {
       // a job that failed for good ends its run (a malformed job names no run: nothing to end)
       const data = AdvanceJobSchema.safeParse(job?.data);
-      if (!job || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
+      if (!job || job.name !== 'advance' || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
       this.end.failedJob(job.id, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
     });
     await this.worker.waitUntilReady();
@@ -107,12 +112,7 @@ export class IterationWorker {
   }
 
   private async process(job: Job, token?: string): Promise<void> {
-    if (job.name === 'expire') {
-      const expire = ExpireJobSchema.safeParse(job.data);
-      if (!expire.success) throw new UnrecoverableError(`malformed expire job: ${expire.error.message}`);
-      await this.o.decisions.expire(expire.data.runId, expire.data.iteration);
-      return;
-    }
+    if (await this.timers.handle(job)) return;
     const advance = AdvanceJobSchema.safeParse(job.data);
     if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
     const { runId, iteration: k, plan } = advance.data;
