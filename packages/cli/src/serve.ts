@@ -2,7 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { DecisionService, DecisionsWorker, IterationWorker, RequestsWorker, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import {
+  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
+} from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -91,7 +93,12 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     await intake.start();
     const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger, config.reconcileMs);
     await decisionsWorker.start();
-    drainables.push(worker, intake, decisionsWorker);
+    const reconciler = new LiveRunReconciler({
+      store, scheduler, metrics, logger, everyMs: config.reconcileMs, poolPickupMs: config.poolPickupMs,
+      end: new RunEnder(store, metrics, () => undefined, () => catalog.all()),
+    });
+    reconciler.start();
+    drainables.push(worker, intake, decisionsWorker, reconciler);
     started.push('orchestrator');
   }
   if (has('compressor')) {

@@ -74,6 +74,14 @@ export class DeploymentKeys {
   get queuedRuns(): string {
     return `${this.prefix}:queued`;
   }
+  /** Runs in status running, by the time they became so (mirrored in lua/common.lua): the live-run reconciler's work list. */
+  get runningRuns(): string {
+    return `${this.prefix}:running`;
+  }
+  /** Held by the process sweeping the live runs this period (one sweep per deployment at a time). */
+  get reconcileLease(): string {
+    return `${this.prefix}:reconcile`;
+  }
   /** Runs whose decisions are complete and whose resume is being published (a reconciler re-publishes stragglers). */
   get resumingRuns(): string {
     return `${this.prefix}:resuming`;

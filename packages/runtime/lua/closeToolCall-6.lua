@@ -1,5 +1,6 @@
 --[[ Answer a call that must not run: 'cancelled' (the run is ending), 'outcome_unknown' (cut off mid-execution and
-  not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes), 'job_failed' (its job failed for good).
+  not retryable), 'skipped' (the run's wall-clock budget is spent; the run then finalizes), 'job_failed' (its job failed for good),
+  'no_runner' (no runner of its pool took its job up within the pool's bound).
   ARGV[5] callId  ARGV[6] kind  ARGV[7] the owner the caller saw running the call ('' = any): when another delivery
   has taken the call over since, nothing changes  ARGV[8] the delivery answering it ('' = none): it owns the answered call
   from here on, so the result of the delivery it answered for (stalled, not dead) is refused as stale
@@ -14,6 +15,8 @@ if ARGV[6] == 'cancelled' then
   closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
 elseif ARGV[6] == 'job_failed' then
   closeCall(callId, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
+elseif ARGV[6] == 'no_runner' then
+  closeCall(callId, 'error', 'tool_error', 'No tool-runner of its pool took this call up in time (the pool may have no running runner).', true)
 elseif ARGV[6] == 'outcome_unknown' then
   closeCall(callId, 'error', 'outcome_unknown', 'The worker executing this call stopped mid-execution and the tool must not be retried: its outcome is unknown.', false)
 else

@@ -167,6 +167,9 @@ local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv)
   -- queued runs of every tenant, for the reconciler that re-adds a first job its creator did not live to add
   if to == 'queued' then rcall('ZADD', keyPrefix .. ':queued', createdAt, runId) end
   if from == 'queued' then rcall('ZREM', keyPrefix .. ':queued', runId) end
+  -- running runs of every tenant, for the reconciler that finds a run whose job is gone
+  if to == 'running' then rcall('ZADD', keyPrefix .. ':running', nowMs, runId) end
+  if from == 'running' then rcall('ZREM', keyPrefix .. ':running', runId) end
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
 end

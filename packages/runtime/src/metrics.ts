@@ -40,6 +40,12 @@ export class Metrics {
     labelNames: ['step'],
     registers: [this.registry],
   });
+  readonly reconciled = new client.Counter({
+    name: 'agentloop_runs_reconciled_total',
+    help: 'Live runs the reconciler found without a job to advance them, by what it did (republished, ended, answered, gone)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly jobsStalled = new client.Counter({ name: 'agentloop_jobs_stalled_total', help: 'Jobs whose worker died or hung (BullMQ stalled), by queue', labelNames: ['queue'], registers: [this.registry] });
   readonly rateLimited = new client.Counter({ name: 'agentloop_rate_limited_total', help: 'Requests and runs refused by AGENTLOOP_TENANT_LIMITS', labelNames: ['limit'], registers: [this.registry] });
   readonly compressions = new client.Counter({ name: 'agentloop_compressions_total', help: 'Context compressions', labelNames: ['strategy', 'outcome'], registers: [this.registry] });

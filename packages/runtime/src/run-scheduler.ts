@@ -71,6 +71,21 @@ export class RunScheduler {
     await this.queues.orchestrator.add('summary_deadline', data, { ...DEFAULT_JOB_OPTIONS, jobId: summaryDeadlineJobId(runId, k, tv), delay: deadlineMs });
   }
 
+  /** A job of the deployment's queues, when it exists (for the reconciler). */
+  async job(queue: string, jobId: string): Promise<Job | undefined> {
+    return Job.fromId(this.queues.get(queue), jobId);
+  }
+
+  /** An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless). */
+  async advance(runId: string, k: number, jobId: string): Promise<void> {
+    await this.queues.orchestrator.add('advance', { runId, iteration: k } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
+  }
+
+  /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
+  async expireNow(runId: string, k: number): Promise<void> {
+    await this.queues.orchestrator.add('expire', { runId, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(runId, k) });
+  }
+
   /**
    * The parent of a child job stops waiting for it (BullMQ moves the parent on once no child is pending); a child
    * nobody has taken up is removed too. False when there is no such child (or it has no parent any more).

@@ -90,6 +90,13 @@ export class RunStore {
     return parseRunState(stateHash(await this.redis.hmget(this.keys.run(runId).state, ...STATE_FIELDS)));
   }
 
+  /** A few fields of a run's state, read without the rest (its request alone may be 1 MiB); null when there is no run. */
+  async fieldsOf<F extends string>(runId: string, fields: readonly F[]): Promise<Record<F, string | null> | null> {
+    const r = await this.redis.hmget(this.keys.run(runId).state, 'id', ...fields);
+    if (!r[0]) return null;
+    return Object.fromEntries(fields.map((f, i) => [f, r[i + 1] ?? null])) as Record<F, string | null>;
+  }
+
   /** The tenant that owns a run, or null when there is no such run. */
   async tenantOf(runId: string): Promise<string | null> {
     return this.redis.hget(this.keys.run(runId).state, 'tenant');
@@ -219,6 +226,14 @@ export class RunStore {
     return this.redis.zrangebyscore(this.keys.queuedRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
   }
 
+  /** Runs in status running since before `beforeMs`, after `(fromMs` (a sweep's cursor), oldest first, with their scores. */
+  async runningSince(fromMs: number, beforeMs: number, limit: number): Promise<Array<{ runId: string; since: number }>> {
+    const r = await this.redis.zrangebyscore(this.keys.runningRuns, `(${fromMs}`, beforeMs, 'WITHSCORES', 'LIMIT', 0, limit);
+    const out: Array<{ runId: string; since: number }> = [];
+    for (let i = 0; i + 1 < r.length; i += 2) out.push({ runId: r[i]!, since: Number(r[i + 1]) });
+    return out;
+  }
+
   /** Runs whose resume was flipped before `beforeMs` and has not started yet (for the reconciler). */
   async resumingSince(beforeMs: number, limit = 100): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.resumingRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
@@ -229,7 +244,7 @@ export class RunStore {
    * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
    * answered call's owner from here on). False when nothing was answered.
    */
-  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed', fence?: { seen: string; by: string }): Promise<boolean> {
+  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed' | 'no_runner', fence?: { seen: string; by: string }): Promise<boolean> {
     return (await this.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
   }
 

@@ -15,3 +15,5 @@ export * from './decisions/decisions-worker.js';
 export * from './loop/state-cache.js';
 export * from './api/admin.js';
 export * from './loop/histories/history.js';
+export * from './loop/run-ender.js';
+export * from './reconcile/live-run-reconciler.js';

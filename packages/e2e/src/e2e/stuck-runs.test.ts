@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkEvents, checkTranscript, type Script } from '@agentloop/testing';
-import { ProcessStack } from '../test-support/stack.js';
+import { Queue } from 'bullmq';
+import { QUEUES, advanceJobId, expireJobId } from '@agentloop/protocol';
+import { RunStore } from '@agentloop/runtime';
+import { checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
+import { InProcessStack, ProcessStack } from '../test-support/stack.js';
+import { until } from '../test-support/helpers.js';
 
 /** Runs that no job would ever pick up again: each ends, or finishes, within a bound and says why. */
 describe('nothing left stuck', () => {
@@ -30,4 +34,81 @@ describe('nothing left stuck', () => {
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(s.procs.get('orchestrator')!.output.some((l) => l.includes('no summary was recorded before its deadline'))).toBe(true);
   }, 120_000);
+
+  /** A stack whose reconciler sweeps often; `remove` deletes a job as a lost AOF tail or a dead process would leave it. */
+  const quick = { AGENTLOOP_RECONCILE_MS: '300', AGENTLOOP_POOL_PICKUP_MS: '1500' };
+  const model = { provider: 'openai', name: 'gpt-4o-mini' };
+  const remove = async (st: { redis: import('ioredis').Redis; prefix: string }, jobId: string) => {
+    const q = new Queue(QUEUES.orchestrator, { connection: st.redis, prefix: st.prefix });
+    try {
+      const job = await q.getJob(jobId);
+      await job!.remove({ removeChildren: false });
+    } finally {
+      await q.close();
+    }
+  };
+
+  it('a call that no runner of its pool takes up is answered tool_error (retryable) after the pool\'s bound, and the run goes on', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }, { name: 'lookup', args: { key: 'x' } }] } : { text: `saw: ${req.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` });
+    const st = await InProcessStack.start({ script, pools: ['default'], env: quick }); // no runner serves pool "offsite"
+    try {
+      const id = await st.a.startRun({ input: 'go', model, tools: ['offsite', 'lookup'] });
+      const snap = await st.a.waitTerminal(id, 30_000);
+      expect(snap.status).toBe('completed');
+      expect(snap.output).toContain('"code":"tool_error"');
+      expect(snap.output).toContain('"retryable":true');
+      expect(snap.output).toContain('X'); // the other call of the batch ran
+      expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
+    } finally {
+      await st.stop();
+    }
+  }, 60_000);
+
+  it('a batch whose flow is lost after its checkpoint is published again: the run finishes, no finished call runs twice', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 1500, label: 'e' } }] } : { text: 'done' });
+    const st = await InProcessStack.start({ script, env: quick });
+    try {
+      const id = await st.a.startRun({ input: 'go', model, tools: ['effect'] });
+      await until('the effect to start', () => st.effects().some((e) => e.phase === 'start'));
+      await remove(st, advanceJobId(id, 2)); // the iteration job waiting for the batch is gone
+      const snap = await st.a.waitTerminal(id, 30_000);
+      expect(snap).toMatchObject({ status: 'completed', output: 'done' });
+      expect(st.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
+      expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
+      expect(checkTranscript((await st.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    } finally {
+      await st.stop();
+    }
+  }, 60_000);
+
+  it('a run in its model call whose job is gone (its process died, the job lost) is published again and completes', async () => {
+    const script: Script = () => ({ text: 'answered' });
+    s = await ProcessStack.start(['api'], { script, env: quick }); // no orchestrator yet
+    const store = new RunStore(s.redis, s.prefix);
+    const id = await s.a.startRun({ input: 'go', model });
+    await remove(s, advanceJobId(id, 1));
+    // the model call was started by a job that no longer exists anywhere
+    const started = await store.startIteration(id, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }], owner: `${advanceJobId(id, 1, 'lost')}@t` });
+    expect(typeof started).toBe('object');
+    await s.spawn('orchestrator');
+    const snap = await s.a.waitTerminal(id, 30_000);
+    expect(snap).toMatchObject({ status: 'completed', output: 'answered' });
+    expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+  }, 60_000);
+
+  it('a parked run whose expire job was lost still expires', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${req.messages.at(-1)?.content}` });
+    const st = await InProcessStack.start({ script, env: quick });
+    try {
+      const id = await st.a.startRun({ input: 'mail', model, tools: ['send_email'], approval: { timeoutMs: 1000, onTimeout: 'deny' } });
+      await st.a.waitFor(id, (r) => r.status === 'paused');
+      await remove(st, expireJobId(id, 1));
+      const snap = await st.a.waitTerminal(id, 30_000);
+      expect(snap.status).toBe('completed');
+      expect(snap.output).toContain('denied');
+      expect(st.effects().filter((e) => e.tool === 'send_email')).toEqual([]);
+    } finally {
+      await st.stop();
+    }
+  }, 60_000);
 });
