@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import {
-  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
+  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
@@ -98,7 +98,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       end: new RunEnder(store, metrics, () => undefined, () => catalog.all()),
     });
     reconciler.start();
-    drainables.push(worker, intake, decisionsWorker, reconciler);
+    const relay = new OutboxRelay(store, queues, logger, config.runRetentionS);
+    relay.start();
+    drainables.push(worker, intake, decisionsWorker, reconciler, relay);
     started.push('orchestrator');
   }
   if (has('compressor')) {

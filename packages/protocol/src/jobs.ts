@@ -68,5 +68,20 @@ export const RequestJobSchema = z.object({
 });
 export type RequestJob = z.infer<typeof RequestJobSchema>;
 
+/** What a backend gets on `results` when a run it enqueued ends (SPEC §2): one job per run, job id = run id. */
+export interface ResultJob {
+  runId: string;
+  tenantId: string;
+  status: string;
+  stopReason: string | null;
+  output: string | null;
+  /** Only for runs with output.schema. */
+  outputJson?: unknown;
+  /** null unless the run failed. */
+  error: { code: string; message: string } | null;
+  usage: Record<string, number>;
+  metadata: Record<string, unknown>;
+}
+
 export const DecisionJobSchema = z.object({ tenantId: TenantIdSchema, runId: RunIdSchema, decisions: z.array(DecisionSchema).min(1) });
 export type DecisionJob = z.infer<typeof DecisionJobSchema>;

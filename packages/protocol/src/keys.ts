@@ -9,6 +9,8 @@ export const QUEUES = {
   orchestrator: 'orchestrator',
   decisions: 'decisions',
   compressor: 'compressor',
+  /** One job per run created by queue intake, when it ends (job id = run id): SPEC §2. */
+  results: 'results',
   tools: (pool: string) => `tools-${pool}`,
 } as const;
 
@@ -77,6 +79,18 @@ export class DeploymentKeys {
   /** Runs in status running, by the time they became so (mirrored in lua/common.lua): the live-run reconciler's work list. */
   get runningRuns(): string {
     return `${this.prefix}:running`;
+  }
+  /** What runs tell the outside world, written with the transitions they report (lua/common.lua toOutbox). */
+  get outbox(): string {
+    return `${this.prefix}:outbox`;
+  }
+  /** Outbox entries the relay took and has not finished (re-read by the next relay after a crash). */
+  get outboxTaken(): string {
+    return `${this.prefix}:outbox:taken`;
+  }
+  /** Held by the process relaying the outbox (one at a time, so entries keep their order). */
+  get outboxLease(): string {
+    return `${this.prefix}:outbox:lease`;
   }
   /** Held by the process sweeping the live runs this period (one sweep per deployment at a time). */
   get reconcileLease(): string {

@@ -59,7 +59,7 @@ end
 local callUpdates = {} -- layout 1: call fields commit() writes to the calls hash
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
-local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv' }
+local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src' }
 local statusInfo
 
 -- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
@@ -158,9 +158,17 @@ local function expireRun(tenant, retentionS, idemKey, tv)
   rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
 
+-- The outbox: what a run tells the outside world, written by the step that makes the transition it reports, so a
+-- crash can neither lose a report nor send one for a transition that did not happen. The relay (OutboxRelay) turns
+-- each entry into its job: 'R|<runId>' the `results` job of a run created by queue intake (src 'q') that ended.
+local function toOutbox(entry)
+  rcall('RPUSH', keyPrefix .. ':outbox', entry)
+end
+
 -- Moves the run from its tenant's index of status `from` to that of `to` (same score: createdAt), so that listing
--- by status and counting active runs never read the tenant's history. A run that finishes starts its retention.
-local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv)
+-- by status and counting active runs never read the tenant's history. A run that finishes starts its retention and,
+-- when a backend enqueued it (src 'q'), reports its end to the outbox.
+local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv, src)
   if from == to then return end
   if from then rcall('ZREM', runIndex(tenant, from), runId) end
   rcall('ZADD', runIndex(tenant, to), createdAt, runId)
@@ -172,6 +180,7 @@ local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv)
   if from == 'running' then rcall('ZREM', keyPrefix .. ':running', runId) end
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
+  if isTerminal(to) and src == 'q' then toOutbox('R|' .. runId) end
 end
 
 -- Runs of a tenant that count against activeRuns.
@@ -212,7 +221,7 @@ local function commit(seq, watch)
     end
     set('seq', seq + n)
   end
-  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6]) end
+  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
   if #callUpdates > 0 then callSliced('HSET', legacyCallsKey, callUpdates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end

@@ -6,7 +6,8 @@
   (JSON text), mode, metadata (JSON text), v (schema version), maxWallMs (0 = none), activeLimit (-1 = none),
   retention (s), limitedEvents (envelope lines of a run created failed at the limit; '' = refuse instead), limitedError,
   reservedIds (call ids the input transcript already uses: a model cannot reuse them), layout ('3', '2' or '1': the
-  older ones for builds that know only those), structured ('1' when the request has output.schema)
+  older ones for builds that know only those), structured ('1' when the request has output.schema), src ('q': a
+  backend enqueued it on `requests`: its end is reported on `results`; '' otherwise)
   Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
@@ -42,6 +43,7 @@ if status == 'failed' then set('phase', 'done') end
 set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('request', a.request); set('model', a.model)
 set('mode', a.mode); set('metadata', a.metadata); set('structured', a.structured); set('maxWallMs', a.maxWallMs); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.retention); set('idem', idemKey); set('bodyHash', a.bodyHash)
+set('src', a.src)
 if L2 then set('lay', a.layout) end
 local msgs = a.messages
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
@@ -49,5 +51,5 @@ for _, id in ipairs(a.reservedIds) do setCall(id, ':st', 'done') end
 rcall('ZADD', KEYS[4], nowMs, runId)
 emitAll(eventsJson)
 commit(0)
-indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey) -- after the keys exist: a run created failed expires too
+indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src) -- after the keys exist: a run created failed expires (and reports) too
 return { 'created', status }

@@ -28,6 +28,8 @@ export interface CreateRunArgs {
   reservedIds: string[];
   layout: string;
   structured: '1' | '0';
+  /** 'q': created by queue intake (its end is reported on `results`). */
+  src: 'q' | '';
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
@@ -57,6 +59,7 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     reservedIds: input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)),
     layout: String(o.layout),
     structured: input.request.output ? '1' : '0',
+    src: input.fromQueue ? 'q' : '',
   };
   return wellFormedJson(args);
 }

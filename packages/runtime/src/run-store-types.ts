@@ -18,6 +18,8 @@ export interface CreateRunInput {
    * creates the run failed with code rate_limited (queue intake: a job is never silently dropped).
    */
   activeRuns?: { limit: number; atLimit: 'refuse' | 'fail' } | null;
+  /** A backend enqueued it on `requests`: when it ends, its result is added to `results` (SPEC §2). */
+  fromQueue?: boolean;
 }
 
 export type CreateRunResult =

@@ -17,3 +17,4 @@ export * from './api/admin.js';
 export * from './loop/histories/history.js';
 export * from './loop/run-ender.js';
 export * from './reconcile/live-run-reconciler.js';
+export * from './outbox/outbox-relay.js';

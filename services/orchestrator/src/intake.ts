@@ -118,7 +118,7 @@ export class RunIntake {
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
       const fallback = RunRequestSchema.parse({ input: '(invalid request)', model: { provider: 'openai', name: 'invalid' } });
       const res = await this.store.create({
-        runId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey,
+        runId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey, fromQueue: true,
         invalid: { error: { code: 'invalid_request', message: v.message, details: v.issues } },
       });
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
@@ -126,7 +126,7 @@ export class RunIntake {
       if ('taken' in res) return { kind: 'taken', runId };
       return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
-    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
+    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns };
