@@ -92,7 +92,8 @@ export class RunIntake {
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
     const output = await outputSchemaIssues(parsed.data, outputValidator);
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
-    const catalog = await this.catalog.all();
+    // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
+    const catalog = await this.catalog.lookup(parsed.data.tools);
     if (catalog.size) {
       const unknown = parsed.data.tools.filter((t) => !catalog.has(t));
       if (unknown.length)

@@ -11,7 +11,7 @@ import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { TranscriptCache } from './transcript-cache.js';
-import { toolSpecsFor } from './tool-specs.js';
+import { catalogForCalls, toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
@@ -255,7 +255,7 @@ export class IterationWorker {
    * provider reusing ids): renamed this time.
    */
   private async afterResponse(st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
-    const catalog = await this.catalog.all();
+    const catalog = await catalogForCalls(this.catalog, st.request, res.message.toolCalls);
     const outputCheck = await finalOutputCheck(st, callMode, res);
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
