@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
-import { IDLE_BLOCK_S, type Logger } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, workerTakingJobs, type Logger } from '@agentloop/runtime';
 import type { RunIntake } from './intake.js';
 import { zodIssues } from './intake.js';
 
@@ -30,6 +30,11 @@ export class RequestsWorker {
   }
 
   handBack(): void {} // short jobs: nothing worth aborting
+
+  /** Whether its worker takes jobs (readiness). */
+  isRunning(): boolean {
+    return workerTakingJobs(this.worker);
+  }
 
   async close(): Promise<void> {
     if (this.reconciler) clearInterval(this.reconciler);

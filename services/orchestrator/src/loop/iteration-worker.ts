@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, ExpireJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
@@ -54,6 +54,7 @@ export interface IterationWorkerOptions {
  */
 export class IterationWorker {
   private worker: Worker | null = null;
+  readonly isRunning = (): boolean => workerTakingJobs(this.worker); // readiness: it takes jobs
   private readonly transcripts: TranscriptCache;
   private readonly states = new StateCache();
   private readonly context: ContextGate;
