@@ -125,7 +125,9 @@ export class RunIntake {
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       if ('limited' in res) throw new Error('unreachable: an invalid run is not counted against activeRuns');
       if ('taken' in res) return { kind: 'taken', runId };
-      return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
+      if (res.created) return { kind: 'created', runId };
+      // the run id or key names a run made from another body: that run is not this request's (and is left alone)
+      return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns });
     if ('limited' in res) {
