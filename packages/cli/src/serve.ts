@@ -6,7 +6,8 @@ import {
   DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, redisProblem, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { createMetricsServer } from './metrics-server.js';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
@@ -63,8 +64,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // before any worker takes a job: a deployment that asked for Bull Board and cannot load it stops here
   const bullBoard = has('api') && config.adminKey ? await loadBullBoard() : null;
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
-  const drainables: Drainable[] = [];
-  shutdown.add('workers', () => drainAll(drainables, config.drainMs));
+  const workers: Array<{ role: Role; worker: Drainable }> = [];
+  const addWorkers = (role: Role, ...ws: Drainable[]) => workers.push(...ws.map((worker) => ({ role, worker })));
+  shutdown.add('workers', () => drainAll(workers.map((w) => w.worker), config.drainMs));
+  // readiness (/readyz on the api port, or on the metrics port): the connections, then every role's workers
+  const ready = async () => notReadyReason([redis, subscriber, publisher], workers.map(({ role, worker }) => ({ role, isRunning: () => worker.isRunning() })));
   const started: string[] = [];
 
   if (has('tool-runner')) {
@@ -72,7 +76,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const pools = opts.pools?.length ? opts.pools : registry.pools();
     const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
     await runner.start();
-    drainables.push(runner);
+    addWorkers('tool-runner', runner);
     started.push('tool-runner');
   }
   // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries
@@ -100,7 +104,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     reconciler.start();
     const relay = new OutboxRelay(store, queues, logger, config.runRetentionS);
     relay.start();
-    drainables.push(worker, intake, decisionsWorker, reconciler, relay);
+    addWorkers('orchestrator', worker, intake, decisionsWorker, reconciler, relay);
     started.push('orchestrator');
   }
   if (has('compressor')) {
@@ -109,7 +113,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       compressionModel: config.compressionModel ?? undefined, gate,
     });
     await compressor.start();
-    drainables.push(compressor);
+    addWorkers('compressor', compressor);
     started.push('compressor');
   }
 
@@ -132,7 +136,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       intake: newIntake(),
       limiter: tenantLimiter,
       metrics,
-      ready: async () => redisProblem(redis) ?? redisProblem(subscriber) ?? redisProblem(publisher),
+      ready,
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
     });
     const server = http.createServer(app);
@@ -149,12 +153,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     started.unshift('api');
     console.log(`agentloop api listening on ${apiUrl}`);
   } else {
-    const server = http.createServer((req, res) => {
-      if (req.url === '/metrics') {
-        metricsText().then((t) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(t), () => res.writeHead(500).end());
-      } else if (req.url === '/healthz' || req.url === '/readyz') res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      else res.writeHead(404).end();
-    });
+    const server = createMetricsServer({ metricsText, ready });
     await listen(server, config.metricsPort, config.host);
     metricsUrl = `http://${displayHost(config.host)}:${(server.address() as AddressInfo).port}/metrics`;
     shutdown.add('metrics-http', () => closeServer(server));

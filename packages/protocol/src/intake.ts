@@ -15,7 +15,9 @@ export interface EnqueueRunOptions {
 /**
  * Queue intake for backends in the same trust zone (SPEC §2): enqueue a run without HTTP. Resolves to the job, whose
  * return value (`await job.waitUntilFinished(queueEvents)`) is `{id}`. Validation happens on the consumer side,
- * exactly as in the HTTP API: an invalid request becomes a run that ends `failed` with `invalid_request`.
+ * exactly as in the HTTP API: an invalid request becomes a run that ends `failed` with `invalid_request`. A `runId`
+ * or `idempotencyKey` that names a run made from a different request fails the job, unretried, with a failedReason
+ * starting `idempotency_mismatch: ` (HTTP's 422), and that run is left as it is.
  * bullmq is the backend's own (an optional peer dependency of protocol, loaded only when this is called): protocol
  * itself depends on zod alone. `@agentloop/client` re-exports this helper beside its HTTP client.
  */

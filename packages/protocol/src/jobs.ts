@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DecisionSchema } from './decisions.js';
+import { SAFE_CALL_ID_RE } from './ids.js';
 import { CallModeSchema, FinalizeReasonSchema } from './run-status.js';
 
 /** A tenant id (from AGENTLOOP_API_KEYS or a queue job): it becomes part of Redis key names. */
@@ -45,7 +46,7 @@ export const SUMMARY_DEADLINE_MS = 60_000;
 /** Cap of a tool result the model sees, when a call's record names none. */
 export const DEFAULT_RESULT_TOKENS = 20_000;
 
-/** One tool call, on queue `tools-<pool>` (jobId `<runId>-<callId>`). */
+/** One tool call, on queue `tools-<pool>` (jobId: toolJobId). */
 export const ToolJobSchema = z.object({
   runId: RunIdSchema,
   tenantId: z.string(),
@@ -57,7 +58,26 @@ export const ToolJobSchema = z.object({
   maxResultTokens: z.number().int().positive().default(DEFAULT_RESULT_TOKENS),
 });
 export type ToolJob = z.infer<typeof ToolJobSchema>;
-export const toolJobId = (runId: string, callId: string) => `${runId}-${callId}`;
+
+/**
+ * A tool call's job id, `<runId>.<callId>`. Both ids are `[A-Za-z0-9_-]` (RunIdSchema, SAFE_CALL_ID_RE), so a `.`
+ * between them splits one way only; the `-` of earlier builds did not (run `a-b` call `c` and run `a` call `b-c`
+ * were both `a-b-c`, and BullMQ kept only the first). Not `:`: BullMQ refuses it in custom ids.
+ */
+export const toolJobId = (runId: string, callId: string) => `${runId}.${callId}`;
+
+/**
+ * The call a tool job of run `runId` runs, read from its id (toolJobId), or null when the id is no tool job of that
+ * run. Ids of earlier builds (`<runId>-<callId>`) are read too: their jobs may be in flight
+ * during a rolling deploy, and the run is known, so they are unambiguous here.
+ */
+export function callIdOfToolJob(runId: string, jobId: string): string | null {
+  for (const sep of ['.', '-']) {
+    const callId = jobId.startsWith(runId + sep) ? jobId.slice(runId.length + 1) : '';
+    if (SAFE_CALL_ID_RE.test(callId)) return callId;
+  }
+  return null;
+}
 
 /** Queue intake (SPEC §2): a backend enqueues this on `requests`; the job's return value is `{id}`. */
 export const RequestJobSchema = z.object({

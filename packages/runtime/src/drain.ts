@@ -4,6 +4,8 @@ export interface Drainable {
   close(): Promise<void>;
   /** The drain deadline passed: abort in-flight work so its jobs are handed back (retried elsewhere at once). */
   handBack(): void;
+  /** Whether it takes jobs: started, not stopped, not draining (readiness: readiness.ts). */
+  isRunning(): boolean;
 }
 
 /**

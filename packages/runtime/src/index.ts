@@ -15,3 +15,4 @@ export * from './provider-limiter.js';
 export * from './tenant-limiter.js';
 export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
+export * from './readiness.js';

@@ -25,45 +25,68 @@ async function structured(redis: Redis, stateKey: string, flag: string | undefin
   return Boolean((JSON.parse(request) as Partial<RunRequest>).output);
 }
 
+/** Index rows one page reads at most, the rows it skips included: the bound of a page's cost. */
+export const LIST_SCAN_LIMIT = 1000;
+
 /**
- * A tenant's runs, newest first (by creation), optionally in one status. Keyset paging: the cursor is the last run
- * returned, so a page never repeats or skips a run while new ones arrive, and a page costs the same with 100 or
- * 100,000 runs in the history (the status filter reads its own index, never the history).
+ * A tenant's runs, newest first (by creation), optionally in one status. Keyset paging: the cursor is the index
+ * position of the last row read, so a page never repeats or skips a run while new ones arrive, and a page costs the
+ * same with 100 or 100,000 runs in the history (the status filter reads its own index, never the history).
  * Each run as its snapshot, read from the fields a snapshot shows (never the request).
+ *
+ * The index is not trusted: a row is listed only when its run still exists, is the tenant's (a run id given at
+ * queue intake may be reused by another tenant once the first run expired, before the sweeper removes the old row)
+ * and is in the status asked for. Skipped rows do not shorten a page: it reads on to fill `limit`, up to
+ * `scanLimit` rows; a page that reaches that bound ends early — with fewer runs, possibly none — and a cursor past
+ * the rows it read, so a client that follows `nextCursor` until null sees every run once.
  */
-export async function listRuns(redis: Redis, keys: DeploymentKeys, tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
+export async function listRuns(
+  redis: Redis, keys: DeploymentKeys, tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }, scanLimit = LIST_SCAN_LIMIT,
+): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
   const idx = opts.status ? keys.tenantRunsByStatus(tenant, opts.status) : keys.tenantRuns(tenant);
   const out: RunSnapshot[] = [];
-  let lastCreatedAt = 0;
   let after = opts.cursor ?? null;
+  let scanned = 0;
+  let offset = 0; // rows at the cursor's score already passed that a whole read returned (ties of one millisecond)
   for (;;) {
-    const want = opts.limit - out.length + 1; // one more than needed: whether another page follows
-    // runs created in the same millisecond share a score; ZRANGE REV orders those by id, descending
-    const raw = await redis.zrange(idx, after ? after.score : '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, want + 16, 'WITHSCORES');
+    if (scanned >= scanLimit) return { runs: out, nextCursor: after };
+    // one more than needed (whether another page follows), more each round that skipped rows (bounded by scanLimit)
+    const batch = Math.min(scanLimit - scanned, Math.max(opts.limit - out.length + 17, scanned));
+    // from the cursor's score on, where the rows it passed (its own, and ties with greater ids: ZRANGE REV orders
+    // a score's rows by id, descending) come first: one more row than the batch, for the cursor's own
+    const raw = await redis.zrange(idx, after ? after.score : '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', offset, batch + 1, 'WITHSCORES');
+    const end = raw.length / 2 < batch + 1;
     const page: ListCursor[] = [];
+    let passed = 0;
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const c = { runId: raw[i]!, score: Number(raw[i + 1]) };
-      if (after && c.score === after.score && c.runId >= after.runId) continue;
-      page.push(c);
+      if (after && c.score === after.score && c.runId >= after.runId) passed++;
+      else if (page.length < batch) page.push(c);
     }
-    if (!page.length) return { runs: out, nextCursor: null };
+    if (!page.length) {
+      if (end) return { runs: out, nextCursor: null };
+      offset += passed;
+      continue;
+    }
+    offset = 0;
     const pipe = redis.pipeline();
     for (const c of page) pipe.hmget(keys.run(c.runId).state, ...LIST_FIELDS);
     const rows = (await pipe.exec()) ?? [];
     for (let i = 0; i < page.length; i++) {
-      after = page[i]!;
       const values = (rows[i]?.[1] ?? []) as Array<string | null>;
       const h: Record<string, string> = {};
       LIST_FIELDS.forEach((f, j) => {
         if (values[j] !== null && values[j] !== undefined) h[f] = values[j];
       });
       const st = parseRunState(h);
-      // gone (retention over, not swept yet) or moved to another status since the index was read: not listed
-      if (!st || (opts.status && st.status !== opts.status)) continue;
-      if (out.length === opts.limit) return { runs: out, nextCursor: { score: out.length ? lastCreatedAt : after.score, runId: out[out.length - 1]!.id } };
-      out.push(toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }));
-      lastCreatedAt = st.createdAt;
+      // gone (retention over, not swept yet), another tenant's run under a reused id, or moved to another status
+      // since the index was read: not listed
+      const listed = st && st.tenant === tenant && (!opts.status || st.status === opts.status);
+      if (listed && out.length === opts.limit) return { runs: out, nextCursor: after };
+      after = page[i]!;
+      scanned++;
+      if (listed) out.push(toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }));
     }
-    if (raw.length / 2 < want + 16) return { runs: out, nextCursor: null };
+    if (end) return { runs: out, nextCursor: null };
   }
 }

@@ -142,14 +142,20 @@ export class RunStore {
     return (await this.redis.lrange(this.keys.run(runId).compressions, 0, -1)).map((r) => JSON.parse(r));
   }
 
-  /** Events with seq > after, in seq order. */
+  /** Every event with seq > after, in seq order (read a page at a time: see eventsRaw). */
   async events(runId: string, after = 0): Promise<EventEnvelope[]> {
-    return (await this.eventsRaw(runId, after)).map((e) => JSON.parse(e) as EventEnvelope);
+    const out: EventEnvelope[] = [];
+    for (let from = after, page; ; from = page.through) {
+      page = await this.eventsRaw(runId, from);
+      for (const e of page.events) out.push(JSON.parse(e) as EventEnvelope);
+      if (page.through <= from || page.through >= page.last) return out;
+    }
   }
 
-  /** The same, as stored (JSON text): one step, whichever layout keeps them. */
-  async eventsRaw(runId: string, after = 0): Promise<string[]> {
-    return (await this.run('readEvents', runId, () => [after])).values.map(String);
+  /** Events after `after` as stored (JSON), up to `pageSize` seqs, any layout (lua/readEvents: `through`, `last`). */
+  async eventsRaw(runId: string, after = 0, pageSize = 500): Promise<{ events: string[]; through: number; last: number }> {
+    const [through, last, ...events] = (await this.run('readEvents', runId, () => [after, pageSize])).values;
+    return { events: events.map(String), through: Number(through), last: Number(last) };
   }
 
   /**

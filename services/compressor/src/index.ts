@@ -5,7 +5,7 @@ import {
   type LlmUsage, type ProviderGate, type ProviderRegistry,
 } from '@agentloop/llm';
 import { CompressJobSchema, ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
-import { workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
@@ -52,6 +52,11 @@ export class CompressorWorker {
   }
 
   handBack(): void {} // a summary is cheap to redo: an interrupted job is simply retried
+
+  /** Whether its worker takes jobs (readiness). */
+  isRunning(): boolean {
+    return workerTakingJobs(this.worker);
+  }
 
   async close(): Promise<void> {
     await this.worker?.close();

@@ -92,7 +92,8 @@ export class RunIntake {
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
     const output = await outputSchemaIssues(parsed.data, outputValidator);
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
-    const catalog = await this.catalog.all();
+    // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
+    const catalog = await this.catalog.lookup(parsed.data.tools);
     if (catalog.size) {
       const unknown = parsed.data.tools.filter((t) => !catalog.has(t));
       if (unknown.length)
@@ -124,7 +125,9 @@ export class RunIntake {
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       if ('limited' in res) throw new Error('unreachable: an invalid run is not counted against activeRuns');
       if ('taken' in res) return { kind: 'taken', runId };
-      return res.created ? { kind: 'created', runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
+      if (res.created) return { kind: 'created', runId };
+      // the run id or key names a run made from another body: that run is not this request's (and is left alone)
+      return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid });
     if ('limited' in res) {

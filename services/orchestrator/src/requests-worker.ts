@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
-import { IDLE_BLOCK_S, type Logger } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, workerTakingJobs, type Logger } from '@agentloop/runtime';
 import type { RunIntake } from './intake.js';
 import { zodIssues } from './intake.js';
 
@@ -31,6 +31,11 @@ export class RequestsWorker {
 
   handBack(): void {} // short jobs: nothing worth aborting
 
+  /** Whether its worker takes jobs (readiness). */
+  isRunning(): boolean {
+    return workerTakingJobs(this.worker);
+  }
+
   async close(): Promise<void> {
     if (this.reconciler) clearInterval(this.reconciler);
     await this.worker?.close();
@@ -54,7 +59,11 @@ export class RequestsWorker {
       : { message: `the requests job is not a valid intake envelope: ${envelope.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ').slice(0, 500)}`, issues: zodIssues(envelope.error) };
     const res = await this.intake.create(data.tenantId, data.request, { idempotencyKey: data.idempotencyKey, runId, failInvalid: true, ...(badEnvelope ? { badEnvelope } : {}) });
     if (res.kind === 'taken') throw new UnrecoverableError(`run id ${runId} belongs to another tenant`);
-    if (res.kind === 'created' || res.kind === 'existing' || res.kind === 'mismatch') return { id: res.runId };
+    // (HTTP answers this 422): the job fails for good, its failedReason starting with the code, and the run it
+    // names is left as it is — completing with {id} would tell the backend its request was applied
+    if (res.kind === 'mismatch')
+      throw new UnrecoverableError(`idempotency_mismatch: ${data.idempotencyKey !== undefined ? 'the idempotencyKey' : 'the runId'} names run ${res.runId}, made from a different request body; nothing was changed`);
+    if (res.kind === 'created' || res.kind === 'existing') return { id: res.runId };
     throw new Error('unreachable: intake with failInvalid never answers invalid');
   }
 }

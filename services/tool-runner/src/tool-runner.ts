@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
@@ -70,6 +70,11 @@ export class ToolRunner {
       this.workers.push(worker);
     }
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  /** Whether the worker of every pool takes jobs (readiness). */
+  isRunning(): boolean {
+    return this.workers.every((w) => workerTakingJobs(w));
   }
 
   async close(): Promise<void> {

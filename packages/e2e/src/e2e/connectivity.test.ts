@@ -10,27 +10,29 @@ describe('Redis connectivity is visible', () => {
     for (const c of children.splice(0)) c.kill('SIGKILL');
   });
 
-  const start = (env: Record<string, string>) => {
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--role', 'api'], {
+  const start = (env: Record<string, string>, role = 'api') => {
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--role', role], {
       env: { ...process.env, AGENTLOOP_AUTH: 'disabled', AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_PREFIX: `conn-${Date.now()}`, LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
     const lines: string[] = [];
     let apiUrl = '';
+    let metricsUrl = '';
     let firstOutputAt = 0;
     const first = () => (firstOutputAt ||= Date.now());
     child.stdout!.on('data', (d: Buffer) => {
       first();
       lines.push(...d.toString().split('\n'));
       apiUrl ||= /agentloop api listening on (\S+)/.exec(d.toString())?.[1] ?? '';
+      metricsUrl ||= /agentloop ready .*metrics=(\S+)\/metrics/.exec(d.toString())?.[1] ?? '';
     });
     child.stderr!.on('data', (d: Buffer) => {
       first();
       lines.push(...d.toString().split('\n'));
     });
     /** `firstOutputAt`: when the process printed its first line (its modules loaded: the start itself is not timed). */
-    return { lines, url: () => apiUrl, firstOutputAt: () => firstOutputAt };
+    return { lines, url: () => apiUrl, metricsUrl: () => metricsUrl, firstOutputAt: () => firstOutputAt };
   };
 
   it('with Redis unreachable at start: where, which error, that it retries — without the credentials of REDIS_URL', async () => {
@@ -74,6 +76,30 @@ describe('Redis connectivity is visible', () => {
       await server.start();
       await until('readyz recovers', async () => (await fetch(`${p.url()}/readyz`)).status === 200, 20_000);
       await until('the log to say so', () => p.lines.some((l) => l.includes('reachable again')), 10_000); // logged asynchronously
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  it('a process without the api role answers /readyz on its metrics port the same way: 503 with the reason while Redis is away', async () => {
+    const server = await RedisServer.start();
+    try {
+      const p = start({ REDIS_URL: server.url, AGENTLOOP_METRICS_PORT: '0' }, 'compressor');
+      await until('the ready line', () => p.metricsUrl() !== '', 15_000);
+      const readyz = async () => {
+        const res = await fetch(`${p.metricsUrl()}/readyz`);
+        return { status: res.status, body: (await res.json()) as { status: string; reason?: string } };
+      };
+      expect(await readyz()).toEqual({ status: 200, body: { status: 'ready' } });
+      expect((await fetch(`${p.metricsUrl()}/healthz`)).status).toBe(200); // liveness does not depend on Redis
+      await server.stop('SIGKILL');
+      await until('readyz fails', async () => (await readyz()).status === 503, 10_000);
+      const { body } = await readyz();
+      expect(body.status).toBe('not_ready');
+      expect(body.reason).toMatch(/redis/);
+      expect((await fetch(`${p.metricsUrl()}/healthz`)).status).toBe(200);
+      await server.start();
+      await until('readyz recovers', async () => (await readyz()).status === 200, 20_000);
     } finally {
       await server.stop();
     }

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, isTerminalStatus, textJsonDepth } from '@agentloop/protocol';
-import { toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { readyzAnswer, toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { zodIssues } from '../intake.js';
@@ -19,7 +19,7 @@ export interface ApiDeps {
   apiKeys: Map<string, string>;
   authRequired: boolean;
   metricsText: () => Promise<string>;
-  /** Why the process is not ready (null: ready). Must answer at once, also while Redis is away. */
+  /** Why the process is not ready (null: ready; notReadyReason). Must answer at once, also while Redis is away. */
   ready: () => Promise<string | null>;
   /** Bull Board (mounted at /admin/queues when an admin key is configured). */
   admin?: express.Router;
@@ -66,8 +66,8 @@ export function createApp(d: ApiDeps): express.Express {
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', wrap(async (_req, res) => {
-    const problem = await d.ready().catch((e: unknown) => String(e));
-    res.status(problem ? 503 : 200).json(problem ? { status: 'not_ready', reason: problem } : { status: 'ready' });
+    const answer = readyzAnswer(await d.ready().catch((e: unknown) => String(e)));
+    res.status(answer.status).json(answer.body);
   }));
   app.get('/metrics', wrap(async (_req, res) => {
     res.type('text/plain; version=0.0.4').send(await d.metricsText());

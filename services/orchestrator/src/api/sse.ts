@@ -10,8 +10,18 @@ let open = 0;
 /** Event streams open in this process (set up, or being set up, and not closed yet). */
 export const openEventStreams = (): number => open;
 
+/** Until the response's buffer drains (or the client leaves): a replay holds about one page in memory. */
+const drained = (res: Response) => new Promise<void>((resolve) => {
+  const done = () => {
+    res.off('drain', done).off('close', done);
+    resolve();
+  };
+  res.on('drain', done).on('close', done);
+});
+
 /**
- * Streams a run's events as SSE: replays everything after `after`, then follows live until the terminal event.
+ * Streams a run's events as SSE: replays everything after `after` (a page of events per read, each page written out
+ * before the next is read), then follows live until the terminal event.
  * Live updates come from one pub/sub notification per write; each notification re-reads from the last sent seq,
  * so nothing is skipped or sent twice. A slow poll covers notifications lost to a reconnect. Scripts notify only
  * while a client holds the run's watch lease, which this handler takes before its first read and renews; a renewal
@@ -49,14 +59,22 @@ export async function streamEvents(res: Response, runId: string, after: number, 
     try {
       do {
         again = false;
-        const raws = await store.eventsRaw(runId, last);
-        for (const raw of raws) {
+        // a page at a time until caught up, each written out before the next is read
+        for (;;) {
+          const from = last;
+          const page = await store.eventsRaw(runId, from);
           if (closed) return;
-          const e = JSON.parse(raw) as { seq: number; type: string };
-          if (e.seq !== last + 1) break; // never send out of order
-          res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${raw}\n\n`);
-          last = e.seq;
-          if (TERMINAL.has(e.type)) return close();
+          for (const raw of page.events) {
+            const e = JSON.parse(raw) as { seq: number; type: string };
+            if (e.seq <= last) continue; // never twice, never out of order
+            res.write(`id: ${e.seq}\nevent: ${e.type}\ndata: ${raw}\n\n`);
+            last = e.seq;
+            if (TERMINAL.has(e.type)) return close();
+          }
+          // a seq the page covered without its event (one a build without layout 3 wrote elsewhere) never comes
+          last = Math.max(last, page.through);
+          if (last <= from || page.through >= page.last) break;
+          if (res.writableNeedDrain) await drained(res);
         }
       } while (again && !closed);
     } catch {

@@ -1,7 +1,7 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DecisionJobSchema, MAX_JSON_DEPTH, QUEUES, jsonDepth } from '@agentloop/protocol';
-import { IDLE_BLOCK_S, type Logger, type RunStore } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, workerTakingJobs, type Logger, type RunStore } from '@agentloop/runtime';
 import type { DecisionResult, DecisionService } from './decision-service.js';
 
 /**
@@ -30,6 +30,11 @@ export class DecisionsWorker {
   }
 
   handBack(): void {} // short jobs: nothing worth aborting
+
+  /** Whether its worker takes jobs (readiness). */
+  isRunning(): boolean {
+    return workerTakingJobs(this.worker);
+  }
 
   async close(): Promise<void> {
     if (this.reconciler) clearInterval(this.reconciler);

@@ -43,6 +43,12 @@ describe('classifyCalls', () => {
     const r = classifyCalls({ ...base, request: request({ tools: ['read_it'] }), calls: [call('ghost'), call('edit'), call('read_it')] });
     expect(r.calls.map((c) => c.outcome?.error?.code ?? 'run')).toEqual(['unknown_tool', 'unknown_tool', 'run']);
   });
+  it('lists as available only tools that can run: a tool the run names but the catalog lacks is not offered in the answer', () => {
+    const r = classifyCalls({ ...base, request: request({ tools: ['side_effect', 'read_it'] }), calls: [call('side_effect')] });
+    expect(r.calls[0]!.outcome!.error).toMatchObject({ code: 'unknown_tool', message: "Unknown tool 'side_effect'. Available tools: read_it, pick." });
+    const none = classifyCalls({ ...base, request: request({ tools: ['side_effect'], clientTools: [] }), calls: [call('side_effect')] });
+    expect(none.calls[0]!.outcome!.error!.message).toBe("Unknown tool 'side_effect'. Available tools: none.");
+  });
   it('detects repeats across batches with normalized arguments', () => {
     const first = classifyCalls({ ...base, request: request(), calls: [call('read_it', '{"a":1,"b":2}'), call('read_it', '{"b":2, "a":1}')] });
     expect(first.repeat.count).toBe(2);

@@ -16,6 +16,7 @@ export interface ClassifiedCall {
 export interface ClassifyInput {
   calls: ToolCall[];
   request: RunRequest;
+  /** One view of the catalog, read again if it lacked a called tool (catalogForCalls): every verdict comes from it. */
   catalog: Map<string, CatalogEntry>;
   repeat: { fingerprint: string; count: number };
   /** Calls that may still run under maxToolCalls (Infinity when unlimited). */
@@ -55,7 +56,10 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
   let { fingerprint: fp, count } = input.repeat;
   let left = input.toolCallsLeft;
   let pendingFinal: FinalizeReason | '' = input.budgetExhausted ? 'budget_exceeded' : '';
-  const allowed = new Set([...request.tools, ...request.clientTools.map((t) => t.name)]);
+  const clientNames = new Set(request.clientTools.map((t) => t.name));
+  const allowed = new Set([...request.tools, ...clientNames]);
+  // from the same view as the verdict: the answer never offers the tool it calls unknown
+  const available = [...allowed].filter((name) => catalog.has(name) || clientNames.has(name));
   const out: ClassifiedCall[] = input.calls.map((call) => {
     const entry = catalog.get(call.name);
     const meta: CallMeta = { name: call.name, arguments: call.arguments, display: wellFormedJson(argumentsForDisplay(call.arguments)), pool: entry?.pool ?? 'default', iteration: 0 };
@@ -74,9 +78,8 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
     // checked on the text, before anything parses or walks it (a model may send any size and nesting)
     const unsafe = jsonTextProblem(call.arguments);
     if (unsafe) return answered(toolErrorOutcome('invalid_arguments', `The arguments of this call cannot be used: ${unsafe}. Call the function again with a JSON object matching its parameters.`));
-    const isClient = request.clientTools.some((t) => t.name === call.name);
-    if (!allowed.has(call.name) || (!entry && !isClient))
-      return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${clipText(call.name, 100)}'. Available tools: ${[...allowed].join(', ') || 'none'}.`));
+    if (!allowed.has(call.name) || (!entry && !clientNames.has(call.name)))
+      return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${clipText(call.name, 100)}'. Available tools: ${available.join(', ') || 'none'}.`));
     if (left <= 0) {
       pendingFinal ||= 'budget_exceeded';
       return answered(toolErrorOutcome('skipped', 'Skipped: the run reached its maximum number of tool calls (maxToolCalls).'), 'budget_exceeded');

@@ -4,14 +4,14 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, workerOptions, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { TranscriptCache } from './transcript-cache.js';
-import { toolSpecsFor } from './tool-specs.js';
+import { catalogForCalls, toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
@@ -57,6 +57,7 @@ export interface IterationWorkerOptions {
  */
 export class IterationWorker {
   private worker: Worker | null = null;
+  readonly isRunning = (): boolean => workerTakingJobs(this.worker); // readiness: it takes jobs
   private readonly transcripts: TranscriptCache;
   private readonly states = new StateCache();
   private readonly context: ContextGate;
@@ -253,7 +254,7 @@ export class IterationWorker {
    * provider reusing ids): renamed this time.
    */
   private async afterResponse(st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
-    const catalog = await this.catalog.all();
+    const catalog = await catalogForCalls(this.catalog, st.request, res.message.toolCalls);
     const outputCheck = await finalOutputCheck(st, callMode, res);
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { CallMode, FinalizeReason, Message, NewEvent } from '@agentloop/protocol';
+import { callIdOfToolJob, type CallMode, type FinalizeReason, type Message, type NewEvent } from '@agentloop/protocol';
 import type { RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 
@@ -26,8 +26,8 @@ export async function answerFailedChildren(store: RunStore, job: Job, runId: str
   const failed = Object.keys(await job.getIgnoredChildrenFailures());
   let answered = false;
   for (const key of failed) {
-    const jobId = key.slice(key.lastIndexOf(':') + 1);
-    if (jobId.startsWith(`${runId}-`) && (await store.closeToolCall(runId, jobId.slice(runId.length + 1), 'job_failed'))) answered = true;
+    const callId = callIdOfToolJob(runId, key.slice(key.lastIndexOf(':') + 1));
+    if (callId !== null && (await store.closeToolCall(runId, callId, 'job_failed'))) answered = true;
   }
   return answered;
 }

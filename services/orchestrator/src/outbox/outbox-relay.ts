@@ -44,6 +44,10 @@ export class OutboxRelay {
 
   handBack(): void {}
 
+  isRunning(): boolean {
+    return this.running;
+  }
+
   private get keys() {
     return this.store.keys;
   }

@@ -42,6 +42,11 @@ export class LiveRunReconciler {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  isRunning(): boolean {
+    return this.timer !== null;
   }
 
   handBack(): void {} // a sweep is short: nothing to abort

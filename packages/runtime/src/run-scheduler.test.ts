@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { QUEUES, RunRequestSchema, callIdOfToolJob, toolJobId } from '@agentloop/protocol';
+import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
+import { QueueSet } from './queues.js';
+import { RunScheduler } from './run-scheduler.js';
+
+describe('tool job ids (real Redis)', () => {
+  let redis: Redis;
+  let queues: QueueSet;
+  const prefix = testPrefix('jobids');
+  beforeAll(() => {
+    redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
+    queues = new QueueSet(redis, prefix);
+  });
+  afterAll(async () => {
+    await queues.close();
+    await cleanupPrefix(redis, prefix);
+    redis.disconnect();
+  });
+  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
+
+  it("two runs whose ids and call ids join the same around '-' (run a-b call c, run a call b-c) get a tool job each", async () => {
+    const scheduler = new RunScheduler(queues);
+    const call = (callId: string) => ({ callId, name: 'side_effect', arguments: '{}', pool: 'default' });
+    await scheduler.afterCheckpoint({ id: 'a-b', tenant: 'T', request }, 1, [call('c')]);
+    await scheduler.afterCheckpoint({ id: 'a', tenant: 'T', request }, 1, [call('b-c')]);
+    const jobs = await queues.get(QUEUES.tools('default')).getJobs(['waiting', 'prioritized', 'waiting-children', 'delayed']);
+    expect(jobs.map((j) => `${j.data.runId}/${j.data.callId}`).sort()).toEqual(['a-b/c', 'a/b-c']);
+    for (const j of jobs) expect(callIdOfToolJob(j.data.runId, j.id!)).toBe(j.data.callId);
+  });
+
+  it('builds ids that name one (run, call) pair each, and parses them back', () => {
+    const pairs: Array<[string, string]> = [['a-b', 'c'], ['a', 'b-c'], ['a_b', 'c'], ['a', '_b-c'], ['run_x', 'call_1'], ['1', '2']];
+    const ids = pairs.map(([r, c]) => toolJobId(r, c));
+    expect(new Set(ids).size).toBe(pairs.length);
+    pairs.forEach(([r, c], i) => expect(callIdOfToolJob(r, ids[i]!)).toBe(c));
+    for (const id of ids) expect(id).not.toContain(':'); // BullMQ refuses ':' in custom ids
+    expect(callIdOfToolJob('a', toolJobId('a-b', 'c'))).toBeNull(); // another run's job names none of this run's calls
+    expect(callIdOfToolJob('run_x', 'run_x-call_1')).toBe('call_1'); // a job published by a build before this one
+  });
+});
