@@ -35,6 +35,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
   for (const warning of config.warnings) logger.warn(warning);
+  if (opts.roles.includes('api') && config.authRequired && config.apiKeys.size === 0) {
+    const message = 'AGENTLOOP_AUTH=required and AGENTLOOP_API_KEYS is empty: every API request will be answered 401. Set AGENTLOOP_API_KEYS=key=tenant,... (or AGENTLOOP_AUTH=disabled for a local demo)';
+    logger.warn(message);
+    console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
+  }
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
   const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
   const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);

@@ -37,4 +37,19 @@ describe('what a process says at start', () => {
     expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, msg: 'OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME are set, but tracing is not supported by this build: no spans are exported' });
     expect((await s.a.request('GET', '/v1/runs')).status).toBe(200); // and it serves
   });
+
+  it('auth required and no API keys: it says so at start (stderr, whatever LOG_LEVEL says) and in every 401', async () => {
+    s = await ProcessStack.start(['api'], { env: { AGENTLOOP_API_KEYS: '', LOG_LEVEL: 'silent' } });
+    const told = s.procs.get('api')!.output.filter((l) => l.includes('AGENTLOOP_API_KEYS is empty: every API request will be answered 401'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/^agentloop: AGENTLOOP_AUTH=required/); // a plain line, not a (silenced) log record
+    for (const client of [s.a, s.anon]) {
+      const r = await client.request('GET', '/v1/runs');
+      expect(r.status).toBe(401);
+      expect(r.json.error).toMatchObject({ code: 'unauthorized', message: expect.stringContaining('no API keys are configured on the server') });
+    }
+    await s.kill('api', 'SIGTERM');
+    await s.spawn('api', { LOG_LEVEL: 'warn' });
+    expect(s.procs.get('api')!.output.filter((l) => l.startsWith('{') && JSON.parse(l).level === 40 && JSON.parse(l).msg.includes('AGENTLOOP_API_KEYS is empty'))).toHaveLength(1);
+  });
 });
