@@ -85,6 +85,7 @@ async function followToEnd(url: string, key: string | undefined, runId: string, 
     const events = followRun(eventsUrl, {
       headers: key ? { authorization: `Bearer ${key}` } : {},
       maxReconnectMs: reconnectMs,
+      maxAttempts: Number.POSITIVE_INFINITY, // --reconnect-ms is the bound a user sets
       onReconnect: (r) => console.error(`agentloop run: event stream lost after event ${r.lastSeq} (${r.reason}); reconnecting in ${r.delayMs} ms (attempt ${r.attempt})`),
     });
     for await (const e of events) {

@@ -85,6 +85,16 @@ describe('followRun: a run followed to its end across dropped streams', () => {
     expect(r.reconnects).toEqual(['nothing received for 300 ms']);
   });
 
+  it('drops a connection whose request is never answered, and reconnects', async () => {
+    const { url } = await server([
+      () => {}, // the request is read, and never answered
+      (_req, res) => void sse(res).end(frame(1) + frame(2) + frame(3) + frame(4) + frame(5)),
+    ]);
+    const r = await collect(url, { idleTimeoutMs: 300 });
+    expect(r.seqs).toEqual([1, 2, 3, 4, 5]);
+    expect(r.reconnects).toEqual(['no answer within 300 ms']);
+  });
+
   it('gives up with FollowError when the stream cannot be got back within the attempts', async () => {
     const { url, seen } = await server([(_req, res) => void sse(res).end(frame(1)), (_req, res) => void res.writeHead(502).end()]);
     const r = await collect(url, { maxAttempts: 3 });

@@ -21,7 +21,10 @@ export interface FollowOptions {
   /** The first reconnect's delay; each later one of the same outage doubles it, up to maxDelayMs [250, 5000]. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** A connection that receives nothing for this long is dropped and reconnected; the server pings every 15 s [45 s]. */
+  /**
+   * A connection that receives nothing for this long (or is not answered: during an outage, at most what is left of
+   * maxReconnectMs) is dropped and reconnected; the server pings every 15 s [45 s].
+   */
   idleTimeoutMs?: number;
   fetch?: typeof fetch;
   /** Told before each reconnect (e.g. to say so on a terminal). */
@@ -64,7 +67,10 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
     let retryAfterMs = 0;
     try {
       const headers = { accept: 'text/event-stream', ...opts.headers, ...(lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {}) };
-      const res = await fetchImpl(eventsUrl, { headers, signal: conn.signal });
+      // an api that accepts the connection and never answers: within an outage, no longer than what is left of it
+      const answerWithinMs = failures ? Math.max(1000, Math.min(idleTimeoutMs, maxReconnectMs - (opened - outageStart))) : idleTimeoutMs;
+      const answerTimer = setTimeout(() => conn.abort(new IdleTimeout(`no answer within ${answerWithinMs} ms`)), answerWithinMs);
+      const res = await fetchImpl(eventsUrl, { headers, signal: conn.signal }).finally(() => clearTimeout(answerTimer));
       if (res.status === 204) return;
       if (res.ok && res.body) {
         for await (const frame of sseFrames(withIdleTimeout(res.body, idleTimeoutMs, conn))) {
