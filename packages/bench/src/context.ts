@@ -52,7 +52,7 @@ export async function contextBench(redis: Redis) {
   const metrics = new Metrics();
   const compressor = new CompressorWorker({
     redis, prefix: 'bench-ctx', store, metrics, lockMs: 30_000, logger: createLogger('error'),
-    providers: new ProviderRegistry({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${mock.url}/v1` }),
+    providers: new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${mock.url}/v1` } }),
   });
   const big = conversation(1560); // ≈ 100k tokens
   const runId = await seed(store, big);

@@ -1,15 +1,19 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { runCommand } from './run-command.js';
+import { RUN_USAGE, runCommand } from './run-command.js';
+import { EXIT_CODES_HELP } from './exit-codes.js';
 import { approveCommand, denyCommand, pendingCommand } from './decision-commands.js';
 import { ROLES, serve, type Role } from './serve.js';
 
 const USAGE = `usage:
   agentloop serve [--role api|orchestrator|tool-runner|compressor ...] [--pools default,sandbox]
-  agentloop run "<prompt>" [--tools a,b] [--model provider/name] [--system text] [--follow] [--url http://127.0.0.1:8080] [--key KEY]
+  ${RUN_USAGE}
   agentloop pending [--json]
   agentloop approve <run> <call> [--args JSON]
-  agentloop deny <run> <call> [--reason text]`;
+  agentloop deny <run> <call> [--reason text]
+--url defaults to AGENTLOOP_URL [http://127.0.0.1:8080], --key to AGENTLOOP_API_KEY
+
+${EXIT_CODES_HELP}`;
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -35,16 +39,18 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'run':
-      return runCommand(rest);
+      return runCommand(rest, USAGE);
     case 'pending':
       return pendingCommand(rest);
     case 'approve':
       return approveCommand(rest);
     case 'deny':
       return denyCommand(rest);
-    default:
-      console.error(USAGE);
-      return cmd === undefined || cmd === 'help' || cmd === '--help' ? 0 : 2;
+    default: {
+      const asked = cmd === 'help' || cmd === '--help' || cmd === '-h';
+      (asked ? console.log : console.error)(USAGE);
+      return asked ? 0 : 2;
+    }
   }
 }
 

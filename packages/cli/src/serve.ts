@@ -37,6 +37,12 @@ const displayHost = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' 
 export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
+  for (const warning of config.warnings) logger.warn(warning);
+  if (opts.roles.includes('api') && config.authRequired && config.apiKeys.size === 0) {
+    const message = 'AGENTLOOP_AUTH=required and AGENTLOOP_API_KEYS is empty: every API request will be answered 401. Set AGENTLOOP_API_KEYS=key=tenant,... (or AGENTLOOP_AUTH=disabled for a local demo)';
+    logger.warn(message);
+    console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
+  }
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
   const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
   const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);
@@ -48,12 +54,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
   });
   const store = new RunStore(redis, config.prefix, config.runRetentionS, config.runLayout);
-  const env = opts.env ?? process.env;
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
   const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
-  const newProviders = () => new ProviderRegistry(env, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
+  const newProviders = () => new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
   const metrics = new Metrics();
   const queues = new QueueSet(publisher, config.prefix);
   shutdown.add('queues', () => queues.close());

@@ -1,19 +1,6 @@
 import type { EventEnvelope, RunRequestInput, RunSnapshot } from '@agentloop/protocol';
-import { sseFrames } from './sse.js';
-
-/** A non-2xx answer of the API, with its SPEC §2 error body. */
-export class AgentloopError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-    readonly retryAfterS?: number,
-  ) {
-    super(message);
-    this.name = 'AgentloopError';
-  }
-}
+import { errorOf } from './api-error.js';
+import { followRun, type FollowOptions } from './follow-run.js';
 
 export interface Decision {
   callId: string;
@@ -24,11 +11,9 @@ export interface Decision {
   isError?: boolean;
 }
 
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-
 /**
  * The HTTP API (SPEC §2) for backends, the CLI and browsers: global fetch only. Errors are thrown as AgentloopError;
- * `events` follows a run's SSE stream to its terminal event, reconnecting from the last seq it saw.
+ * `events` follows a run's SSE stream to its terminal event, reconnecting from the last event it saw.
  */
 export class AgentloopClient {
   constructor(
@@ -62,24 +47,12 @@ export class AgentloopClient {
     return this.json('GET', '/v1/tools');
   }
 
-  /** The run's events after `after` (replayed, then live) until its terminal event; reconnects after a dropped stream. */
-  async *events(id: string, opts: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<EventEnvelope> {
-    let after = opts.after ?? 0;
-    for (let drops = 0; ; ) {
-      const res = await this.fetchImpl(`${this.baseUrl}/v1/runs/${encodeURIComponent(id)}/events?after=${after}`, { headers: { ...this.auth(), accept: 'text/event-stream' }, signal: opts.signal });
-      if (res.status === 204) return; // the replay point is at or past the terminal event
-      if (!res.ok || !res.body) throw await errorOf(res);
-      try {
-        for await (const frame of sseFrames(res.body as unknown as AsyncIterable<Uint8Array>)) {
-          const e = JSON.parse(frame.data) as EventEnvelope;
-          after = e.seq;
-          yield e;
-          if (TERMINAL.has(e.type)) return;
-        }
-      } catch (err) {
-        if (opts.signal?.aborted || ++drops > 5) throw err;
-      }
-    }
+  /**
+   * The run's events after `after` (replayed, then live) until its terminal event, each once; a dropped stream is
+   * reconnected with Last-Event-ID (followRun: backoff, then FollowError when it cannot be got back).
+   */
+  events(id: string, opts: Omit<FollowOptions, 'headers' | 'fetch'> = {}): AsyncGenerator<EventEnvelope> {
+    return followRun(`${this.baseUrl}/v1/runs/${encodeURIComponent(id)}/events`, { ...opts, headers: this.auth(), fetch: this.fetchImpl });
   }
 
   private auth(): Record<string, string> {
@@ -95,14 +68,4 @@ export class AgentloopClient {
     if (!res.ok) throw await errorOf(res);
     return (await res.json()) as T;
   }
-}
-
-async function errorOf(res: Response): Promise<AgentloopError> {
-  const text = await res.text().catch(() => '');
-  let err: { code?: string; message?: string; details?: unknown } = {};
-  try {
-    err = (JSON.parse(text) as { error?: typeof err }).error ?? {};
-  } catch {}
-  const retry = Number(res.headers.get('retry-after'));
-  return new AgentloopError(res.status, err.code ?? 'http_error', err.message ?? `HTTP ${res.status}`, err.details, Number.isFinite(retry) && retry > 0 ? retry : undefined);
 }

@@ -1,5 +1,3 @@
-import type { EventEnvelope } from '@agentloop/protocol';
-
 export interface SseFrame {
   id: string | null;
   event: string | null;
@@ -21,11 +19,4 @@ export async function* sseFrames(body: AsyncIterable<Uint8Array>): AsyncGenerato
       if (data) yield { id: field('id'), event: field('event'), data };
     }
   }
-}
-
-/** Reads a run's SSE stream, calling onEvent for each envelope, until the server closes it after the terminal event. */
-export async function followEvents(url: string, headers: Record<string, string>, onEvent: (e: EventEnvelope) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal });
-  if (!res.ok || !res.body) throw new Error(`GET ${url}: HTTP ${res.status} ${await res.text().catch(() => '')}`);
-  for await (const frame of sseFrames(res.body as unknown as AsyncIterable<Uint8Array>)) await onEvent(JSON.parse(frame.data) as EventEnvelope);
 }

@@ -44,11 +44,6 @@ export class EndpointPolicy {
     this.keyEnvs = new Set(keyEnvs);
   }
 
-  static fromEnv(env: Record<string, string | undefined>): EndpointPolicy {
-    const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-    return new EndpointPolicy(list(env.AGENTLOOP_MODEL_BASE_URLS), list(env.AGENTLOOP_MODEL_KEY_ENVS));
-  }
-
   /** The base URL to use (normalized), or null when the operator did not allow it. */
   allowedBaseUrl(raw: string): string | null {
     const u = parseHttpUrl(raw);

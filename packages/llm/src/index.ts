@@ -7,6 +7,7 @@ export * from './providers/openai/responses/convert-input.js';
 export * from './providers/openai/convert-messages.js';
 export * from './providers/openai/map-error.js';
 export * from './providers/registry.js';
+export * from './providers/provider-settings.js';
 export * from './model-chain.js';
 export * from './pricing.js';
 export * from './model-profiles.js';

@@ -13,7 +13,7 @@ describe('callModelChain: retries, retry-after, fallback', () => {
   const sleep = async (ms: number) => void sleeps.push(ms);
   beforeAll(async () => {
     mock = await startMockLlm({ script: () => replies.shift() ?? { text: 'default' } });
-    registry = new ProviderRegistry({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${mock.url}/v1`, DEEPSEEK_API_KEY: 'k', DEEPSEEK_BASE_URL: `${mock.url}/deepseek/v1` });
+    registry = new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${mock.url}/v1` }, deepseek: { apiKey: 'k', baseUrl: `${mock.url}/deepseek/v1` } });
   });
   afterAll(async () => {
     await mock.close();
@@ -72,7 +72,7 @@ describe('callModelChain: retries, retry-after, fallback', () => {
   });
 
   it('falls back when a provider is not configured', async () => {
-    const bare = new ProviderRegistry({ DEEPSEEK_API_KEY: 'k', DEEPSEEK_BASE_URL: `${mock.url}/deepseek/v1` });
+    const bare = new ProviderRegistry({ deepseek: { apiKey: 'k', baseUrl: `${mock.url}/deepseek/v1` } });
     replies = [{ text: 'ok' }];
     const res = await callModelChain(bare, [primary, secondary], req, {}, { sleep });
     expect(res.provider).toBe('deepseek');

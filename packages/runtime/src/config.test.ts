@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
+import { UNSUPPORTED_SETTINGS } from './unsupported-settings.js';
 
 describe('the environment, validated once at start', () => {
   it.each([
@@ -32,5 +33,35 @@ describe('the environment, validated once at start', () => {
     expect(loadConfig({ AGENTLOOP_RUN_LAYOUT: '2' }).runLayout).toBe(2);
     expect(loadConfig({ AGENTLOOP_RUN_LAYOUT: '1' }).runLayout).toBe(1);
     expect(c).toMatchObject({ tenantLimits: { '*': { activeRuns: 3 } }, runRetentionS: 60, modelBaseUrls: ['https://a.example/v1', 'http://b:1/'], modelKeyEnvs: ['A_KEY', 'B_KEY'], compressionModel: 'google/gemini-2.5-flash' });
+  });
+
+  it('hands the providers their variables, validated, and only the key variables the operator listed', () => {
+    const c = loadConfig({
+      OPENAI_API_KEY: 'sk-o', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', GEMINI_API_KEY: 'g', DEEPSEEK_API_KEY: 'd', DEEPSEEK_BASE_URL: 'https://ds.example/v1',
+      AGENTLOOP_MODEL_KEY_ENVS: 'TENANT_KEY,UNSET_KEY', TENANT_KEY: 'tk', OTHER_SECRET: 'never', HTTPS_PROXY: 'http://proxy:3128', AGENTLOOP_HTTP_CLIENT: 'node',
+    });
+    expect(c.providers).toMatchObject({
+      openai: { apiKey: 'sk-o', baseUrl: 'http://127.0.0.1:9/v1' }, google: { apiKey: 'g' }, deepseek: { apiKey: 'd', baseUrl: 'https://ds.example/v1' }, httpClient: 'node', proxy: true,
+    });
+    expect([...c.providers.modelKeys!]).toEqual([['TENANT_KEY', 'tk']]);
+    expect(loadConfig({ OPENAI_API_KEY: '' }).providers.openai?.apiKey).toBeUndefined(); // empty = unset
+    for (const name of ['OPENAI_BASE_URL', 'GEMINI_BASE_URL', 'DEEPSEEK_BASE_URL']) expect(() => loadConfig({ [name]: 'api.example.com/v1' })).toThrow(new RegExp(`${name}: an http\\(s\\) URL`));
+  });
+
+  it.each(Object.keys(UNSUPPORTED_SETTINGS))('%s, which this build does not support, stops the process saying so', (name) => {
+    expect(() => loadConfig({ [name]: name === 'AGENTLOOP_PARTITIONS' ? '4' : 'x' })).toThrow(new RegExp(`unsupported configuration:\n  ${name} is set, but .* not supported by this build`));
+    expect(() => loadConfig({ [name]: '' })).not.toThrow(); // empty = unset
+  });
+
+  it('accepts one partition; names every unsupported variable at once', () => {
+    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
+    expect(() => loadConfig({ AGENTLOOP_CORS_ORIGINS: 'https://app.example', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_CORS_ORIGINS is set/);
+  });
+
+  it('OpenTelemetry variables start the process with one warning', () => {
+    expect(loadConfig({}).warnings).toEqual([]);
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'svc', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_TRACES_SAMPLER: '' }).warnings).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME are set, but tracing is not supported by this build: no spans are exported',
+    ]);
   });
 });

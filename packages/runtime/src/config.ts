@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { TENANT_ID_RE } from '@agentloop/protocol';
+import type { ProviderSettings } from '@agentloop/llm';
 import type { RunLayout } from './run-state.js';
+import { otelWarning, unsupportedSettingProblems } from './unsupported-settings.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
+const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');
 
 export const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -52,6 +55,15 @@ export const EnvSchema = z.object({
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
   AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The providers' endpoints and keys (SPEC §1): read here only, handed to the providers as ProviderSettings. */
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: httpUrl.optional(),
+  /** Read by the OpenAI SDK itself; the names are needed to switch those headers off for other endpoints. */
+  OPENAI_CUSTOM_HEADERS: z.string().optional(),
+  GEMINI_API_KEY: z.string().optional(),
+  GEMINI_BASE_URL: httpUrl.optional(),
+  DEEPSEEK_API_KEY: z.string().optional(),
+  DEEPSEEK_BASE_URL: httpUrl.optional(),
 });
 
 const PoolPickupSchema = z.record(z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, 'a pool name or *'), z.number().int().min(1000));
@@ -135,11 +147,17 @@ export interface Config {
   compressionModel: string | null;
   adminKey: string | null;
   adminWritable: boolean;
+  /** What the model providers are configured with (keys included: never log it). */
+  providers: ProviderSettings;
+  /** Things the process should log once at start (settings it ignores). */
+  warnings: string[];
 }
 
 /** The process configuration from the environment, validated: a bad value stops the process with a clear message. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const unsupported = unsupportedSettingProblems(cleaned);
+  if (unsupported.length) throw new Error(`unsupported configuration:\n${unsupported.map((l) => `  ${l}`).join('\n')}`);
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
@@ -193,5 +211,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',
+    providers: {
+      openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+      google: { apiKey: e.GEMINI_API_KEY, baseUrl: e.GEMINI_BASE_URL },
+      deepseek: { apiKey: e.DEEPSEEK_API_KEY, baseUrl: e.DEEPSEEK_BASE_URL },
+      // only the variables the operator listed: a request's apiKeyEnv can reach nothing else
+      modelKeys: new Map(list(e.AGENTLOOP_MODEL_KEY_ENVS).flatMap((name) => (cleaned[name] ? [[name, cleaned[name]] as const] : []))),
+      httpClient: e.AGENTLOOP_HTTP_CLIENT,
+      proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => cleaned[k]),
+      openaiCustomHeaders: e.OPENAI_CUSTOM_HEADERS,
+    },
+    warnings: [otelWarning(cleaned)].filter((w) => w !== null),
   };
 }

@@ -37,7 +37,7 @@ export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoi
       issues.push({ path: [...at, 'name'], code: 'unpriced_model', message: `limits.maxCostUsd needs a price for ${spec.provider}/${spec.name}: it is not in the built-in table or AGENTLOOP_MODEL_PRICES` });
   }
   // not built yet: refused, never silently ignored
-  if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks need a signing secret for this tenant (AGENTLOOP_WEBHOOK_SECRETS), and none is configured' });
+  if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks are not supported by this build: remove notify, or follow the run over GET /v1/runs/:id/events' });
   if (req.threadId !== undefined) issues.push({ path: ['threadId'], code: 'not_available', message: 'threads are not available in this version' });
   return issues;
 }

@@ -126,4 +126,16 @@ describe('ToolRegistry.withModules', () => {
     expect(reg.get('ok_tool')!.entry).toMatchObject({ pool: 'sandbox', sideEffect: 'external', retry: 'safe' });
     expect(reg.pools().sort()).toEqual(['default', 'sandbox']);
   });
+
+  it('refuses isolation "process" (not built yet), naming the tool and the module; "none" loads', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'tools-'));
+    const mod = (isolation: string) => `export default [{ name: "sandboxed", sideEffect: "read", parameters: { type: "object" }, isolation: "${isolation}", execute() { return 1; } }];`;
+    writeFileSync(join(dir, 'isolated.mjs'), mod('process'));
+    await expect(ToolRegistry.withModules([join(dir, 'isolated.mjs')])).rejects.toThrow(/isolated\.mjs, tool sandboxed \(#0\): isolation: isolation "process" is not supported by this build/);
+    writeFileSync(join(dir, 'plain.mjs'), mod('none'));
+    expect((await ToolRegistry.withModules([join(dir, 'plain.mjs')])).get('sandboxed')).toBeDefined();
+  });
 });

@@ -16,6 +16,12 @@ export interface RegisteredTool {
   validate(args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 }
 
+/** How a load error names a definition: its name when it has a printable one, else its place in the array. */
+const toolLabel = (d: unknown, i: number): string => {
+  const name = (d as { name?: unknown } | null)?.name;
+  return typeof name === 'string' && /^[\w.-]{1,64}$/.test(name) ? `tool ${name} (#${i})` : `tool #${i}`;
+};
+
 const isZod = (p: unknown): p is ZodLike => !!p && typeof (p as ZodLike).safeParse === 'function';
 
 export const BUILTIN_TOOLS: ToolDefinition[] = [calculator, currentTime, httpGet, sleep];
@@ -36,7 +42,7 @@ export class ToolRegistry {
       if (!Array.isArray(mod.default)) throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
       for (const [i, d] of mod.default.entries()) {
         const parsed = ToolDefinitionSchema.safeParse(d);
-        if (!parsed.success) throw new Error(`tool module ${p}, tool #${i}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+        if (!parsed.success) throw new Error(`tool module ${p}, ${toolLabel(d, i)}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
         reg.add(d as ToolDefinition);
       }
     }

@@ -379,7 +379,7 @@ const SPEC_FIELDS: Array<[path: Array<string | number>, wrong: fc.Arbitrary<unkn
   [['threadId'], fc.oneof(notString, fc.constantFrom('', 'a/b', 'no spaces', 'x'.repeat(129), 'ünï'))],
   [['output'], notObject],
   [['output', 'schema'], notObject],
-  // no tenant of this stack has a webhook secret: any notify is 400, and these are bad on their own too
+  // this build has no webhooks: any notify is 400, and these are bad on their own too
   [['notify'], fc.oneof(notObject, fc.record({ url: fc.oneof(notString, fc.constantFrom('ftp://example.com/h', 'http://127.0.0.1/hook', 'http://169.254.169.254/latest', 'not a url')) }))],
 ];
 const wrongTypeBody = fc

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { nodeFetch } from './node-fetch.js';
 import { ProviderRegistry } from './registry.js';
+import type { ProviderSettings } from './provider-settings.js';
 import type { OpenAIChatModel } from './openai/openai-chat-model.js';
 
 describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', () => {
@@ -86,11 +87,11 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
 
 describe('transport choice', () => {
   const spec = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
-  const transport = (env: Record<string, string>) => (new ProviderRegistry({ OPENAI_API_KEY: 'k', ...env }).clientFor(spec) as OpenAIChatModel).transport;
+  const transport = (settings: ProviderSettings) => (new ProviderRegistry({ openai: { apiKey: 'k' }, ...settings }).clientFor(spec) as OpenAIChatModel).transport;
   it('node:http by default; global fetch when asked, or when a proxy is configured', () => {
     expect(transport({})).toBe('node');
-    expect(transport({ AGENTLOOP_HTTP_CLIENT: 'fetch' })).toBe('fetch');
-    expect(transport({ HTTPS_PROXY: 'http://proxy.internal:3128' })).toBe('fetch');
+    expect(transport({ httpClient: 'fetch' })).toBe('fetch');
+    expect(transport({ proxy: true })).toBe('fetch');
   });
 });
 

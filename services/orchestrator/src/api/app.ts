@@ -30,6 +30,10 @@ export interface ApiDeps {
   metrics?: Metrics;
 }
 
+/** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
+export const NO_API_KEYS_MESSAGE =
+  'no API keys are configured on the server (AGENTLOOP_API_KEYS is empty and AGENTLOOP_AUTH is required), so every request is refused: the operator must set AGENTLOOP_API_KEYS=key=tenant,...';
+
 /** Listing cursors are the last run returned: `<createdAt ms>.<run id>`. */
 const CURSOR_RE = /^(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/;
 const encodeCursor = (c: ListCursor) => `${c.score}.${c.runId}`;
@@ -80,6 +84,8 @@ export function createApp(d: ApiDeps): express.Express {
       req.tenant = 'default';
       return next();
     }
+    // without keys every request fails: say why, or the operator sees only 401s
+    if (d.apiKeys.size === 0) return next(new ApiError('unauthorized', NO_API_KEYS_MESSAGE));
     const m = /^Bearer\s+(.+)$/i.exec(req.get('authorization') ?? '');
     const tenant = m ? d.apiKeys.get(m[1]!.trim()) : undefined;
     if (!tenant) return next(new ApiError('unauthorized', m ? 'unknown API key' : 'missing Authorization: Bearer <key>'));

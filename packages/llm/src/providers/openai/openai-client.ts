@@ -16,13 +16,14 @@ export interface OpenAIClientOptions {
    * chose get none of it.
    */
   operatorEndpoint?: boolean;
-  env?: Record<string, string | undefined>;
+  /** OPENAI_CUSTOM_HEADERS (ProviderSettings): the names of the headers the SDK adds from it. */
+  customHeaders?: string;
 }
 
 /** What the SDK would take from the environment, switched off for endpoints that are not the operator's OpenAI. */
 export function withoutEnvironment(opts: OpenAIClientOptions): Record<string, unknown> {
   if (opts.operatorEndpoint) return {};
-  const custom = (opts.env ?? process.env).OPENAI_CUSTOM_HEADERS ?? '';
+  const custom = opts.customHeaders ?? '';
   const headers = Object.fromEntries(custom.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), null]));
   return { organization: null, project: null, adminAPIKey: null, defaultHeaders: headers };
 }

@@ -76,7 +76,7 @@ describe('an endpoint without the Responses API falls back to Chat Completions',
 
   it('404 on POST /responses: this call and every later one go to /chat/completions; the operator is told once', async () => {
     const warnings: string[] = [];
-    const registry = new ProviderRegistry({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: `${chatOnly.url}/v1` }, undefined, { warn: (m) => warnings.push(m) });
+    const registry = new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${chatOnly.url}/v1` } }, undefined, { warn: (m) => warnings.push(m) });
     const client = registry.clientFor({ provider: 'openai', name: 'gpt-4o-mini', params: {} }) as OpenAIResponsesModel;
     expect(client).toBeInstanceOf(OpenAIResponsesModel);
     for (let i = 0; i < 2; i++) {

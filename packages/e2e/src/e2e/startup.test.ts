@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI_MAIN, testRedisUrl } from '@agentloop/testing';
+import { ProcessStack } from '../test-support/stack.js';
+
+/** `agentloop serve` as an operator starts it, with only the given environment (and PATH). */
+function serveOnce(env: Record<string, string>, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', REDIS_URL: testRedisUrl(), AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  return new Promise((resolve) => child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr }))));
+}
+
+describe('what a process says at start', () => {
+  let s: ProcessStack | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('a SPEC variable this build does not support stops it before it serves anything, saying so', async () => {
+    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-unsupported', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTLOOP_WEBHOOK_SECRETS: 'tenant-a=whsec_abc' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain('agentloop ready');
+    expect(r.stderr).toContain('REDIS_CLUSTER_NODES is set, but Redis Cluster is not supported by this build');
+    expect(r.stderr).toContain('AGENTLOOP_WEBHOOK_SECRETS is set, but webhooks');
+    expect(r.stderr).not.toContain('whsec_abc'); // a value is never echoed
+  });
+
+  it('OpenTelemetry variables (set by platforms for every process) start it, with one warning that no traces are exported', async () => {
+    s = await ProcessStack.start(['api'], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SERVICE_NAME: 'agentloop-api', LOG_LEVEL: 'info' } });
+    const warnings = s.procs.get('api')!.output.filter((l) => l.includes('tracing is not supported by this build'));
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, msg: 'OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME are set, but tracing is not supported by this build: no spans are exported' });
+    expect((await s.a.request('GET', '/v1/runs')).status).toBe(200); // and it serves
+  });
+
+  it('auth required and no API keys: it says so at start (stderr, whatever LOG_LEVEL says) and in every 401', async () => {
+    s = await ProcessStack.start(['api'], { env: { AGENTLOOP_API_KEYS: '', LOG_LEVEL: 'silent' } });
+    const told = s.procs.get('api')!.output.filter((l) => l.includes('AGENTLOOP_API_KEYS is empty: every API request will be answered 401'));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/^agentloop: AGENTLOOP_AUTH=required/); // a plain line, not a (silenced) log record
+    for (const client of [s.a, s.anon]) {
+      const r = await client.request('GET', '/v1/runs');
+      expect(r.status).toBe(401);
+      expect(r.json.error).toMatchObject({ code: 'unauthorized', message: expect.stringContaining('no API keys are configured on the server') });
+    }
+    await s.kill('api', 'SIGTERM');
+    await s.spawn('api', { LOG_LEVEL: 'warn' });
+    expect(s.procs.get('api')!.output.filter((l) => l.startsWith('{') && JSON.parse(l).level === 40 && JSON.parse(l).msg.includes('AGENTLOOP_API_KEYS is empty'))).toHaveLength(1);
+  });
+});

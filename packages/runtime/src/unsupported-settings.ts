@@ -1,0 +1,46 @@
+/** A variable of SPEC §1 whose feature this build lacks. */
+interface UnsupportedSetting {
+  reason: string;
+  /** A value that asks for nothing this build lacks (e.g. one partition); any other value stops the process. */
+  harmless?: (value: string) => boolean;
+}
+
+const WEBHOOKS = 'webhooks (a run\'s `notify`) are not supported by this build: no event would be delivered';
+const SENTINEL = 'Redis Sentinel is not supported by this build: it connects only to the one Redis of REDIS_URL';
+
+/**
+ * Variables SPEC §1 names whose features this build does not have yet. A process started with one of them set would
+ * quietly do something other than what the operator asked (one Redis instead of a cluster, runs whose webhooks never
+ * come, tools that are not there), so it does not start. Building a feature removes its line here.
+ */
+export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> = {
+  REDIS_CLUSTER_NODES: { reason: 'Redis Cluster is not supported by this build: it connects only to the one Redis of REDIS_URL' },
+  REDIS_SENTINELS: { reason: SENTINEL },
+  REDIS_SENTINEL_NAME: { reason: SENTINEL },
+  AGENTLOOP_PARTITIONS: { reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)', harmless: (v) => v === '1' },
+  AGENTLOOP_MCP_SERVERS: { reason: 'MCP servers are not supported by this build: their tools would be missing from the catalog' },
+  AGENTLOOP_OPENAPI_TOOLS: { reason: 'OpenAPI tools are not supported by this build: their tools would be missing from the catalog' },
+  AGENTLOOP_WEBHOOK_SECRETS: { reason: WEBHOOKS },
+  AGENTLOOP_WEBHOOK_RETRY_BASE_MS: { reason: WEBHOOKS },
+  AGENTLOOP_WEBHOOK_ALLOWED_URLS: { reason: WEBHOOKS },
+  AGENTLOOP_CORS_ORIGINS: { reason: 'CORS is not supported by this build: browser apps on other origins cannot call the API' },
+  AGENTLOOP_LOCAL_TOOLS: { reason: 'local tools are not supported by this build: every tool runs on a tool-runner pool' },
+};
+
+const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
+
+/** One line per unsupported variable that is set (an empty value counts as unset), naming it and saying why. */
+export function unsupportedSettingProblems(env: Record<string, string | undefined>): string[] {
+  return Object.entries(UNSUPPORTED_SETTINGS)
+    .filter(([name, s]) => isSet(env[name]) && !s.harmless?.(env[name].trim()))
+    .map(([name, s]) => `${name} is set, but ${s.reason}; unset it to start`);
+}
+
+/**
+ * Platforms set OpenTelemetry's variables for every process they run, so they do not stop it: one warning says that
+ * this build exports no traces.
+ */
+export function otelWarning(env: Record<string, string | undefined>): string | null {
+  const names = Object.keys(env).filter((k) => k.startsWith('OTEL_') && isSet(env[k])).sort();
+  return names.length ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} set, but tracing is not supported by this build: no spans are exported` : null;
+}
