@@ -30,7 +30,8 @@ describe('readiness (real Redis, real BullMQ workers)', () => {
     await server.start();
     for (let t0 = Date.now(); notReadyReason([redis], roles) !== null && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
     expect(notReadyReason([redis], roles)).toBeNull();
-    await worker.close(); // a worker that stopped (or never started) takes no job: not ready
+    await worker.close(true); // a worker that stopped (or never started) takes no job: not ready (forced: its blocking
+    // connection may still be reconnecting after the restart, and a graceful close would wait it out)
     expect(workerTakingJobs(worker)).toBe(false);
     expect(notReadyReason([redis], roles)).toBe('orchestrator worker not running');
     expect(workerTakingJobs(null)).toBe(false);

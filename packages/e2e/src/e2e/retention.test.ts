@@ -28,7 +28,9 @@ async function keysOf(s: InProcessStack, runId: string): Promise<string[]> {
   let cursor = '0';
   do {
     const [next, batch] = await s.redis.scan(cursor, 'MATCH', `*${runId}*`, 'COUNT', 1000);
-    out.push(...batch.filter((k) => k.includes(s.prefix)));
+    // (a queue-intake run's job on `results` is the backend's message to consume, not a key of the run: BullMQ keeps it
+    // until the backend takes it, then for the retention — see the results-queue tests)
+    out.push(...batch.filter((k) => k.includes(s.prefix) && !k.startsWith(`${s.prefix}:${QUEUES.results}:`)));
     cursor = next;
   } while (cursor !== '0');
   return out;

@@ -81,7 +81,8 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
     const snap = await s.a.waitTerminal(id, 60_000);
     stalled.child.kill('SIGCONT');
     expect(snap).toMatchObject({ status: 'completed', output: `Answer: ${words}` });
-    await until('the stalled delivery to be refused', async () => (await fencedCount(stalled, 'model_events')) >= 1);
+    // what it still had streamed is refused: its deltas' append, or (the stream already over) its checkpoint
+    await until('the stalled delivery to be refused', async () => (await fencedCount(stalled, 'model_events')) + (await fencedCount(stalled, 'checkpoint')) >= 1);
     const events = (await s.a.events(id)).events;
     expect(checkEvents(events)).toEqual([]);
     const retry = events.findLast((e) => e.type === 'llm.retry');

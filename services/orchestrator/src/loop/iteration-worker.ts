@@ -259,7 +259,7 @@ export class IterationWorker {
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
-    if (!ok) return;
+    if (!ok) return void this.o.metrics.fenced.inc({ step: 'checkpoint' });
     this.countResponse(res);
     if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
     if (plan.failure) return this.end.ended(st.id, 'failed', 'none');
