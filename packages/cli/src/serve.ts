@@ -6,7 +6,7 @@ import {
   DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
@@ -63,6 +63,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const queues = new QueueSet(publisher, config.prefix);
   shutdown.add('queues', () => queues.close());
   const scheduler = new RunScheduler(queues); // the only publisher of a run's jobs
+  const threads = new ThreadStore(redis, store.keys, config.runRetentionS);
   const catalog = new ToolCatalog(redis, config.prefix);
   const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
@@ -107,7 +108,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       end: new RunEnder(store, metrics, () => undefined, () => catalog.all()),
     });
     reconciler.start();
-    const relay = new OutboxRelay(store, queues, logger, config.runRetentionS);
+    const relay = new OutboxRelay(store, queues, logger, threads, scheduler, config.runRetentionS);
     relay.start();
     addWorkers('orchestrator', worker, intake, decisionsWorker, reconciler, relay);
     started.push('orchestrator');
@@ -143,6 +144,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       metrics,
       ready,
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
+      threads,
     });
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;

@@ -80,6 +80,14 @@ export class DeploymentKeys {
   get runningRuns(): string {
     return `${this.prefix}:running`;
   }
+  /**
+   * A tenant's thread (SPEC §2 Threads): its hash (`active` run, `tenant`), and beside it `:runs` (every run, oldest
+   * first), `:msgs` (the conversation so far) and `:waiting` (runs queued behind the active one).
+   */
+  thread(tenantId: string, threadId: string): { hash: string; runs: string; messages: string; waiting: string } {
+    const hash = `${this.prefix}:thread:${tenantId}:${threadId}`;
+    return { hash, runs: `${hash}:runs`, messages: `${hash}:msgs`, waiting: `${hash}:waiting` };
+  }
   /** What runs tell the outside world, written with the transitions they report (lua/common.lua toOutbox). */
   get outbox(): string {
     return `${this.prefix}:outbox`;

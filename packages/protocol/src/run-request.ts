@@ -73,6 +73,9 @@ export const ContextSchema = z.object({
 });
 export type ContextOptions = z.infer<typeof ContextSchema>;
 
+/** A thread id (SPEC §2): `[A-Za-z0-9_-]{1,128}`, scoped to its tenant. */
+export const ThreadIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id matches [A-Za-z0-9_-]{1,128}');
+
 export const RunRequestSchema = z
   .object({
     input: z.union([z.string().min(1).max(1_000_000), z.array(MessageSchema).min(1).max(10_000)]),
@@ -89,9 +92,11 @@ export const RunRequestSchema = z
     metadata: z.record(z.string(), z.unknown()).default({}),
     // structured output: the schema's own rules (it compiles, its size, OpenAI's strict mode) are intake's to check
     output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'an output name matches [A-Za-z0-9_-]{1,64}').default('answer') }).strict().optional(),
+    /** Continue this conversation (SPEC §2 Threads); `threadPolicy` says what a request for a busy thread gets. */
+    threadId: ThreadIdSchema.optional(),
+    threadPolicy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
     // SPEC §2 fields whose features are not built yet: their shape is checked here, and intake answers 400 for them
     // rather than ignoring them silently (docs/ARCHITECTURE.md, Known limits)
-    threadId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id matches [A-Za-z0-9_-]{1,128}').optional(),
     notify: z
       .object({ url: z.url({ protocol: /^https?$/ }), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
       .strict()

@@ -47,6 +47,8 @@ export const RunSnapshotSchema = z.object({
   mode: z.enum(['interactive', 'headless']),
   stopReason: StopReasonSchema.nullable(),
   output: z.string().nullable(),
+  /** The thread the run continues (SPEC §2 Threads), or null. */
+  threadId: z.string().nullable().default(null),
   /** Runs with `output.schema` only: the parsed structured answer (null until the run completes with one). */
   outputJson: z.unknown().optional(),
   error: ErrorInfoSchema.nullable(),
@@ -57,3 +59,7 @@ export const RunSnapshotSchema = z.object({
   history: z.array(MessageSchema).optional(),
 });
 export type RunSnapshot = z.infer<typeof RunSnapshotSchema>;
+
+/** `GET /v1/threads/:id`: every run of the thread (oldest first, the active and waiting ones included) and its conversation so far. */
+export const ThreadSchema = z.object({ id: z.string(), runs: z.array(z.string()), messages: z.array(MessageSchema) });
+export type Thread = z.infer<typeof ThreadSchema>;

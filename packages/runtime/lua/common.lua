@@ -59,7 +59,7 @@ end
 local callUpdates = {} -- layout 1: call fields commit() writes to the calls hash
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
-local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src' }
+local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
 local statusInfo
 
 -- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
@@ -160,7 +160,8 @@ end
 
 -- The outbox: what a run tells the outside world, written by the step that makes the transition it reports, so a
 -- crash can neither lose a report nor send one for a transition that did not happen. The relay (OutboxRelay) turns
--- each entry into its job: 'R|<runId>' the `results` job of a run created by queue intake (src 'q') that ended.
+-- each entry into its job: 'R|<runId>' the `results` job of a run created by queue intake (src 'q') that ended;
+-- 'E|<runId>' a thread's run that ended (its messages join the thread; the next waiting run starts).
 local function toOutbox(entry)
   rcall('RPUSH', keyPrefix .. ':outbox', entry)
 end
@@ -168,7 +169,7 @@ end
 -- Moves the run from its tenant's index of status `from` to that of `to` (same score: createdAt), so that listing
 -- by status and counting active runs never read the tenant's history. A run that finishes starts its retention and,
 -- when a backend enqueued it (src 'q'), reports its end to the outbox.
-local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv, src)
+local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv, src, threadId)
   if from == to then return end
   if from then rcall('ZREM', runIndex(tenant, from), runId) end
   rcall('ZADD', runIndex(tenant, to), createdAt, runId)
@@ -181,6 +182,7 @@ local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv,
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
   if isTerminal(to) and src == 'q' then toOutbox('R|' .. runId) end
+  if isTerminal(to) and threadId and threadId ~= '' then toOutbox('E|' .. runId) end
 end
 
 -- Runs of a tenant that count against activeRuns.
@@ -221,7 +223,7 @@ local function commit(seq, watch)
     end
     set('seq', seq + n)
   end
-  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7]) end
+  if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7], statusChange[8]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
   if #callUpdates > 0 then callSliced('HSET', legacyCallsKey, callUpdates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end

@@ -6,11 +6,12 @@
   ARGV[12] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
   ARGV[13] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
   KEYS[6] the deployment's resuming-runs zset (left when a resumed run starts)
+  A run waiting on its thread (thrWait) does not start: the thread's relay makes it startable first.
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
   {'stale'} when the run is not where the caller expected (the caller reloads the state and decides again), or {'waiting'} when a
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
-local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch' }
+local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch', 'thrWait' }
 local nRead = #fields
 local hint = ARGV[13] or ''
 local hinted = {}
@@ -18,7 +19,7 @@ if hint ~= '' then for _, id in ipairs(cjson.decode(hint)) do hinted[#hinted + 1
 if ARGV[11] == '1' then fields = withStateFields(fields) end
 local st, hintedOuts = readState(fields, hinted)
 local k = tonumber(ARGV[5])
-if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
+if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[12] == '1' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
 mustTransition(st[1], 'running')
 local outs -- the batch's outcomes, when the caller's guess of the batch was right

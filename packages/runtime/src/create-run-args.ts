@@ -1,5 +1,5 @@
 import { SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
-import { RATE_LIMITED_ERROR, type CreateRunInput } from './run-store-types.js';
+import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput } from './run-store-types.js';
 
 /** The one argument of `createRun-6.lua`, as it decodes it (strings where Redis stores the value as it is). */
 export interface CreateRunArgs {
@@ -30,6 +30,13 @@ export interface CreateRunArgs {
   structured: '1' | '0';
   /** 'q': created by queue intake (its end is reported on `results`). */
   src: 'q' | '';
+  threadId: string;
+  threadPolicy: 'reject' | 'enqueue' | 'interrupt';
+  /** The leading system messages of `messages` (a thread's conversation goes after them). */
+  systemCount: string;
+  /** Events and error of a queue-intake run refused by its busy thread (created failed); '' refuses (HTTP: 409). */
+  threadBusyEvents: string;
+  threadBusyError: string;
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
@@ -60,6 +67,11 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     layout: String(o.layout),
     structured: input.request.output ? '1' : '0',
     src: input.fromQueue ? 'q' : '',
+    threadId: input.request.threadId ?? '',
+    threadPolicy: input.request.threadPolicy,
+    systemCount: String(input.messages.findIndex((m) => m.role !== 'system') < 0 ? input.messages.length : input.messages.findIndex((m) => m.role !== 'system')),
+    threadBusyEvents: input.fromQueue ? o.ev([events[0]!, { type: 'run.failed', data: { error: THREAD_BUSY_ERROR } }]) : '',
+    threadBusyError: wellFormedJson(THREAD_BUSY_ERROR),
   };
   return wellFormedJson(args);
 }

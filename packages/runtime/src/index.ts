@@ -16,3 +16,5 @@ export * from './tenant-limiter.js';
 export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
 export * from './readiness.js';
+export * from './thread-store.js';
+export * from './run-indexes.js';

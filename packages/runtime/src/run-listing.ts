@@ -11,7 +11,7 @@ import type { ListCursor } from './run-store-types.js';
 const LIST_FIELDS = [
   'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'model', 'mode', 'metadata', 'error', 'stopReason', 'output',
   STATE_FIELD.outputJson, STATE_FIELD.outputRepair, 'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd',
-  'llmCalls', 'toolCalls', 'pending', STATE_FIELD.structured,
+  'llmCalls', 'toolCalls', 'pending', STATE_FIELD.structured, 'threadId',
 ] as const;
 
 /**

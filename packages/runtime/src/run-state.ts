@@ -19,6 +19,8 @@ export interface RunState {
   request: RunRequest;
   model: ModelSpec;
   mode: 'interactive' | 'headless';
+  /** The thread the run continues (SPEC §2 Threads), or null. */
+  threadId: string | null;
   metadata: Record<string, unknown>;
   seq: number;
   error: ErrorInfo | null;
@@ -82,7 +84,7 @@ export const STATE_FIELDS = [
   'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'request', 'model', 'mode', 'metadata', 'seq', 'error', 'cancel',
   'batch', 'pendingFinal', 'callMode', 'owner', 'stopReason', 'output', STATE_FIELD.outputJson, STATE_FIELD.outputRepair,
   'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls', 'toolCalls',
-  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv',
+  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv', 'threadId',
 ] as const;
 
 /** HMGET of STATE_FIELDS, back into a hash (absent fields left out). */
@@ -142,6 +144,7 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     model: json(h.model, {} as ModelSpec),
     mode: (h.mode as RunState['mode']) || 'interactive',
     metadata: json(h.metadata, {}),
+    threadId: h.threadId || null,
     seq: num(h.seq),
     error: json(h.error, null),
     cancel: h.cancel ?? '',
@@ -189,6 +192,7 @@ export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?:
     mode: s.mode,
     stopReason: s.stopReason,
     output: s.output,
+    threadId: s.threadId,
     // only runs that asked for structured output have the field (null until they complete with an answer)
     ...(structured ? { outputJson: s.outputJson ?? null } : {}),
     error: s.error ? { code: s.error.code, message: s.error.message } : null,

@@ -23,11 +23,16 @@ export interface CreateRunInput {
 }
 
 export type CreateRunResult =
-  | { created: true; runId: string; status: 'queued' | 'failed' }
+  /** `waitsFor`: the thread's active run this one waits for (threadPolicy enqueue or interrupt), '' when it starts now. */
+  | { created: true; runId: string; status: 'queued' | 'failed'; waitsFor: string }
+  /** threadPolicy reject, and the thread has a run queued, running or paused. */
+  | { created: false; threadBusy: true; activeRunId: string }
   | { created: false; runId: string; bodyHash: string }
   | { created: false; limited: true; activeRuns: number }
   /** The run id is another tenant's run (queue intake names its run ids). */
   | { created: false; taken: true };
+
+export const THREAD_BUSY_ERROR: ErrorInfo = { code: 'thread_busy', message: 'the thread has a run queued, running or paused (threadPolicy reject)' };
 
 export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
 

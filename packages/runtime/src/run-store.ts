@@ -12,6 +12,7 @@ import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './che
 import { listRuns } from './run-listing.js';
 import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
+import { RunIndexes } from './run-indexes.js';
 import {
   DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
 } from './run-store-types.js';
@@ -31,6 +32,8 @@ export class RunStore {
   readonly keys: DeploymentKeys;
   /** What is recorded about a run's calls (reads; every write is a script here). */
   readonly calls: RunCalls;
+  /** The deployment's work lists of runs (for the reconcilers). */
+  readonly indexes: RunIndexes;
   private readonly scripts: Scripts;
 
   constructor(
@@ -43,6 +46,7 @@ export class RunStore {
   ) {
     this.keys = new DeploymentKeys(prefix);
     this.calls = new RunCalls(redis, this.keys);
+    this.indexes = new RunIndexes(redis, this.keys);
     this.scripts = new Scripts(redis);
   }
 
@@ -70,7 +74,7 @@ export class RunStore {
       'createRun',
       input.runId,
       (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, layout: this.layout, ev })],
-      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls],
+      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls, ...this.threadKeys(input)],
     );
     switch (res.outcome) {
       case 'limited':
@@ -78,12 +82,21 @@ export class RunStore {
       case 'taken':
         return { created: false, taken: true };
       case 'created':
-        return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued' };
+        return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued', waitsFor: String(res.values[1] ?? '') };
+      case 'thread_busy':
+        return { created: false, threadBusy: true, activeRunId: String(res.values[0]) };
       case 'exists': {
         const [runId, bodyHash] = String(res.values[0]).split(' ');
         return { created: false, runId: runId!, bodyHash: bodyHash! };
       }
     }
+  }
+
+  /** createRun's thread keys (placeholders named after the run when it has no thread). */
+  private threadKeys(input: CreateRunInput): string[] {
+    if (!input.request.threadId) return [1, 2, 3, 4].map((i) => `${this.keys.run(input.runId).state}:nothread${i}`);
+    const t = this.keys.thread(input.tenant, input.request.threadId);
+    return [t.hash, t.runs, t.messages, t.waiting];
   }
 
   async load(runId: string): Promise<RunState | null> {
@@ -225,24 +238,6 @@ export class RunStore {
       // reached by edits alone
       if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
     }
-  }
-
-  /** Runs still queued that were created before `beforeMs` (their first job may never have been added). */
-  async queuedSince(beforeMs: number, limit = 100): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.queuedRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
-  }
-
-  /** Runs in status running since before `beforeMs`, after `(fromMs` (a sweep's cursor), oldest first, with their scores. */
-  async runningSince(fromMs: number, beforeMs: number, limit: number): Promise<Array<{ runId: string; since: number }>> {
-    const r = await this.redis.zrangebyscore(this.keys.runningRuns, `(${fromMs}`, beforeMs, 'WITHSCORES', 'LIMIT', 0, limit);
-    const out: Array<{ runId: string; since: number }> = [];
-    for (let i = 0; i + 1 < r.length; i += 2) out.push({ runId: r[i]!, since: Number(r[i + 1]) });
-    return out;
-  }
-
-  /** Runs whose resume was flipped before `beforeMs` and has not started yet (for the reconciler). */
-  async resumingSince(beforeMs: number, limit = 100): Promise<string[]> {
-    return this.redis.zrangebyscore(this.keys.resumingRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
   }
 
   /**

@@ -14,7 +14,9 @@ const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../l
  * table, so a script and its caller cannot drift apart silently.
  */
 export const SCRIPTS = {
-  createRun: { keys: 6, outcomes: ['created', 'exists', 'limited', 'taken'] },
+  createRun: { keys: 10, outcomes: ['created', 'exists', 'limited', 'taken', 'thread_busy'] },
+  endThreadRun: { keys: 4, outcomes: ['next', 'idle'] },
+  startThreadRun: { keys: 6, outcomes: ['started', 'stale'] },
   startIteration: { keys: 6, outcomes: ['started', 'stale', 'waiting'] },
   appendEvents: { keys: 6, outcomes: ['appended', 'stale'] },
   checkpointResponse: { keys: 6, outcomes: ['recorded', 'stale', 'ids_taken'] },

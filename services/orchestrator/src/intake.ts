@@ -16,7 +16,9 @@ export type IntakeResult =
   | { kind: 'mismatch'; runId: string }
   | { kind: 'limited'; activeRuns: number }
   /** The run id (given at queue intake) names another tenant's run. */
-  | { kind: 'taken'; runId: string };
+  | { kind: 'taken'; runId: string }
+  /** threadPolicy reject: the thread has a run queued, running or paused (409). */
+  | { kind: 'thread_busy'; activeRunId: string };
 
 export interface IntakePolicy {
   endpoints: EndpointPolicy;
@@ -38,7 +40,6 @@ export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoi
   }
   // not built yet: refused, never silently ignored
   if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks are not supported by this build: remove notify, or follow the run over GET /v1/runs/:id/events' });
-  if (req.threadId !== undefined) issues.push({ path: ['threadId'], code: 'not_available', message: 'threads are not available in this version' });
   return issues;
 }
 
@@ -125,6 +126,7 @@ export class RunIntake {
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       if ('limited' in res) throw new Error('unreachable: an invalid run is not counted against activeRuns');
       if ('taken' in res) return { kind: 'taken', runId };
+      if ('threadBusy' in res) throw new Error('unreachable: an invalid run joins no thread');
       if (res.created) return { kind: 'created', runId };
       // the run id or key names a run made from another body: that run is not this request's (and is left alone)
       return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
@@ -135,21 +137,35 @@ export class RunIntake {
       return { kind: 'limited', activeRuns: res.activeRuns };
     }
     if ('taken' in res) return { kind: 'taken', runId };
+    if ('threadBusy' in res) return { kind: 'thread_busy', activeRunId: res.activeRunId };
     if (res.created && res.status === 'failed') {
-      // queue intake at the activeRuns limit: the run exists, failed (rate_limited); nothing to queue
-      this.metrics.rateLimited.inc({ limit: 'active_runs' });
+      // queue intake at the activeRuns limit (rate_limited) or on a busy thread (thread_busy): the run exists, failed
+      if ((await this.store.fieldsOf(runId, ['error']))?.error?.includes('"rate_limited"')) this.metrics.rateLimited.inc({ limit: 'active_runs' });
       this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       return { kind: 'created', runId };
     }
     if (!res.created) {
       if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
-      const st = await this.store.load(res.runId);
-      if (st?.status === 'queued') await this.enqueueFirst(res.runId); // the creator may have died before queueing it
+      const st = await this.store.fieldsOf(res.runId, ['status', 'thrWait']);
+      // the creator may have died before queueing it (a run waiting on its thread is started by the thread's relay)
+      if (st?.status === 'queued' && st.thrWait !== '1') await this.enqueueFirst(res.runId);
       return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
+    }
+    if (res.waitsFor) {
+      // it waits on its thread: started when the runs ahead of it end; `interrupt` ends the active one now
+      if (v.request.threadPolicy === 'interrupt') await this.interrupt(res.waitsFor, runId);
+      return { kind: 'created', runId };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
     await this.enqueueFirst(runId, !v.request.limits.maxWallMs);
     return { kind: 'created', runId };
+  }
+
+  /** Cancels a thread's active run for a newer run of the thread (threadPolicy interrupt). */
+  private async interrupt(activeRunId: string, by: string): Promise<void> {
+    const r = await this.store.requestCancel(activeRunId, `interrupted by run ${by} of its thread`);
+    if (r.kind === 'requested') await this.store.redis.publish(this.store.keys.cancelChannel, activeRunId);
+    else if (r.kind === 'ended') this.metrics.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
   }
 
   /**
@@ -157,7 +173,7 @@ export class RunIntake {
    * may have died before adding its job. Adding it again is harmless (the start is a compare-and-set).
    */
   async reconcileQueued(olderThanMs: number): Promise<number> {
-    const ids = await this.store.queuedSince(Date.now() - olderThanMs);
+    const ids = await this.store.indexes.queuedSince(Date.now() - olderThanMs);
     for (const id of ids) await this.enqueueFirst(id);
     return ids.length;
   }

@@ -64,7 +64,7 @@ export class RequestsWorker {
     if (res.kind === 'mismatch')
       throw new UnrecoverableError(`idempotency_mismatch: ${data.idempotencyKey !== undefined ? 'the idempotencyKey' : 'the runId'} names run ${res.runId}, made from a different request body; nothing was changed`);
     if (res.kind === 'created' || res.kind === 'existing') return { id: res.runId };
-    throw new Error('unreachable: intake with failInvalid never answers invalid');
+    throw new Error(`unreachable: intake with failInvalid answers ${res.kind} with a run`);
   }
 }
 

@@ -103,7 +103,7 @@ describe('the results queue across a crash', () => {
       const snap = await s.a.waitTerminal(runId, 40_000);
       expect(snap.status).toBe('cancelled');
       let job: Job<ResultJob> | undefined;
-      await until('the results job', async () => !!(job = await results.getJob(runId)), 20_000);
+      await until('the results job', async () => !!(job = await results.getJob(runId)), 40_000);
       expect(job!.data).toMatchObject({ runId, status: 'cancelled', stopReason: 'cancelled', error: null });
       expect(await s.redis.llen(`${s.prefix}:outbox`)).toBe(0);
       expect(await s.redis.llen(`${s.prefix}:outbox:taken`)).toBe(0);

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, isTerminalStatus, textJsonDepth } from '@agentloop/protocol';
-import { readyzAnswer, toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, ThreadIdSchema, argumentsForDisplay, isTerminalStatus, textJsonDepth } from '@agentloop/protocol';
+import { readyzAnswer, toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ThreadStore, type ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
 import type { DecisionService } from '../decisions/decision-service.js';
 import { zodIssues } from '../intake.js';
@@ -28,6 +28,7 @@ export interface ApiDeps {
   /** AGENTLOOP_TENANT_LIMITS (requests per second); null when no tenant has limits. */
   limiter?: TenantLimiter | null;
   metrics?: Metrics;
+  threads: ThreadStore;
 }
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
@@ -127,9 +128,18 @@ export function createApp(d: ApiDeps): express.Express {
       case 'limited':
         res.set('retry-after', '1');
         throw new ApiError('rate_limited', `the tenant has ${r.activeRuns} active runs, its activeRuns limit (AGENTLOOP_TENANT_LIMITS)`);
+      case 'thread_busy':
+        throw new ApiError('conflict', `the thread has an active run (${r.activeRunId}); threadPolicy "enqueue" queues behind it, "interrupt" cancels it`);
       case 'created':
         res.status(202).location(`/v1/runs/${r.runId}`).json(created(r.runId, 'queued'));
     }
+  }));
+
+  app.get('/v1/threads/:id', wrap(async (req, res) => {
+    const id = ThreadIdSchema.safeParse(req.params.id);
+    const thread = id.success ? await d.threads.get(req.tenant!, id.data) : null;
+    if (!thread) throw new ApiError('not_found', `thread ${String(req.params.id).slice(0, 128)} not found`);
+    res.json(thread);
   }));
 
   app.get('/v1/runs', wrap(async (req, res) => {

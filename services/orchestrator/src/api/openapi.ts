@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema } from '@agentloop/protocol';
+import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadSchema } from '@agentloop/protocol';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(schema, { io, unrepresentable: 'any' });
 
@@ -17,6 +17,7 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: {
         RunRequest: json(RunRequestSchema, 'input'),
         RunSnapshot: json(RunSnapshotSchema),
+        Thread: json(ThreadSchema),
         DecisionRequest: json(DecisionRequestSchema, 'input'),
         EventEnvelope: json(EventEnvelopeSchema),
         Error: {
@@ -86,6 +87,13 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelling' }, ...errors(401, 404, 409) } } },
+      '/v1/threads/{id}': {
+        get: {
+          summary: 'A thread: its runs (oldest first) and its conversation so far',
+          parameters: [idParam],
+          responses: { '200': { description: 'the thread', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thread' } } } }, ...errors(401, 404) },
+        },
+      },
       '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools' }, ...errors(401) } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },

@@ -56,7 +56,7 @@ export class DecisionsWorker {
    */
   async reconcile(): Promise<void> {
     try {
-      for (const runId of await this.store.resumingSince(Date.now() - this.reconcileEveryMs)) await this.decisions.publishResume(runId);
+      for (const runId of await this.store.indexes.resumingSince(Date.now() - this.reconcileEveryMs)) await this.decisions.publishResume(runId);
     } catch (err) {
       this.logger.warn({ err }, 'resume reconciliation failed');
     }

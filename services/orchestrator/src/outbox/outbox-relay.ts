@@ -1,16 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { ResultJob } from '@agentloop/protocol';
-import { toSnapshot, type Logger, type QueueSet, type RunStore } from '@agentloop/runtime';
+import { toSnapshot, type Logger, type QueueSet, type RunScheduler, type RunStore, type ThreadStore } from '@agentloop/runtime';
 import { QUEUES } from '@agentloop/protocol';
 
 /** How long the relay's lease lasts; it is renewed at a third of it. */
-const LEASE_MS = 15_000;
+const LEASE_MS = 5_000;
 /** How long one blocking wait for an entry lasts (s): the lease is renewed between waits. */
-const BLOCK_S = 2;
+const BLOCK_S = 1;
 
 /**
  * Turns the outbox's entries (lua/common.lua toOutbox: written by the very step that makes the transition they report)
- * into jobs. One process of the deployment relays at a time (a lease), so entries keep their order; it takes each entry
+ * into jobs — a queue-intake run's `results` job (R), a thread's next run (E: ThreadStore) — in order. One process of the deployment relays at a time (a lease), so entries keep their order; it takes each entry
  * by moving it to a list of its own (BLMOVE: no polling while nothing happens) and drops it there once its job exists;
  * the next relay finishes what a crashed one had taken. Publishing is idempotent by job id: an entry relayed twice
  * makes one job.
@@ -25,6 +25,8 @@ export class OutboxRelay {
     private readonly store: RunStore,
     private readonly queues: QueueSet,
     private readonly logger: Logger,
+    private readonly threads: ThreadStore,
+    private readonly scheduler: RunScheduler,
     /** How long a finished results job is kept (s): the job id stays taken, so a relay after a crash cannot repeat it. */
     private readonly keepS = 7 * 86_400,
   ) {}
@@ -91,8 +93,15 @@ export class OutboxRelay {
   private async relay(entry: string): Promise<void> {
     const [kind, runId] = entry.split('|');
     if (kind === 'R' && runId) await this.publishResult(runId);
+    else if (kind === 'E' && runId) await this.threadRunEnded(runId);
     else this.logger.warn({ entry }, 'outbox relay: unknown entry dropped');
     await this.store.redis.lrem(this.keys.outboxTaken, 1, entry);
+  }
+
+  /** A thread's run ended: its messages join the thread, and the run waiting behind it starts. */
+  private async threadRunEnded(runId: string): Promise<void> {
+    const next = await this.threads.runEnded(runId);
+    if (next) await this.scheduler.start(next);
   }
 
   /** The `results` job of a queue-intake run that ended (job id = run id, SPEC §2). */

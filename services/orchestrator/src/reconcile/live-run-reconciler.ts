@@ -64,7 +64,7 @@ export class LiveRunReconciler {
   async sweep(now = Date.now()): Promise<Map<string, Found>> {
     const found = new Map<string, Found>();
     const quietSince = now - this.o.everyMs; // a run that changed since the last sweep is moving
-    const page = await this.o.store.runningSince(this.cursor, quietSince, this.o.pageSize ?? 200);
+    const page = await this.o.store.indexes.runningSince(this.cursor, quietSince, this.o.pageSize ?? 200);
     this.cursor = page.length < (this.o.pageSize ?? 200) ? -Infinity : page.at(-1)!.since;
     for (const { runId } of page) {
       const f = await this.checkRunning(runId, quietSince).catch((err: unknown) => {

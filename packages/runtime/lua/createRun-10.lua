@@ -1,14 +1,22 @@
 --[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
   KEYS[1] state  KEYS[2] transcript  KEYS[3] events  KEYS[4] tenant run index (zset)  KEYS[5] idempotency key
-  KEYS[6] the calls hash (layout 1)
+  KEYS[6] the calls hash (layout 1)  KEYS[7..10] the thread's hash, runs, messages and waiting list (DeploymentKeys.thread;
+  placeholders when the run has no thread)
   ARGV[5] the run, one JSON object (CreateRunArgs in create-run-args.ts): tenant, request (JSON text), bodyHash,
   idemTtl (s, 0 = no key), messages (message JSON texts), events (envelope lines), status, error (JSON text or ''), model
   (JSON text), mode, metadata (JSON text), v (schema version), maxWallMs (0 = none), activeLimit (-1 = none),
   retention (s), limitedEvents (envelope lines of a run created failed at the limit; '' = refuse instead), limitedError,
   reservedIds (call ids the input transcript already uses: a model cannot reuse them), layout ('3', '2' or '1': the
   older ones for builds that know only those), structured ('1' when the request has output.schema), src ('q': a
-  backend enqueued it on `requests`: its end is reported on `results`; '' otherwise)
-  Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
+  backend enqueued it on `requests`: its end is reported on `results`; '' otherwise), threadId ('' = none),
+  threadPolicy, systemCount (the leading system messages of `messages`: the thread's conversation goes after them),
+  threadBusyEvents / threadBusyError (a queue-intake run refused by a busy thread is created failed; '' = refuse)
+  Threads (SPEC §2): one run per thread at a time, decided here, atomically with the creation. A free thread's run
+  becomes its active run and starts with the thread's conversation before its input; a busy thread's run is refused
+  (reject), or waits (enqueue, interrupt: `thrWait`, not in the queued index) until the relay starts it when the runs
+  ahead of it ended (ThreadStore).
+  Returns {'created', status, the thread's active run when this one waits for it ('' otherwise)}, {'thread_busy',
+  active run} (reject), {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
 local a = cjson.decode(ARGV[5])
@@ -31,6 +39,21 @@ if limit >= 0 and status ~= 'failed' then
     status, errorJson, eventsJson = 'failed', a.limitedError, a.limitedEvents
   end
 end
+local thread, waitsFor, threadMsgs = a.threadId or '', '', {}
+if thread ~= '' and status ~= 'failed' then
+  local active = rcall('HGET', KEYS[7], 'active')
+  if active and active ~= '' then
+    if a.threadPolicy ~= 'reject' then
+      waitsFor = active
+    elseif a.threadBusyEvents == '' then
+      return { 'thread_busy', active }
+    else
+      status, errorJson, eventsJson = 'failed', a.threadBusyError, a.threadBusyEvents
+    end
+  else
+    threadMsgs = rcall('LRANGE', KEYS[9], 0, -1)
+  end
+end
 mustTransition(nil, status)
 useLayout(a.layout == '1' and '' or a.layout) -- the layout the run is created with (AGENTLOOP_RUN_LAYOUT)
 local idemKey = ''
@@ -46,10 +69,37 @@ set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.ret
 set('src', a.src)
 if L2 then set('lay', a.layout) end
 local msgs = a.messages
+if #threadMsgs > 0 then
+  local n = tonumber(a.systemCount) or 0
+  local own = msgs
+  msgs = {}
+  for i = 1, n do msgs[#msgs + 1] = own[i] end
+  for _, m in ipairs(threadMsgs) do
+    msgs[#msgs + 1] = m
+    local calls = cjson.decode(m).toolCalls -- ids the model cannot reuse
+    if type(calls) == 'table' then for _, c in ipairs(calls) do setCall(c.id, ':st', 'done') end end
+  end
+  for i = n + 1, #own do msgs[#msgs + 1] = own[i] end
+end
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
 for _, id in ipairs(a.reservedIds) do setCall(id, ':st', 'done') end
+if thread ~= '' then
+  set('threadId', thread)
+  if status ~= 'failed' then
+    rcall('RPUSH', KEYS[8], runId)
+    for i = 7, 10 do rcall('PERSIST', KEYS[i]) end -- a thread expires from its last run's end, not during a run
+    if waitsFor ~= '' then
+      set('thrWait', '1')
+      rcall('RPUSH', KEYS[10], runId)
+    else
+      rcall('HSET', KEYS[7], 'active', runId, 'tenant', a.tenant)
+      set('thrFrom', (tonumber(a.systemCount) or 0) + #threadMsgs)
+    end
+  end
+end
 rcall('ZADD', KEYS[4], nowMs, runId)
 emitAll(eventsJson)
 commit(0)
-indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src) -- after the keys exist: a run created failed expires (and reports) too
-return { 'created', status }
+indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src, '') -- after the keys exist: a run created failed expires (and reports) too
+if waitsFor ~= '' then rcall('ZREM', keyPrefix .. ':queued', runId) end -- it starts when the thread's relay starts it
+return { 'created', status, waitsFor }
