@@ -109,7 +109,7 @@ export default [
     parameters: { type: 'object', properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' }, body: { type: 'string' } }, required: ['to'], additionalProperties: false },
     sideEffect: 'external',
     async execute(args, ctx) {
-      effect({ tool: 'send_email', key: ctx.idempotencyKey, to: args.to });
+      effect({ tool: 'send_email', key: ctx.idempotencyKey, to: args.to, phase: 'send' });
       return { sent: true };
     },
   },

@@ -81,6 +81,9 @@ describe('duplicate deliveries at every transition of the loop', () => {
     expect(new Set(ends.map((e) => e.key)).size).toBe(3);
     // a read tool, recorded in one step, is not executed again either
     expect(s.effects().slice(effectsBefore).filter((e) => e.tool === 'lookup' && String(e.key).startsWith(id))).toHaveLength(1);
+    // the approved external call — the one call that must never run twice — ran once, under its own key
+    const sent = s.effects().slice(effectsBefore).filter((e) => e.tool === 'send_email' && String(e.key).startsWith(id));
+    expect(sent).toHaveLength(approval ? 1 : 0);
     if (approval) expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3]);
     expect(added.filter((j) => j.startsWith(id)).length).toBeGreaterThan(5); // the harness did deliver duplicates
