@@ -5,7 +5,7 @@ import { CompressorWorker } from '@agentloop/compressor';
 import {
   DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
-import { QUEUES } from '@agentloop/protocol';
+import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
@@ -78,7 +78,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const started: string[] = [];
 
   if (has('tool-runner')) {
-    const registry = await ToolRegistry.withModules(config.toolModules);
+    // local tools are the orchestrators' (one home per tool): a runner serves the rest
+    const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool !== LOCAL_POOL);
     const pools = opts.pools?.length ? opts.pools : registry.pools();
     const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs });
     await runner.start();
@@ -92,7 +93,18 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     : undefined;
   if (has('orchestrator')) {
     const providers = newProviders();
+    // local tools (SPEC §6): run in the iteration that needs them; their resumed or re-dispatched calls come on
+    // `tools-local`, which this process serves too
+    const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool === LOCAL_POOL);
+    const localTools = localRegistry.all().length
+      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs })
+      : undefined;
+    if (localTools) {
+      await localTools.start();
+      addWorkers('orchestrator', localTools);
+    }
     const worker = new IterationWorker({
+      localTools,
       gate,
       redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix, catalog,
       concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, summaryDeadlineMs: config.summaryDeadlineMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,

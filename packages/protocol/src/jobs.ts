@@ -46,6 +46,11 @@ export const SUMMARY_DEADLINE_MS = 60_000;
 /** Cap of a tool result the model sees, when a call's record names none. */
 export const DEFAULT_RESULT_TOKENS = 20_000;
 
+/** The pool of local tools (SPEC §6): run by the orchestrator, in the iteration, with no tool job and no hop. */
+export const LOCAL_POOL = 'local';
+/** Longest a local tool may take (SPEC §6): it runs inside an iteration. */
+export const LOCAL_TIMEOUT_MS = 5000;
+
 /** One tool call, on queue `tools-<pool>` (jobId: toolJobId). */
 export const ToolJobSchema = z.object({
   runId: RunIdSchema,

@@ -16,6 +16,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_API_KEYS: z.string().default(''),
   AGENTLOOP_AUTH: z.enum(['required', 'disabled']).default('required'),
   AGENTLOOP_TOOL_MODULES: z.string().default(''),
+  /** Built-in tools that run locally, in the orchestrator (SPEC §6 local tools). */
+  AGENTLOOP_LOCAL_TOOLS: z.string().default(''),
   AGENTLOOP_DRAIN_MS: intFrom(25_000),
   /** BullMQ lock duration: how soon a job of a dead worker is taken over (stalled check runs at half of it). */
   AGENTLOOP_LOCK_MS: intFrom(30_000, 1000),
@@ -124,6 +126,8 @@ export interface Config {
   apiKeys: Map<string, string>;
   authRequired: boolean;
   toolModules: string[];
+  /** Built-ins that run in the orchestrator (AGENTLOOP_LOCAL_TOOLS). */
+  localTools: string[];
   drainMs: number;
   lockMs: number;
   orchestratorConcurrency: number;
@@ -188,6 +192,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeys,
     authRequired: e.AGENTLOOP_AUTH === 'required',
     toolModules: e.AGENTLOOP_TOOL_MODULES.split(',').map((s) => s.trim()).filter(Boolean),
+    localTools: list(e.AGENTLOOP_LOCAL_TOOLS),
     drainMs: e.AGENTLOOP_DRAIN_MS,
     lockMs: e.AGENTLOOP_LOCK_MS,
     orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,

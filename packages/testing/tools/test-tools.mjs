@@ -54,6 +54,35 @@ export default [
     },
   },
   {
+    name: 'local_effect',
+    description: 'A short side effect run locally, in the orchestrator (pool "local", retry: safe).',
+    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } }, additionalProperties: false },
+    sideEffect: 'reversible',
+    pool: 'local',
+    timeoutMs: 5000,
+    async execute(args, ctx) {
+      effect({ tool: 'local_effect', key: ctx.idempotencyKey, label: args.label, phase: 'start' });
+      await wait(args.ms ?? 0, ctx.signal);
+      effect({ tool: 'local_effect', key: ctx.idempotencyKey, label: args.label, phase: 'end' });
+      return { done: args.label ?? true };
+    },
+  },
+  {
+    name: 'local_once',
+    description: 'A short side effect run locally that must never be retried after a crash (retry: never).',
+    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 } }, additionalProperties: false },
+    sideEffect: 'reversible',
+    pool: 'local',
+    retry: 'never',
+    timeoutMs: 5000,
+    async execute(args, ctx) {
+      effect({ tool: 'local_once', key: ctx.idempotencyKey, phase: 'start' });
+      await wait(args.ms ?? 0, ctx.signal);
+      effect({ tool: 'local_once', key: ctx.idempotencyKey, phase: 'end' });
+      return { done: true };
+    },
+  },
+  {
     name: 'kill_runner',
     description: 'Kills the process executing it (a tool that crashes its runner every time).',
     parameters: { type: 'object', properties: {} },

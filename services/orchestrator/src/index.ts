@@ -18,3 +18,4 @@ export * from './loop/histories/history.js';
 export * from './loop/run-ender.js';
 export * from './reconcile/live-run-reconciler.js';
 export * from './outbox/outbox-relay.js';
+export * from './loop/dispatch-calls.js';

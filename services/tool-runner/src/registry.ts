@@ -7,6 +7,7 @@ import { calculator } from './builtins/calculator.js';
 import { currentTime } from './builtins/current-time.js';
 import { httpGet } from './builtins/http-get.js';
 import { sleep } from './builtins/sleep.js';
+import { LOCAL_POOL, LOCAL_TIMEOUT_MS } from '@agentloop/protocol';
 import { ToolDefinitionSchema, type ToolDefinition, type ZodLike } from './tool-definition.js';
 
 export interface RegisteredTool {
@@ -35,8 +36,15 @@ export class ToolRegistry {
     for (const d of defs) this.add(d);
   }
 
-  static async withModules(modulePaths: string[]): Promise<ToolRegistry> {
-    const reg = new ToolRegistry();
+  /**
+   * Built-ins plus the modules' tools. `localBuiltins` (AGENTLOOP_LOCAL_TOOLS): built-ins that run locally, in the
+   * orchestrator (pool `local`). A tool defined twice — a local built-in a module defines again, say — is refused: one
+   * home per tool.
+   */
+  static async withModules(modulePaths: string[], localBuiltins: readonly string[] = []): Promise<ToolRegistry> {
+    for (const name of localBuiltins)
+      if (!BUILTIN_TOOLS.some((t) => t.name === name)) throw new Error(`AGENTLOOP_LOCAL_TOOLS: '${name.slice(0, 64)}' is not a built-in tool (${BUILTIN_TOOLS.map((t) => t.name).join(', ')}); a module's tool is local with pool: "local"`);
+    const reg = new ToolRegistry(BUILTIN_TOOLS.map((t) => (localBuiltins.includes(t.name) ? { ...t, pool: LOCAL_POOL, timeoutMs: Math.min(t.timeoutMs ?? LOCAL_TIMEOUT_MS, LOCAL_TIMEOUT_MS) } : t)));
     for (const p of modulePaths) {
       const mod = (await import(pathToFileURL(path.resolve(p)).href)) as { default?: unknown };
       if (!Array.isArray(mod.default)) throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
@@ -49,7 +57,17 @@ export class ToolRegistry {
     return reg;
   }
 
+  /** The tools of the pools `keep` accepts, as a registry of their own (a role serves its share of the tools). */
+  only(keep: (pool: string) => boolean): ToolRegistry {
+    const r = new ToolRegistry([]);
+    for (const t of this.all()) if (keep(t.entry.pool)) r.tools.set(t.entry.name, t);
+    return r;
+  }
+
   add(def: ToolDefinition): void {
+    if (this.tools.has(def.name)) throw new Error(`tool ${def.name} is defined twice (a tool has one home: one definition, one pool)`);
+    if (def.pool === LOCAL_POOL && (def.timeoutMs ?? LOCAL_TIMEOUT_MS) > LOCAL_TIMEOUT_MS)
+      throw new Error(`tool ${def.name}: a local tool's timeoutMs is at most ${LOCAL_TIMEOUT_MS} (it runs inside an iteration); run it on a pool instead`);
     const zodSchema = isZod(def.parameters) ? def.parameters : null;
     const jsonSchema = zodSchema ? (z.toJSONSchema(zodSchema as unknown as z.ZodType) as Record<string, unknown>) : (def.parameters as Record<string, unknown>);
     let validator: ValidateFunction | null = null;
@@ -66,7 +84,7 @@ export class ToolRegistry {
       parameters: jsonSchema,
       sideEffect: def.sideEffect,
       pool: def.pool ?? 'default',
-      timeoutMs: def.timeoutMs ?? 30_000,
+      timeoutMs: def.timeoutMs ?? (def.pool === LOCAL_POOL ? LOCAL_TIMEOUT_MS : 30_000),
       retry: def.retry ?? 'safe',
     };
     this.tools.set(def.name, {

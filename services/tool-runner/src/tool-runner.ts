@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
-import { QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
+import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
 import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
@@ -112,7 +112,7 @@ export class ToolRunner {
    * holds it does nothing (its job was handed on); the one that does takes a `safe` call over and runs it again, and
    * answers a `never` call outcome_unknown — a stalled delivery that comes back then has its result refused as stale.
    */
-  private async mayExecute(job: Job, data: ToolJob, retry: 'safe' | 'never', owner: string, token: string | undefined): Promise<boolean> {
+  private async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, holdsLock: () => Promise<boolean>): Promise<boolean> {
     const { runId, callId } = data;
     const running = { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' as const };
     const started = await this.o.store.markToolRunning(runId, callId, running, owner);
@@ -129,7 +129,7 @@ export class ToolRunner {
         if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
         return false;
     }
-    if (!token || (await job.extendLock(token, this.o.lockMs)) !== 1) {
+    if (!(await holdsLock())) {
       this.fenced('tool_start', runId, callId, started.owned);
       return false;
     }
@@ -157,7 +157,21 @@ export class ToolRunner {
   private async process(job: Job, pool: string, token?: string): Promise<{ callId: string }> {
     const parsed = ToolJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
-    const data = parsed.data;
+    const owner = `${job.id ?? ''}@${token ?? ''}`;
+    await this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1);
+    return { callId: parsed.data.callId };
+  }
+
+  /**
+   * A local call (SPEC §6), in the iteration that holds the run: executed here, in the orchestrator, with no tool job —
+   * owned by the iteration's delivery (`owner`, whose job lock `holdsLock` checks) and recorded like any call.
+   */
+  async runLocal(data: ToolJob, owner: string, holdsLock: () => Promise<boolean>): Promise<void> {
+    await this.runCall(data, LOCAL_POOL, owner, holdsLock);
+  }
+
+  /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
+  private async runCall(data: ToolJob, pool: string, owner: string, holdsLock: () => Promise<boolean>): Promise<void> {
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
     const display = argumentsForDisplay(data.arguments);
@@ -165,8 +179,7 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    const owner = `${job.id ?? ''}@${token ?? ''}`;
-    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(job, data, tool.entry.retry, owner, token))) return { callId };
+    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry, owner, holdsLock))) return;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -195,7 +208,6 @@ export class ToolRunner {
     else if (recorded === 'recorded') this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
     else if (recorded === 'cancelled') this.count(name, 'cancelled', 'cancelled');
     else if (recorded === 'skipped') this.count(name, 'skipped', 'budget_exceeded');
-    return { callId };
   }
 }
 

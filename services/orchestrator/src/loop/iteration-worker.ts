@@ -16,6 +16,7 @@ import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
 import { TimerJobs } from './timer-jobs.js';
+import { dispatchCalls, type DispatchDeps, type LocalCalls } from './dispatch-calls.js';
 const DEFAULT_PRICES = new PriceTable();
 const TOKEN_KINDS = [['prompt', 'promptTokens'], ['completion', 'completionTokens'], ['reasoning', 'reasoningTokens'], ['cached', 'cachedTokens']] as const;
 
@@ -43,6 +44,8 @@ export interface IterationWorkerOptions {
   onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
   /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
   planner?: Planner;
+  /** This process's local tools (SPEC §6): their calls run in the iteration, with no tool job. */
+  localTools?: LocalCalls;
   /** How long an iteration waits for its summary before it prunes (SPEC §3: 60 s). */
   summaryDeadlineMs?: number;
   /** The process's tool catalog (one cache for every role in it) [its own]. */
@@ -65,19 +68,19 @@ export class IterationWorker {
   private readonly catalog: ToolCatalog;
   private readonly streamer: ModelStreamer;
   private readonly timers: TimerJobs;
+  private readonly dispatch: DispatchDeps;
   private handingBack = false;
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
+    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs };
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
 
-  private get plan(): Planner {
-    return this.o.planner ?? PURE_PLANNER;
-  }
+  private get plan(): Planner { return this.o.planner ?? PURE_PLANNER; } // prettier-ignore
 
   async start(): Promise<void> {
     const channel = this.o.store.keys.cancelChannel;
@@ -166,7 +169,7 @@ export class IterationWorker {
         const waiting = new Set(st.pending.map((p) => p.callId));
         // the calls still to run: recorded, unanswered, and not waiting for a decision
         const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
-        await this.o.scheduler.afterCheckpoint(st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
+        await dispatchCalls(this.dispatch, job, token, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
         return 'done';
       }
       case 'start': {
@@ -223,7 +226,7 @@ export class IterationWorker {
         const modelSeconds = (performance.now() - t0) / 1000;
         // calibrating takes an exact count: worth it only once the transcript nears the compression threshold
         if (this.context.nearThreshold(request, fitted)) this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
-        await this.afterResponse(st, k, fitted.callMode, outcome.response, outcome.tailDeltas, fitted.view.historyLength);
+        await this.afterResponse(job, token, st, k, fitted.callMode, outcome.response, outcome.tailDeltas, fitted.view.historyLength);
         return modelSeconds;
       }
       if (outcome.kind === 'context_length' && contextRetries < 3 && fitted.callMode !== 'context_limit') {
@@ -253,12 +256,12 @@ export class IterationWorker {
    * metrics, caches, dispatch. `taken`: call ids the run already used, found by a first checkpoint attempt (a
    * provider reusing ids): renamed this time.
    */
-  private async afterResponse(st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
+  private async afterResponse(job: Job, token: string | undefined, st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
     const catalog = await catalogForCalls(this.catalog, st.request, res.message.toolCalls);
     const outputCheck = await finalOutputCheck(st, callMode, res);
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
-    if (typeof ok === 'object') return this.afterResponse(st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
+    if (typeof ok === 'object') return this.afterResponse(job, token, st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return void this.o.metrics.fenced.inc({ step: 'checkpoint' });
     this.countResponse(res);
     if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
@@ -276,7 +279,7 @@ export class IterationWorker {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    await this.o.scheduler.afterCheckpoint(st, k, plan.toRun, pause ? pause.expiresAt : null);
+    await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null);
   }
 
   /** A recorded model call in the metrics, labelled with the model that answered (a fallback's, when one did). */
@@ -287,9 +290,7 @@ export class IterationWorker {
     for (const [kind, field] of TOKEN_KINDS) if (u[field]) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, u[field]);
   }
 
-  private get prices(): PriceTable {
-    return this.o.prices ?? DEFAULT_PRICES;
-  }
+  private get prices(): PriceTable { return this.o.prices ?? DEFAULT_PRICES; } // prettier-ignore
 
   private forget(runId: string): void {
     this.transcripts.forget(runId);

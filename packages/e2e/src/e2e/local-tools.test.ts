@@ -1,0 +1,113 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { QUEUES } from '@agentloop/protocol';
+import { checkEvents, checkTranscript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { InProcessStack, ProcessStack } from '../test-support/stack.js';
+import { byScenario, finishedRun, until } from '../test-support/helpers.js';
+
+const model = { provider: 'openai', name: 'gpt-4o-mini' };
+const LOCAL = { AGENTLOOP_LOCAL_TOOLS: 'calculator,sleep' };
+
+/** SPEC §6 local tools: calls that run in the orchestrator's iteration, with no tool job, and every promise kept. */
+describe('local tools', () => {
+  let s: InProcessStack;
+  const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
+    mixed: (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'calculator', args: { expression: '17*23' } }, { name: 'effect', args: { label: 'pooled' } }, { name: 'local_effect', args: { label: 'here' } }] }
+        : { text: `results: ${stepResults(req, 0).join(' | ')}` },
+    alllocal: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '2+2' } }, { name: 'local_effect', args: { label: 'x' } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` }),
+    approve: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+    cancel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 4500, label: 'long' } }] } : { text: 'done' }),
+  };
+  beforeAll(async () => {
+    s = await InProcessStack.start({ script: byScenario(scenarios, 'mixed'), env: LOCAL });
+  }, 30_000);
+  afterAll(() => s?.stop());
+  const metric = async (re: RegExp) => Number(re.exec(await (await fetch(`${s.a.baseUrl}/metrics`)).text())?.[1] ?? 0);
+  const toolJobs = async (pool: string) => {
+    const q = new Queue(QUEUES.tools(pool), { connection: s.redis, prefix: s.prefix });
+    try {
+      return (await q.getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')) + (await q.getJobCountByTypes('waiting-children'));
+    } finally {
+      await q.close();
+    }
+  };
+
+  it('are in the catalog as pool "local"; the others stay on their pools', async () => {
+    const tools = (await s.a.request('GET', '/v1/tools')).json as { data: Array<{ name: string; pool: string }> };
+    const pool = (n: string) => tools.data.find((t) => t.name === n)?.pool;
+    expect([pool('calculator'), pool('sleep'), pool('local_effect'), pool('local_once')]).toEqual(['local', 'local', 'local', 'local']);
+    expect([pool('effect'), pool('current_time'), pool('http_get')]).toEqual(['default', 'default', 'default']);
+  });
+
+  it('a mixed batch: local calls run in place, the pooled one on its pool, results in the model order', async () => {
+    const before = await metric(/^agentloop_tool_duration_seconds_count\{tool="calculator",pool="local"\} (\d+)/m);
+    const id = await s.a.startRun({ input: '[mixed] go', model, tools: ['calculator', 'effect', 'local_effect'] });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.output).toMatch(/^results: \{"value":391\} \| \{[^|]*\} \| \{"done":"here"\}$/);
+    expect(s.effects().filter((e) => e.tool === 'effect' && e.label === 'pooled' && String(e.key).startsWith(id)).length).toBeGreaterThan(0);
+    const statuses = events.filter((e) => e.type === 'tool.call' && e.data.name === 'local_effect').map((e) => e.data.status);
+    expect(statuses).toEqual(['proposed', 'running', 'completed']);
+    expect(await metric(/^agentloop_tool_duration_seconds_count\{tool="calculator",pool="local"\} (\d+)/m)).toBe(before + 1);
+    expect(s.effects().filter((e) => e.tool === 'local_effect' && String(e.key).startsWith(id))).toHaveLength(2); // start, end: once
+  });
+
+  it('a batch of local calls only publishes no tool job at all', async () => {
+    const [beforeLocal, beforeDefault] = [await toolJobs('local'), await toolJobs('default')];
+    const id = await s.a.startRun({ input: '[alllocal] go', model, tools: ['calculator', 'local_effect'] });
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.output).toBe('results: {"value":4} | {"done":"x"}');
+    expect([await toolJobs('local'), await toolJobs('default')]).toEqual([beforeLocal, beforeDefault]);
+  });
+
+  it('a local call that needs approval parks the run like any other, and runs locally once approved', async () => {
+    const id = await s.a.startRun({ input: '[approve] go', model, tools: ['calculator'], approval: { require: ['calculator'] } });
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect(paused.pending).toMatchObject([{ name: 'calculator', pauseType: 'awaiting_approval' }]);
+    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] })).status).toBe(202);
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.output).toBe('after: {"value":42}');
+  });
+
+  it('cancellation reaches a local call through its signal', async () => {
+    const id = await s.a.startRun({ input: '[cancel] go', model, tools: ['local_effect'] });
+    await until('the sleep to run', async () => (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'tool.call' && e.data.status === 'running'));
+    const t0 = Date.now();
+    expect((await s.a.cancel(id)).status).toBe(202);
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('cancelled');
+    expect(Date.now() - t0).toBeLessThan(4000); // not the 4.5 s the call would have taken
+    expect(events.filter((e) => e.type === 'tool.call').at(-1)?.data.status).toBe('cancelled');
+  });
+});
+
+describe('local tools across a crash', () => {
+  let s: ProcessStack | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('kill -9 of the orchestrator mid local call: a safe call runs again with the same key, a never call is outcome_unknown', async () => {
+    const script = (req: MockRequest): ReplySpec =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 3000, label: 'safe' } }, { name: 'local_once', args: { ms: 3000 } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    const id = await s.a.startRun({ input: 'go', model, tools: ['local_effect', 'local_once'] });
+    await until('both local calls to start', () => s!.effects().filter((e) => e.phase === 'start').length === 2);
+    await s.kill('orchestrator', 'SIGKILL');
+    await s.spawn('orchestrator#2');
+    const snap = await s.a.waitTerminal(id, 60_000);
+    expect(snap.status).toBe('completed');
+    const eff = s.effects();
+    const safe = eff.filter((e) => e.tool === 'local_effect');
+    expect(safe.filter((e) => e.phase === 'start')).toHaveLength(2); // cut off: executed again…
+    expect(new Set(safe.map((e) => e.key)).size).toBe(1); // …with the same idempotency key
+    expect(safe.filter((e) => e.phase === 'end')).toHaveLength(1);
+    expect(eff.filter((e) => e.tool === 'local_once' && e.phase === 'start')).toHaveLength(1); // never again
+    expect(snap.output).toContain('{"done":"safe"}');
+    expect(snap.output).toContain('outcome_unknown');
+    expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+  }, 120_000);
+});

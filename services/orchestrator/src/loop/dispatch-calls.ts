@@ -1,0 +1,36 @@
+import type { Job } from 'bullmq';
+import { LOCAL_POOL, type ToolJob } from '@agentloop/protocol';
+import { maxResultTokens, type CallToRun, type RunScheduler, type RunState } from '@agentloop/runtime';
+import { ownerOf } from './start-iteration.js';
+
+/** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
+export interface LocalCalls {
+  /** `owner`: the iteration's delivery; `holdsLock`: whether it still holds its job (a stalled one does not). */
+  runLocal(data: ToolJob, owner: string, holdsLock: () => Promise<boolean>): Promise<void>;
+}
+
+export interface DispatchDeps {
+  scheduler: RunScheduler;
+  /** This process's local tools; without them local calls go to the `tools-local` queue like any pool's. */
+  local?: LocalCalls;
+  lockMs: number;
+}
+
+/**
+ * What follows a checkpoint (or its re-dispatch after a crash): the calls that need no decision. Local calls run here,
+ * in place and in parallel, owned by this iteration's delivery — recorded like any call, so a crash mid-call runs a
+ * `safe` one again and answers a `never` one outcome_unknown (the redelivery finds it running under the dead owner).
+ * The others go to their pools as children of the next iteration's job; a batch of local calls only needs no child:
+ * the next iteration's job follows alone.
+ */
+export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null): Promise<void> {
+  const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
+  if (local.length) {
+    const owner = ownerOf(job);
+    const holdsLock = async () => !!token && (await job.extendLock(token, d.lockMs)) === 1;
+    const cap = maxResultTokens(st.request);
+    const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
+    await Promise.all(local.map((c) => d.local!.runLocal(data(c), owner, holdsLock)));
+  }
+  await d.scheduler.afterCheckpoint(st, k, local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls, pausedUntil);
+}
