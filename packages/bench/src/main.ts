@@ -20,11 +20,13 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
 const CONCURRENCY = { orchestrator: 50, tools: 20 };
 
+/** BENCH_TOOL_POOL=local: the core workload's tool runs locally, in the orchestrator's iteration (SPEC §6). */
+const TOOL_POOL = process.env.BENCH_TOOL_POOL ?? 'default';
 const TOOLS_MODULE = path.join(os.tmpdir(), `agentloop-bench-tools-${process.pid}.mjs`);
 fs.writeFileSync(
   TOOLS_MODULE,
   `export default [
-  { name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } },
+  { name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', pool: ${JSON.stringify(TOOL_POOL)}, async execute() { return { ok: true }; } },
   { name: 'notify', description: 'an external effect (needs approval)', parameters: { type: 'object' }, sideEffect: 'external', async execute() { return { ok: true }; } },
 ];\n`,
 );

@@ -6,7 +6,7 @@ import {
   DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 
@@ -57,7 +57,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
-  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter });
+  const providerCatalog = new ProviderCatalog(redis, store.keys);
+  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter, providers: providerCatalog });
   const newProviders = () => new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
   const metrics = new Metrics();
   const queues = new QueueSet(publisher, config.prefix);
@@ -93,6 +94,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     : undefined;
   if (has('orchestrator')) {
     const providers = newProviders();
+    // which providers this orchestrator has keys for: the api refuses at intake a run none could call
+    const configured = (['openai', 'google', 'deepseek'] as const).filter((p) => config.providers[p]?.apiKey);
+    await providerCatalog.publish(configured);
+    setInterval(() => void providerCatalog.publish(configured).catch(() => undefined), PROVIDER_LEASE_MS / 3).unref();
     // local tools (SPEC §6): run in the iteration that needs them; their resumed or re-dispatched calls come on
     // `tools-local`, which this process serves too
     const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool === LOCAL_POOL);

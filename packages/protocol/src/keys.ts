@@ -88,6 +88,10 @@ export class DeploymentKeys {
     const hash = `${this.prefix}:thread:${tenantId}:${threadId}`;
     return { hash, runs: `${hash}:runs`, messages: `${hash}:msgs`, waiting: `${hash}:waiting` };
   }
+  /** The model providers the orchestrators can call (ProviderCatalog: provider → lease expiry ms). */
+  get providers(): string {
+    return `${this.prefix}:providers`;
+  }
   /** What runs tell the outside world, written with the transitions they report (lua/common.lua toOutbox). */
   get outbox(): string {
     return `${this.prefix}:outbox`;

@@ -18,3 +18,4 @@ export * from './run-scheduler.js';
 export * from './readiness.js';
 export * from './thread-store.js';
 export * from './run-indexes.js';
+export * from './provider-catalog.js';

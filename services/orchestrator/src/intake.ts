@@ -3,7 +3,7 @@ import {
   MAX_JSON_DEPTH, RunRequestSchema, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
-import { RunStore, type Metrics, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { RunStore, type Metrics, type ProviderCatalog, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
 import { outputValidator } from './output/isolated-validator.js';
 
@@ -24,6 +24,8 @@ export interface IntakePolicy {
   endpoints: EndpointPolicy;
   prices: PriceTable;
   limits: TenantLimiter | null;
+  /** Which providers the orchestrators can call (absent: nothing is refused for it). */
+  providers?: ProviderCatalog;
 }
 
 /**
@@ -91,6 +93,8 @@ export class RunIntake {
     if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
+    const unreachable = await this.unreachableProviders(parsed.data);
+    if (unreachable.length) return { ok: false, message: 'no orchestrator of this deployment can call the model provider the request names', issues: unreachable };
     const output = await outputSchemaIssues(parsed.data, outputValidator);
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
@@ -105,6 +109,19 @@ export class RunIntake {
         };
     }
     return { ok: true, request: parsed.data };
+  }
+
+  /**
+   * Models whose provider no orchestrator has a key for (they publish which they have: ProviderCatalog). A model with
+   * its own `apiKeyEnv` brings its key; before any orchestrator has published, nothing is refused.
+   */
+  private async unreachableProviders(req: RunRequest): Promise<Array<{ path: string[]; code: string; message: string }>> {
+    const available = await this.policy.providers?.available();
+    if (!available) return [];
+    const specs: Array<[string[], RunRequest['model']]> = [[['model'], req.model], ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']])];
+    return specs
+      .filter(([, m]) => !m.apiKeyEnv && m.provider !== 'openai-compatible' && !available.has(m.provider))
+      .map(([at, m]) => ({ path: [...at, 'provider'], code: 'not_configured', message: `no orchestrator has a key for provider '${m.provider}' (the operator has not configured it)` }));
   }
 
   /** `badEnvelope`: a `requests` job whose envelope (runId, idempotencyKey) is invalid: its run fails with this. */
