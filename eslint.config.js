@@ -13,8 +13,8 @@ const restrict = (forbidden) => ({
 /** What a package may not import: its tests may use the test support, its shipped code may not. */
 function layer(dir, forbidden) {
   return [
-    { files: [`${dir}/src/**/*.ts`], ignores: ['**/*.test.ts'], rules: restrict([...forbidden, '@agentloop/testing']) },
-    { files: [`${dir}/src/**/*.test.ts`], rules: restrict(forbidden) },
+    { files: [`${dir}/src/**/*.ts`], ignores: ['**/*.test.ts', '**/test-support/**'], rules: restrict([...forbidden, '@agentloop/testing']) },
+    { files: [`${dir}/src/**/*.test.ts`, `${dir}/src/test-support/**/*.ts`], rules: restrict(forbidden) },
   ];
 }
 

@@ -244,6 +244,20 @@ local function toolCallEvent(callId, name, display, status, extra)
     ',"status":"' .. status .. '"' .. (extra or '') .. '}'
 end
 
+-- A thread run's transcript (JSON texts): its leading `systemCount` system messages, the thread's conversation so far
+-- (whose call ids it reserves: a model cannot reuse them), then the rest of its own messages.
+local function withThread(own, systemCount, threadMsgs)
+  local msgs = {}
+  for i = 1, systemCount do msgs[#msgs + 1] = own[i] end
+  for _, m in ipairs(threadMsgs) do
+    msgs[#msgs + 1] = m
+    local calls = cjson.decode(m).toolCalls
+    if type(calls) == 'table' then for _, c in ipairs(calls) do setCall(c.id, ':st', 'done') end end
+  end
+  for i = systemCount + 1, #own do msgs[#msgs + 1] = own[i] end
+  return msgs
+end
+
 -- Names of the calls this step answered without running them (returned, for the tool-call metrics).
 local closedNames = {}
 

@@ -69,18 +69,7 @@ set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.ret
 set('src', a.src)
 if L2 then set('lay', a.layout) end
 local msgs = a.messages
-if #threadMsgs > 0 then
-  local n = tonumber(a.systemCount) or 0
-  local own = msgs
-  msgs = {}
-  for i = 1, n do msgs[#msgs + 1] = own[i] end
-  for _, m in ipairs(threadMsgs) do
-    msgs[#msgs + 1] = m
-    local calls = cjson.decode(m).toolCalls -- ids the model cannot reuse
-    if type(calls) == 'table' then for _, c in ipairs(calls) do setCall(c.id, ':st', 'done') end end
-  end
-  for i = n + 1, #own do msgs[#msgs + 1] = own[i] end
-end
+if #threadMsgs > 0 then msgs = withThread(msgs, tonumber(a.systemCount) or 0, threadMsgs) end
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
 for _, id in ipairs(a.reservedIds) do setCall(id, ':st', 'done') end
 if thread ~= '' then

@@ -8,18 +8,10 @@ if st[1] ~= '1' then return { 'stale' } end
 local own = rcall('LRANGE', msgsKey, 0, -1)
 local n = 0
 while n < #own and cjson.decode(own[n + 1]).role == 'system' do n = n + 1 end
-local threadMsgs = cjson.decode(ARGV[5])
-local msgs = {}
-for i = 1, n do msgs[#msgs + 1] = own[i] end
-for _, m in ipairs(threadMsgs) do
-  msgs[#msgs + 1] = m
-  local calls = cjson.decode(m).toolCalls -- ids the model cannot reuse
-  if type(calls) == 'table' then for _, c in ipairs(calls) do setCall(c.id, ':st', 'done') end end
-end
-for i = n + 1, #own do msgs[#msgs + 1] = own[i] end
+local msgs = withThread(own, n, cjson.decode(ARGV[5]))
 rcall('DEL', msgsKey)
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-set('thrWait', ''); set('thrFrom', n + #threadMsgs); set('updatedAt', nowMs)
+set('thrWait', ''); set('thrFrom', #msgs - (#own - n)); set('updatedAt', nowMs)
 if st[2] == 'queued' then rcall('ZADD', keyPrefix .. ':queued', st[3], runId) end
 commit(st[4], st[5])
 return { 'started' }

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
-import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
+
 import { RunStore } from './run-store.js';
+import { useTestStore } from './test-support/test-store.js';
 
 describe('reading a run’s events (real Redis)', () => {
-  let redis: Redis;
-  let store: RunStore;
-  const prefix = testPrefix('events');
-  beforeAll(() => {
-    redis = new Redis(testRedisUrl());
-    store = new RunStore(redis, prefix);
-  });
-  afterAll(async () => {
-    await cleanupPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const t = useTestStore('events');
+  const { prefix } = t;
   const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
   /** A run with `deltas` message.delta events after its first three (run.queued, run.started, iteration.started). */
   const longRun = async (deltas: number, layout: 2 | 3 = 3) => {
-    const s = new RunStore(redis, prefix, undefined, layout);
+    const s = new RunStore(t.redis, prefix, undefined, layout);
     const runId = newRunId();
     await s.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
     await s.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
@@ -31,35 +22,35 @@ describe('reading a run’s events (real Redis)', () => {
   for (const layout of [2, 3] as const) {
     it(`replays a long run a bounded page at a time (layout ${layout})`, async () => {
       const runId = await longRun(1200, layout);
-      const first = await store.eventsRaw(runId, 0);
+      const first = await t.store.eventsRaw(runId, 0);
       expect(first.events).toHaveLength(500);
       expect(first).toMatchObject({ through: 500, last: 1203 });
       expect(JSON.parse(first.events[499]!).seq).toBe(500);
-      const small = await store.eventsRaw(runId, 1190, 5);
+      const small = await t.store.eventsRaw(runId, 1190, 5);
       expect(small.events.map((e) => JSON.parse(e).seq)).toEqual([1191, 1192, 1193, 1194, 1195]);
       expect(small.through).toBe(1195);
-      const tail = await store.eventsRaw(runId, 1200);
+      const tail = await t.store.eventsRaw(runId, 1200);
       expect(tail).toMatchObject({ through: 1203, last: 1203 });
       expect(tail.events).toHaveLength(3);
-      expect((await store.events(runId)).map((e) => e.seq)).toEqual(Array.from({ length: 1203 }, (_, i) => i + 1));
+      expect((await t.store.events(runId)).map((e) => e.seq)).toEqual(Array.from({ length: 1203 }, (_, i) => i + 1));
     });
   }
 
   it('steps over a seq missing from the log (an event a build without layout 3 wrote elsewhere): never a null, never stuck', async () => {
     const runId = await longRun(1200);
-    await redis.hdel(store.keys.run(runId).state, 'e:2', 'e:500', 'e:501', 'e:1203');
-    const page = await store.eventsRaw(runId, 499);
+    await t.redis.hdel(t.store.keys.run(runId).state, 'e:2', 'e:500', 'e:501', 'e:1203');
+    const page = await t.store.eventsRaw(runId, 499);
     expect(page.events.map((e) => JSON.parse(e).seq).slice(0, 2)).toEqual([502, 503]);
     expect(page.through).toBe(999);
-    const atGap = await store.eventsRaw(runId, 1202); // only a missing seq left: covered, nothing returned
+    const atGap = await t.store.eventsRaw(runId, 1202); // only a missing seq left: covered, nothing returned
     expect(atGap).toEqual({ events: [], through: 1203, last: 1203 });
-    const seqs = (await store.events(runId)).map((e) => e.seq);
+    const seqs = (await t.store.events(runId)).map((e) => e.seq);
     expect(seqs).toHaveLength(1199);
     expect(seqs.filter((q) => [2, 500, 501, 1203].includes(q))).toEqual([]);
   });
 
   it('a run that does not exist has no events', async () => {
-    expect(await store.eventsRaw(newRunId(), 7)).toEqual({ events: [], through: 7, last: 0 });
-    expect(await store.events(newRunId())).toEqual([]);
+    expect(await t.store.eventsRaw(newRunId(), 7)).toEqual({ events: [], through: 7, last: 0 });
+    expect(await t.store.events(newRunId())).toEqual([]);
   });
 });

@@ -1,37 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { RunRequestSchema, type RunSnapshot } from '@agentloop/protocol';
-import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
-import { RunStore } from './run-store.js';
+
+import { useTestStore } from './test-support/test-store.js';
 import { listRuns } from './run-listing.js';
 import type { ListCursor } from './run-store-types.js';
 
 describe('listing a tenant’s runs (real Redis)', () => {
-  let redis: Redis;
-  let store: RunStore;
-  const prefix = testPrefix('listing');
-  beforeAll(() => {
-    redis = new Redis(testRedisUrl());
-    store = new RunStore(redis, prefix);
-  });
-  afterAll(async () => {
-    await cleanupPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const t = useTestStore('listing');
+
   const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
   let n = 0;
   const create = async (tenant: string, runId = `run_list_${process.pid}_${n++}`) => {
-    await store.create({ runId, tenant, request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+    await t.store.create({ runId, tenant, request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
     await new Promise((r) => setTimeout(r, 2)); // distinct creation times
     return runId;
   };
   /** Retention passed (every key of the run expired) and the sweeper has not removed its index entries yet. */
-  const expire = async (runId: string) => void (await redis.del(store.keys.run(runId).state, store.keys.run(runId).messages));
+  const expire = async (runId: string) => void (await t.redis.del(t.store.keys.run(runId).state, t.store.keys.run(runId).messages));
   const everyPage = async (tenant: string, limit: number, status?: string, scanLimit?: number) => {
     const pages: RunSnapshot[][] = [];
     let cursor: ListCursor | null = null;
     do {
-      const page: { runs: RunSnapshot[]; nextCursor: ListCursor | null } = await listRuns(redis, store.keys, tenant, { limit, cursor, status }, scanLimit);
+      const page: { runs: RunSnapshot[]; nextCursor: ListCursor | null } = await listRuns(t.redis, t.store.keys, tenant, { limit, cursor, status }, scanLimit);
       pages.push(page.runs);
       cursor = page.nextCursor;
     } while (cursor && pages.length < 100);
@@ -44,13 +34,13 @@ describe('listing a tenant’s runs (real Redis)', () => {
     const reused = await create(a);
     await expire(reused);
     await create(b, reused); // queue intake with the same runId, after retention, before the sweep
-    expect((await store.load(reused))!.tenant).toBe(b);
+    expect((await t.store.load(reused))!.tenant).toBe(b);
     for (const status of [undefined, 'queued']) {
-      const page = await store.listRuns(a, { limit: 10, status });
+      const page = await t.store.listRuns(a, { limit: 10, status });
       expect(page.runs.map((r) => r.id)).toEqual([mine]);
       expect(page.nextCursor).toBeNull();
     }
-    expect((await store.listRuns(b, { limit: 10 })).runs.map((r) => r.id)).toEqual([reused]);
+    expect((await t.store.listRuns(b, { limit: 10 })).runs.map((r) => r.id)).toEqual([reused]);
   });
 
   it('fills pages past rows it skips, and its cursors neither repeat nor skip a run', async () => {
@@ -76,7 +66,7 @@ describe('listing a tenant’s runs (real Redis)', () => {
     const a = `A4${Date.now()}`;
     const ids: string[] = [];
     for (let i = 0; i < 45; i++) ids.push(await create(a));
-    await redis.zadd(store.keys.tenantRuns(a), ...ids.flatMap((id) => [1_700_000_000_000, id]));
+    await t.redis.zadd(t.store.keys.tenantRuns(a), ...ids.flatMap((id) => [1_700_000_000_000, id]));
     const byId = [...ids].sort().reverse();
     for (const limit of [1, 4, 50]) expect((await everyPage(a, limit)).flat().map((r) => r.id)).toEqual(byId);
   });

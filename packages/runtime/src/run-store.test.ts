@@ -1,38 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { testRedisUrl } from '@agentloop/testing';
 import { RunRequestSchema, canTransition, newRunId, type EventEnvelope } from '@agentloop/protocol';
-import { checkEvents, cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
+import { checkEvents } from '@agentloop/testing';
 import { RunStore } from './run-store.js';
+import { useTestStore } from './test-support/test-store.js';
 import { Scripts } from './scripts.js';
 import { toSnapshot } from './run-state.js';
 
 const discard = { type: 'llm.retry' as const, data: { provider: 'openai', model: 'm', attempt: 2, reason: 'worker_restarted', discardOutput: true } };
 
 describe('RunStore Lua transitions (real Redis)', () => {
-  let redis: Redis;
-  let store: RunStore;
-  const prefix = testPrefix('store');
-  beforeAll(() => {
-    redis = new Redis(testRedisUrl());
-    store = new RunStore(redis, prefix);
-  });
-  afterAll(async () => {
-    await cleanupPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const t = useTestStore('store');
   const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
   const create = async (over: Partial<Parameters<RunStore['create']>[0]> = {}) => {
     const runId = newRunId();
-    await store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h', ...over });
+    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h', ...over });
     return runId;
   };
   const toIteration1 = (runId: string) =>
-    store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
+    t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
   const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, cachedTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
   const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
 
   it('keeps one run per idempotency key under 30 racing creates', async () => {
-    const results = await Promise.all(Array.from({ length: 30 }, () => store.create({ runId: newRunId(), tenant: 'T', request, messages: [], bodyHash: 'same', idempotencyKey: 'k1' })));
+    const results = await Promise.all(Array.from({ length: 30 }, () => t.store.create({ runId: newRunId(), tenant: 'T', request, messages: [], bodyHash: 'same', idempotencyKey: 'k1' })));
     expect(results.filter((r) => r.created)).toHaveLength(1);
     expect(new Set(results.map((r) => ('runId' in r ? r.runId : null))).size).toBe(1);
   });
@@ -41,71 +33,71 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     await toIteration1(runId);
     const summary = { promptTokens: 100, completionTokens: 20, reasoningTokens: 0, cachedTokens: 0, totalTokens: 120, costUsd: 0.0005, llmCalls: 1 };
-    expect(await store.addUsage(runId, summary)).toBe(true);
-    await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'ok' }, totals, billed: totals, iterationUsage: {}, final: { stopReason: 'final_answer', output: 'ok' }, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
-    expect((await store.load(runId))!.usage).toMatchObject({ promptTokens: 110, completionTokens: 25, totalTokens: 135, llmCalls: 2, costUsd: 0.0015 });
+    expect(await t.store.addUsage(runId, summary)).toBe(true);
+    await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'ok' }, totals, billed: totals, iterationUsage: {}, final: { stopReason: 'final_answer', output: 'ok' }, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    expect((await t.store.load(runId))!.usage).toMatchObject({ promptTokens: 110, completionTokens: 25, totalTokens: 135, llmCalls: 2, costUsd: 0.0015 });
   });
 
   it('starts an iteration exactly once when duplicate jobs race', async () => {
     const runId = await create();
     const results = await Promise.all(Array.from({ length: 20 }, () => toIteration1(runId)));
     expect(results.filter((r) => typeof r !== 'string')).toHaveLength(1);
-    const st = await store.load(runId);
+    const st = await t.store.load(runId);
     expect(st).toMatchObject({ status: 'running', phase: 'model', iteration: 1 });
   });
 
   it('records a tool result once, appends the batch in call order, and keeps events gap-free', async () => {
     const runId = await create();
     await toIteration1(runId);
-    const ok = await store.checkpoint(runId, {
+    const ok = await t.store.checkpoint(runId, {
       iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'a', arguments: '{}' }, { id: 'c2', name: 'b', arguments: '{}' }] },
       totals, billed: totals, iterationUsage: {}, final: null, calls: [{ id: 'c1', meta: meta('a'), outcome: null }, { id: 'c2', meta: meta('b'), outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 },
       events: ['c1', 'c2'].map((callId) => ({ type: 'tool.call' as const, data: { callId, name: 'x', arguments: {}, status: 'proposed' as const } })),
     });
     expect(ok).toBe(true);
-    expect(await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'dup' }, totals, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
+    expect(await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: 'dup' }, totals, iterationUsage: {}, final: null, calls: [], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(false);
     // c2 finishes first, c1 second; both get duplicate deliveries
     for (const id of ['c2', 'c1']) {
-      expect((await store.calls.record(runId, id))!.status).toBe('queued');
+      expect((await t.store.calls.record(runId, id))!.status).toBe('queued');
       const outcome = { status: 'completed' as const, content: `result ${id}`, executed: true };
-      const recs = await Promise.all(Array.from({ length: 10 }, () => store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
+      const recs = await Promise.all(Array.from({ length: 10 }, () => t.store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
-      expect((await store.calls.record(runId, id))!.status).toBe('done');
+      expect((await t.store.calls.record(runId, id))!.status).toBe('done');
     }
-    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
+    const started = await t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
     if (typeof started === 'string') throw new Error(`start: ${started}`);
     expect(started.appended.map((m) => m.toolCallId)).toEqual(['c1', 'c2']);
     expect(started.length).toBe(4);
-    const msgs = await store.messages(runId);
+    const msgs = await t.store.messages(runId);
     expect(msgs.slice(-2)).toEqual([
       { role: 'tool', toolCallId: 'c1', content: 'result c1' },
       { role: 'tool', toolCallId: 'c2', content: 'result c2' },
     ]);
-    const st = await store.load(runId);
+    const st = await t.store.load(runId);
     expect(st!.usage).toMatchObject({ promptTokens: 10, completionTokens: 5, totalTokens: 15, llmCalls: 1, toolCalls: 2 });
-    const events = await store.events(runId);
+    const events = await t.store.events(runId);
     expect(checkEvents(events as EventEnvelope[], { expectTerminal: false })).toEqual([]);
   });
 
   it('answers open calls cancelled when a run ends, and refuses events after the terminal one', async () => {
     const runId = await create();
     await toIteration1(runId);
-    await store.checkpoint(runId, {
+    await t.store.checkpoint(runId, {
       iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'k1', name: 'a', arguments: '{"x":1}' }] },
       totals, iterationUsage: {}, final: null, calls: [{ id: 'k1', meta: { ...meta('a'), display: '{"x":1}' }, outcome: null }],
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
-    expect(await store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
-    expect(await store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' }, 'tool-job@t1')).toBe('cancel'); // a tool-runner sees the cancellation
-    expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
-    expect(await store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
-    expect(await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
-    expect(await store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
-    expect((await store.requestCancel(runId, 'again')).kind).toBe('terminal');
-    const msgs = await store.messages(runId);
+    expect(await t.store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
+    expect(await t.store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' }, 'tool-job@t1')).toBe('cancel'); // a tool-runner sees the cancellation
+    expect(await t.store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
+    expect(await t.store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
+    expect(await t.store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
+    expect(await t.store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
+    expect((await t.store.requestCancel(runId, 'again')).kind).toBe('terminal');
+    const msgs = await t.store.messages(runId);
     expect(JSON.parse(msgs.at(-1)!.content!)).toMatchObject({ ok: false, error: { code: 'cancelled' } });
-    const events = await store.events(runId);
+    const events = await t.store.events(runId);
     expect(checkEvents(events as EventEnvelope[])).toEqual([]);
     expect(events.filter((e) => e.type === 'tool.call').map((e) => e.data.status)).toEqual(['proposed', 'cancelled']);
     expect(events.find((e) => e.data.status === 'cancelled')!.data.arguments).toEqual({ x: 1 });
@@ -119,13 +111,13 @@ describe('RunStore Lua transitions (real Redis)', () => {
       await new Promise((r) => setTimeout(r, 2));
     }
     await toIteration1(ids[1]!);
-    const page = await store.listRuns(tenant, { limit: 2 });
+    const page = await t.store.listRuns(tenant, { limit: 2 });
     expect(page.runs.map((r) => r.id)).toEqual([ids[4], ids[3]]);
     expect(page.nextCursor).toEqual({ runId: ids[3], score: Date.parse(page.runs[1]!.createdAt) });
-    const rest = await store.listRuns(tenant, { limit: 3, cursor: page.nextCursor });
+    const rest = await t.store.listRuns(tenant, { limit: 3, cursor: page.nextCursor });
     expect(rest.runs.map((r) => r.id)).toEqual([ids[2], ids[1], ids[0]]);
     expect(rest.nextCursor).toBeNull();
-    const running = await store.listRuns(tenant, { limit: 10, status: 'running' });
+    const running = await t.store.listRuns(tenant, { limit: 10, status: 'running' });
     expect(running.runs.map((r) => r.id)).toEqual([ids[1]]);
   });
 
@@ -138,31 +130,31 @@ describe('RunStore Lua transitions (real Redis)', () => {
       { role: 'user' as const, content: 'go' },
     ];
     const runId = await create({ messages: input });
-    expect((await store.messages(runId)).length).toBe(n + 3);
+    expect((await t.store.messages(runId)).length).toBe(n + 3);
     await toIteration1(runId);
     const calls = Array.from({ length: 3000 }, (_, i) => ({ id: `c_${i}`, meta: meta('a'), outcome: null }));
-    const ok = await store.checkpoint(runId, {
+    const ok = await t.store.checkpoint(runId, {
       iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) },
       totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 },
       events: calls.map((c) => ({ type: 'tool.call' as const, data: { callId: c.id, name: 'a', arguments: {}, status: 'proposed' } })),
     });
     expect(ok).toBe(true);
-    const ended = await store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: { code: 'x', message: 'y' }, events: [{ type: 'run.failed', data: { error: { code: 'x', message: 'y' } } }] });
+    const ended = await t.store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: { code: 'x', message: 'y' }, events: [{ type: 'run.failed', data: { error: { code: 'x', message: 'y' } } }] });
     expect(ended?.closed).toHaveLength(3000);
-    const events = await store.events(runId);
+    const events = await t.store.events(runId);
     expect(checkEvents(events as EventEnvelope[])).toEqual([]);
     expect(events.filter((e) => e.data.status === 'cancelled')).toHaveLength(3000);
   });
 
   it('refuses a transition the table does not list, before writing anything', async () => {
     const runId = await create();
-    const before = await redis.hgetall(store.keys.run(runId).state);
-    const events = await store.events(runId);
+    const before = await t.redis.hgetall(t.store.keys.run(runId).state);
+    const events = await t.store.events(runId);
     // queued → completed is not a transition (a run completes only from running); endRun takes terminal targets only
-    await expect(store.finish(runId, { expectIteration: null, status: 'completed', stopReason: 'final_answer', error: null, events: [] })).rejects.toThrow(/ILLEGAL_TRANSITION .*queued -> completed/);
-    await expect(store.finish(runId, { expectIteration: null, status: 'paused' as 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(/paused is not a terminal status/);
-    expect(await redis.hgetall(store.keys.run(runId).state)).toEqual(before);
-    expect(await store.events(runId)).toEqual(events);
+    await expect(t.store.finish(runId, { expectIteration: null, status: 'completed', stopReason: 'final_answer', error: null, events: [] })).rejects.toThrow(/ILLEGAL_TRANSITION .*queued -> completed/);
+    await expect(t.store.finish(runId, { expectIteration: null, status: 'paused' as 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(/paused is not a terminal status/);
+    expect(await t.redis.hgetall(t.store.keys.run(runId).state)).toEqual(before);
+    expect(await t.store.events(runId)).toEqual(events);
     expect(canTransition('created', 'completed')).toBe(false);
     expect(canTransition('paused', 'running')).toBe(true);
     expect(canTransition('completed', 'running')).toBe(false);
@@ -174,19 +166,19 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const sub = new Redis(testRedisUrl());
     const got: string[] = [];
     sub.on('message', (_ch: string, seq: string) => got.push(seq));
-    await sub.subscribe(store.keys.run(runId).eventsChannel);
+    await sub.subscribe(t.store.keys.run(runId).eventsChannel);
     try {
       const delta = { type: 'message.delta' as const, data: { iteration: 1, text: 'a' } };
-      expect(await store.appendEvents(runId, 1, [delta])).toBe(true);
-      expect(await store.watch(runId, Date.now() + 10_000)).toBe(true);
-      expect(await store.appendEvents(runId, 1, [delta, delta])).toBe(true);
-      expect(await store.watch(runId, Date.now() - 1)).toBe(true); // a lapsed lease
-      expect(await store.appendEvents(runId, 1, [delta])).toBe(true);
+      expect(await t.store.appendEvents(runId, 1, [delta])).toBe(true);
+      expect(await t.store.watch(runId, Date.now() + 10_000)).toBe(true);
+      expect(await t.store.appendEvents(runId, 1, [delta, delta])).toBe(true);
+      expect(await t.store.watch(runId, Date.now() - 1)).toBe(true); // a lapsed lease
+      expect(await t.store.appendEvents(runId, 1, [delta])).toBe(true);
       await new Promise((r) => setTimeout(r, 100));
-      const seqs = (await store.events(runId)).map((e) => e.seq);
+      const seqs = (await t.store.events(runId)).map((e) => e.seq);
       expect(got).toEqual([String(seqs[seqs.length - 2])]); // only the write made while watched, with its last seq
-      expect(await store.watch('run_gone', Date.now() + 10_000)).toBe(false);
-      expect(await redis.exists(store.keys.run('run_gone').state)).toBe(0);
+      expect(await t.store.watch('run_gone', Date.now() + 10_000)).toBe(false);
+      expect(await t.redis.exists(t.store.keys.run('run_gone').state)).toBe(0);
     } finally {
       sub.disconnect();
     }
@@ -196,98 +188,98 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const withCall = async (over: Partial<Parameters<RunStore['create']>[0]> = {}) => {
       const runId = await create(over);
       await toIteration1(runId);
-      await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'r1', name: 'a', arguments: '{}' }] }, totals, iterationUsage: {}, final: null, calls: [{ id: 'r1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+      await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: [{ id: 'r1', name: 'a', arguments: '{}' }] }, totals, iterationUsage: {}, final: null, calls: [{ id: 'r1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
       return runId;
     };
     const done = { status: 'completed' as const, content: '{"ok":true}', result: { ok: true }, durationMs: 1, executed: true };
     const data = (status: 'running' | 'completed') => ({ callId: 'r1', name: 'a', arguments: {}, status });
     const ok = await withCall();
-    expect(await store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBe('recorded');
-    expect((await store.events(ok)).slice(-2).map((e) => (e.data as { status: string }).status)).toEqual(['running', 'completed']);
-    expect(await store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBeNull(); // a duplicate delivery
+    expect(await t.store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBe('recorded');
+    expect((await t.store.events(ok)).slice(-2).map((e) => (e.data as { status: string }).status)).toEqual(['running', 'completed']);
+    expect(await t.store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBeNull(); // a duplicate delivery
     const cancelled = await withCall();
-    await store.requestCancel(cancelled, 'stop');
-    expect(await store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
-    expect((await store.calls.metaAndOutcomes(cancelled, ['r1']))[0]!.outcome).toMatchObject({ status: 'cancelled' });
+    await t.store.requestCancel(cancelled, 'stop');
+    expect(await t.store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
+    expect((await t.store.calls.metaAndOutcomes(cancelled, ['r1']))[0]!.outcome).toMatchObject({ status: 'cancelled' });
     const late = await withCall({ request: RunRequestSchema.parse({ ...request, limits: { maxWallMs: 1 } }) });
     await new Promise((r) => setTimeout(r, 5));
-    expect(await store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');
-    expect(await store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
+    expect(await t.store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');
+    expect(await t.store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
   });
 
   it('fences a delivery that lost the model call: after a claim, its deltas and its checkpoint are refused', async () => {
     const runId = await create();
-    await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
+    await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
     const delta = { type: 'message.delta' as const, data: { iteration: 1, text: 'x' } };
-    expect(await store.appendEvents(runId, 1, [delta], true, 'r-1@first')).toBe(true);
-    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: true });
-    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@third', discard)).toBeNull(); // one claim wins
-    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(false);
+    expect(await t.store.appendEvents(runId, 1, [delta], true, 'r-1@first')).toBe(true);
+    expect(await t.store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: true });
+    expect(await t.store.claimModelCall(runId, 1, 'r-1@first', 'r-1@third', discard)).toBeNull(); // one claim wins
+    expect(await t.store.appendEvents(runId, 1, [delta], false, 'r-1@first')).toBe(false);
     const answer = { iteration: 1, message: { role: 'assistant' as const, content: 'late' }, totals, iterationUsage: {}, final: { stopReason: 'final_answer' as const, output: 'late' }, calls: [], pendingFinal: '' as const, repeat: { fingerprint: '', count: 0 }, events: [] };
-    expect(await store.checkpoint(runId, answer, 'r-1@first')).toBe(false);
-    expect(await store.appendEvents(runId, 1, [delta], false, 'r-1@second')).toBe(true);
-    expect(await store.checkpoint(runId, { ...answer, message: { role: 'assistant', content: 'ok' }, final: { stopReason: 'final_answer', output: 'ok' } }, 'r-1@second')).toBe(true);
-    expect((await store.load(runId))!.output).toBe('ok');
-    const events = await store.events(runId);
+    expect(await t.store.checkpoint(runId, answer, 'r-1@first')).toBe(false);
+    expect(await t.store.appendEvents(runId, 1, [delta], false, 'r-1@second')).toBe(true);
+    expect(await t.store.checkpoint(runId, { ...answer, message: { role: 'assistant', content: 'ok' }, final: { stopReason: 'final_answer', output: 'ok' } }, 'r-1@second')).toBe(true);
+    expect((await t.store.load(runId))!.output).toBe('ok');
+    const events = await t.store.events(runId);
     // the claim itself told clients to drop the first delivery's deltas: nothing of it can come after that event
     expect(events.filter((e) => e.type === 'message.delta' || e.type === 'llm.retry').map((e) => e.type)).toEqual(['message.delta', 'llm.retry', 'message.delta']);
   });
 
   it('a claim of a model call that sent no deltas yet tells clients nothing, and a delivery that lost its model call cannot end the run', async () => {
     const runId = await create();
-    await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
-    expect(await store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: false });
+    await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });
+    expect(await t.store.claimModelCall(runId, 1, 'r-1@first', 'r-1@second', discard)).toEqual({ discarded: false });
     const error = { code: 'llm_server', message: 'every model failed' };
-    const fail = (owner: string) => store.finish(runId, { expectIteration: 1, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
+    const fail = (owner: string) => t.store.finish(runId, { expectIteration: 1, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
     expect(await fail('r-1@first')).toBeNull(); // its last attempt failed while the new owner streams: nothing ends
-    expect((await store.load(runId))!.status).toBe('running');
-    expect((await store.events(runId)).some((e) => e.type === 'llm.retry' || e.type === 'run.failed')).toBe(false);
+    expect((await t.store.load(runId))!.status).toBe('running');
+    expect((await t.store.events(runId)).some((e) => e.type === 'llm.retry' || e.type === 'run.failed')).toBe(false);
     expect(await fail('r-1@second')).toEqual({ closed: [] });
-    expect((await store.load(runId))!.status).toBe('failed');
+    expect((await t.store.load(runId))!.status).toBe('failed');
   });
 
   it('fences tool calls by owner: a stale delivery records nothing, a redelivery takes a safe call over or answers a never call once', async () => {
     const runId = await create();
     await toIteration1(runId);
     const calls = ['t1', 't2'].map((id) => ({ id, meta: meta('a'), outcome: null }));
-    await store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
     const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
     const result = (text: string) => ({ status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true });
     // t1 (retry safe): delivery A starts it and stalls; B, holding the job now, takes it over and runs it again
-    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first');
-    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first'); // its own start again: no second event
-    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B')).toEqual({ owned: 'job1@A' });
-    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@X')).toEqual({ owned: 'job1@A' }); // a take-over names whom it takes from
-    expect(await store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@A')).toBe('taken');
-    expect(await store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale'); // A wakes up
-    expect(await store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBe('recorded');
-    expect(await store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale');
-    expect(await store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBeNull(); // a duplicate
+    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first');
+    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first'); // its own start again: no second event
+    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B')).toEqual({ owned: 'job1@A' });
+    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@X')).toEqual({ owned: 'job1@A' }); // a take-over names whom it takes from
+    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@A')).toBe('taken');
+    expect(await t.store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale'); // A wakes up
+    expect(await t.store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBe('recorded');
+    expect(await t.store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale');
+    expect(await t.store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBeNull(); // a duplicate
     // t2 (retry never): A starts it; B answers it outcome_unknown only while A is the owner it saw
-    expect(await store.markToolRunning(runId, 't2', ev('t2', 'running'), 'job2@A')).toBe('first');
-    expect(await store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@Z', by: 'job2@B' })).toBe(false);
-    expect(await store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@A', by: 'job2@B' })).toBe(true);
-    expect(await store.recordToolResult(runId, 't2', result('late'), ev('t2', 'completed'), undefined, 'job2@A')).toBe('stale'); // the stalled delivery's result changes nothing
-    expect(await store.recordToolResult(runId, 't2', result('dup'), ev('t2', 'completed'), undefined, 'job2@B')).toBeNull();
-    const outs = await store.calls.metaAndOutcomes(runId, ['t1', 't2']);
+    expect(await t.store.markToolRunning(runId, 't2', ev('t2', 'running'), 'job2@A')).toBe('first');
+    expect(await t.store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@Z', by: 'job2@B' })).toBe(false);
+    expect(await t.store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@A', by: 'job2@B' })).toBe(true);
+    expect(await t.store.recordToolResult(runId, 't2', result('late'), ev('t2', 'completed'), undefined, 'job2@A')).toBe('stale'); // the stalled delivery's result changes nothing
+    expect(await t.store.recordToolResult(runId, 't2', result('dup'), ev('t2', 'completed'), undefined, 'job2@B')).toBeNull();
+    const outs = await t.store.calls.metaAndOutcomes(runId, ['t1', 't2']);
     expect(outs.map((o) => o.outcome?.content)).toEqual(['from B', expect.stringContaining('outcome_unknown')]);
-    const statuses = (await store.events(runId)).filter((e) => e.type === 'tool.call').map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
+    const statuses = (await t.store.events(runId)).filter((e) => e.type === 'tool.call').map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
     expect(statuses).toEqual(['t1:running', 't1:completed', 't2:running', 't2:error']);
   });
 
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
     const runId = await create();
     await toIteration1(runId);
-    const k = store.keys.run(runId);
-    const keys = [k.state, k.messages, k.events, k.calls, store.keys.parkedRuns, store.keys.resumingRuns];
+    const k = t.store.keys.run(runId);
+    const keys = [k.state, k.messages, k.events, k.calls, t.store.keys.parkedRuns, t.store.keys.resumingRuns];
     const head = [runId, new Date().toISOString(), String(Date.now()), k.eventsChannel];
-    const before = await redis.hgetall(k.state);
-    const scripts = new Scripts(redis);
+    const before = await t.redis.hgetall(k.state);
+    const scripts = new Scripts(t.redis);
     for (const field of ['status', 'phase', 'tenant', 'owner'])
       await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'tools', JSON.stringify([field, 'completed']), '[]', '', ''])).rejects.toThrow(/not a field a checkpoint sets/);
     await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'done', '[]', '[]', '', ''])).rejects.toThrow(/unknown target/);
     await expect(scripts.run('checkpointResponse', keys.slice(0, 5), [...head])).rejects.toThrow(/takes 6 keys/);
-    expect(await redis.hgetall(k.state)).toEqual(before);
+    expect(await t.redis.hgetall(k.state)).toEqual(before);
   });
 
   it('structured output: a checkpoint records the repair turn, then the answer with outputJson (or the failure), each parsed back', async () => {
@@ -296,34 +288,34 @@ describe('RunStore Lua transitions (real Redis)', () => {
     await toIteration1(runId);
     const base = { totals, iterationUsage: {}, calls: [], repeat: { fingerprint: '', count: 0 } };
     const repair = { iteration: 2, message: 'fix: /a must be string' };
-    expect(await store.checkpoint(runId, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, pendingFinal: '', events: [], outputRepair: repair })).toBe(true);
-    expect(await store.load(runId)).toMatchObject({ phase: 'tools', batch: [], outputRepair: repair, outputJson: undefined });
-    const started = await store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', extraMessage: { role: 'user', content: repair.message }, events: [] });
+    expect(await t.store.checkpoint(runId, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, pendingFinal: '', events: [], outputRepair: repair })).toBe(true);
+    expect(await t.store.load(runId)).toMatchObject({ phase: 'tools', batch: [], outputRepair: repair, outputJson: undefined });
+    const started = await t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', extraMessage: { role: 'user', content: repair.message }, events: [] });
     expect(started).toMatchObject({ appended: [{ role: 'user', content: repair.message }] });
     const final = { stopReason: 'final_answer' as const, output: '{"a":"x"}', outputJson: { a: 'x' } };
     const done = { type: 'run.completed' as const, data: { output: final.output, outputJson: final.outputJson, stopReason: final.stopReason, iterations: 2, usage: { ...totals, toolCalls: 0 } } };
-    expect(await store.checkpoint(runId, { ...base, iteration: 2, message: { role: 'assistant', content: final.output }, final, pendingFinal: '', events: [done] })).toBe(true);
-    const st = (await store.load(runId))!;
+    expect(await t.store.checkpoint(runId, { ...base, iteration: 2, message: { role: 'assistant', content: final.output }, final, pendingFinal: '', events: [done] })).toBe(true);
+    const st = (await t.store.load(runId))!;
     expect(toSnapshot(st)).toMatchObject({ status: 'completed', output: '{"a":"x"}', outputJson: { a: 'x' } });
-    expect((await store.events(runId)).at(-1)!.data).toMatchObject({ outputJson: { a: 'x' } });
-    expect(toSnapshot((await store.load(await create()))!)).not.toHaveProperty('outputJson'); // only runs with output.schema
+    expect((await t.store.events(runId)).at(-1)!.data).toMatchObject({ outputJson: { a: 'x' } });
+    expect(toSnapshot((await t.store.load(await create()))!)).not.toHaveProperty('outputJson'); // only runs with output.schema
 
     const failing = await create({ request: structured });
     await toIteration1(failing);
     const error = { code: 'output_invalid', message: 'still invalid' };
-    expect(await store.checkpoint(failing, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, failure: error, pendingFinal: '', events: [{ type: 'run.failed', data: { error } }] })).toBe(true);
-    expect(toSnapshot((await store.load(failing))!)).toMatchObject({ status: 'failed', stopReason: null, error, outputJson: null });
-    expect((await store.messages(failing)).at(-1)).toEqual({ role: 'assistant', content: 'nope' }); // the answer is recorded
+    expect(await t.store.checkpoint(failing, { ...base, iteration: 1, message: { role: 'assistant', content: 'nope' }, final: null, failure: error, pendingFinal: '', events: [{ type: 'run.failed', data: { error } }] })).toBe(true);
+    expect(toSnapshot((await t.store.load(failing))!)).toMatchObject({ status: 'failed', stopReason: null, error, outputJson: null });
+    expect((await t.store.messages(failing)).at(-1)).toEqual({ role: 'assistant', content: 'nope' }); // the answer is recorded
 
-    await redis.hset(store.keys.run(failing).state, 'outputRepair', '{"iteration":"two"}');
-    await expect(store.load(failing)).rejects.toThrow(/state field outputRepair/);
+    await t.redis.hset(t.store.keys.run(failing).state, 'outputRepair', '{"iteration":"two"}');
+    await expect(t.store.load(failing)).rejects.toThrow(/state field outputRepair/);
   });
 
   it('parses every enum field of the state, never casts: an unknown value is reported, not passed on', async () => {
     const runId = await create();
-    await redis.hset(store.keys.run(runId).state, 'callMode', 'bogus_mode');
-    await expect(store.load(runId)).rejects.toThrow(/state field callMode holds 'bogus_mode'/);
-    await redis.hset(store.keys.run(runId).state, 'callMode', 'max_iterations', 'status', 'exploded');
-    await expect(store.load(runId)).rejects.toThrow(/state field status/);
+    await t.redis.hset(t.store.keys.run(runId).state, 'callMode', 'bogus_mode');
+    await expect(t.store.load(runId)).rejects.toThrow(/state field callMode holds 'bogus_mode'/);
+    await t.redis.hset(t.store.keys.run(runId).state, 'callMode', 'max_iterations', 'status', 'exploded');
+    await expect(t.store.load(runId)).rejects.toThrow(/state field status/);
   });
 });
