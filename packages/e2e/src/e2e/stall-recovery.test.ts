@@ -10,6 +10,9 @@ import { until } from '../test-support/helpers.js';
  */
 describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   let s: ProcessStack | undefined;
+  // a 6 s lock: long enough that a process merely starved by a loaded CI machine keeps its jobs (the exact counts
+  // below are about the process this test stops, not about one the machine slowed)
+  const env = { AGENTLOOP_LOCK_MS: '6000' };
   afterEach(async () => {
     for (const p of s?.procs.values() ?? []) p.child.kill('SIGCONT'); // never leave a stopped process behind
     await s?.stop();
@@ -27,8 +30,8 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   const callEvents = (events: Array<{ type: string; data: Record<string, unknown> }>) => events.filter((e) => e.type === 'tool.call').map((e) => e.data.status);
 
   it('a retry:"never" call whose runner stalls runs once: the runner holding its job answers outcome_unknown, the stalled result is refused', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 1500 } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script });
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 3000 } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script, env });
     const id = await s.a.startRun({ input: 'once', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect_once'] });
     await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
     const stalled = byPid(s.effects().find((e) => e.phase === 'start')!.pid as number);
@@ -48,8 +51,8 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   }, 120_000);
 
   it('a retry:"safe" call whose runner stalls is taken over and run again with the same key; only the new owner\'s result is recorded', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 1500, label: 's' } }] } : { text: 'done' });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script });
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 3000, label: 's' } }] } : { text: 'done' });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script, env });
     const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
     await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
     const stalled = byPid(s.effects().find((e) => e.phase === 'start')!.pid as number);
@@ -70,9 +73,9 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   }, 120_000);
 
   it('an orchestrator that stalls mid-stream is fenced: the new owner tells clients to discard, the stalled stream adds nothing', async () => {
-    const words = Array.from({ length: 80 }, (_, i) => `w${i}`).join(' ');
+    const words = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
     const script: Script = () => ({ text: `Answer: ${words}`, chunking: 'fine', delayMs: 40 });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env });
     const id = await s.a.startRun({ input: 'stream', model: { provider: 'openai', name: 'gpt-4o-mini' } });
     await until('deltas', async () => (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
     await s.spawn('orchestrator#2');
