@@ -45,7 +45,7 @@ export const EnvSchema = z.object({
   AGENTLOOP_MODEL_KEY_ENVS: z.string().default(''),
   /** JSON {"provider/model":{"input":USD,"output":USD,"cachedInput":USD}} per million tokens. */
   AGENTLOOP_MODEL_PRICES: z.string().default('{}'),
-  /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000},"tenantA":{...}}. */
+  /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200},"tenantA":{...}}. */
   AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
   /** The model the compressor summarizes with ("provider/name"; default: the run's own). */
   AGENTLOOP_COMPRESSION_MODEL: z.string().regex(/^(openai|google|deepseek|openai-compatible)\/[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'provider/name, e.g. openai/gpt-4o-mini').optional(),
@@ -90,6 +90,8 @@ export const TenantLimitSchema = z
     burst: z.number().int().min(1).optional(),
     /** Runs queued, running or paused at once. */
     activeRuns: z.number().int().min(0).optional(),
+    /** Event streams (GET /v1/runs/:id/events) open at once, across every api process. */
+    streams: z.number().int().min(0).optional(),
   })
   .strict();
 export const TenantLimitsSchema = z.record(z.string(), TenantLimitSchema);
@@ -204,7 +206,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     modelBaseUrls: list(e.AGENTLOOP_MODEL_BASE_URLS),
     modelKeyEnvs: list(e.AGENTLOOP_MODEL_KEY_ENVS),
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
-    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000}}'),
+    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
     runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,

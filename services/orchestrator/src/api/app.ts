@@ -7,7 +7,7 @@ import { zodIssues } from '../intake.js';
 import { ApiError, sendError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
-import { streamEvents } from './sse.js';
+import { streamEvents, type ServerEventStreams } from './sse.js';
 
 export interface ApiDeps {
   store: RunStore;
@@ -25,9 +25,11 @@ export interface ApiDeps {
   admin?: express.Router;
   /** Broadcast a cancellation so the process holding the run's step aborts it. */
   publishCancel: (runId: string) => Promise<void>;
-  /** AGENTLOOP_TENANT_LIMITS (requests per second); null when no tenant has limits. */
+  /** AGENTLOOP_TENANT_LIMITS (requests per second, open streams); null when no tenant has limits. */
   limiter?: TenantLimiter | null;
   metrics?: Metrics;
+  /** The server's event streams, ended by its shutdown. */
+  eventStreams?: ServerEventStreams;
 }
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
@@ -174,7 +176,14 @@ export function createApp(d: ApiDeps): express.Express {
       throw new ApiError('invalid_request', `${param} ${after} is past the run's last event (seq ${seq}): resume from the id of an event received`, [
         { path: [param], code: 'too_big', message: `at most ${seq}, the seq of the run's last event` },
       ]);
-    await streamEvents(res, id, after, d.store, d.hub);
+    // the tenant's `streams` limit: a slot held until the stream closes, however it closes
+    const slot = await d.limiter?.openStream(req.tenant!);
+    if (slot && !slot.ok) {
+      d.metrics?.rateLimited.inc({ limit: 'streams' });
+      res.set('retry-after', '1');
+      throw new ApiError('rate_limited', `the tenant has ${slot.open} open event streams, its streams limit (AGENTLOOP_TENANT_LIMITS)`);
+    }
+    await streamEvents(res, id, after, d.store, d.hub, { slot: slot?.lease, server: d.eventStreams });
   }));
 
   // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.
