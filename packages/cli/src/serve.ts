@@ -142,6 +142,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
       intake: newIntake(),
       limiter: tenantLimiter,
+      corsOrigins: config.corsOrigins,
       metrics,
       ready,
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),

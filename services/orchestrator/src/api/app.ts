@@ -8,6 +8,7 @@ import { ApiError, sendError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
 import { streamEvents, type ServerEventStreams } from './sse.js';
+import { corsMiddleware } from './cors.js';
 
 export interface ApiDeps {
   store: RunStore;
@@ -30,6 +31,8 @@ export interface ApiDeps {
   metrics?: Metrics;
   /** The server's event streams, ended by its shutdown. */
   eventStreams?: ServerEventStreams;
+  /** AGENTLOOP_CORS_ORIGINS: browser origins allowed to call the API (none: no CORS headers at all). */
+  corsOrigins?: readonly string[];
 }
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
@@ -69,6 +72,7 @@ export function createApp(d: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const body = express.text({ type: () => true, limit: '1mb' });
+  if (d.corsOrigins?.length) app.use(corsMiddleware(d.corsOrigins));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', wrap(async (_req, res) => {
