@@ -144,11 +144,11 @@ export class RunIntake {
     if (!res.created) {
       if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
       const st = await this.store.load(res.runId);
-      if (st?.status === 'queued') await this.enqueueFirst(res.runId); // the creator may have died before queueing it
+      if (st?.status === 'queued') await this.enqueueFirst(res.runId, false, tenant); // the creator may have died before queueing it
       return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
-    await this.enqueueFirst(runId, !v.request.limits.maxWallMs);
+    await this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant);
     return { kind: 'created', runId };
   }
 
@@ -162,7 +162,8 @@ export class RunIntake {
     return ids.length;
   }
 
-  private async enqueueFirst(runId: string, planned = false): Promise<void> {
-    await this.scheduler.start(runId, planned);
+  /** `tenant`: whose line the run joins (fair scheduling); unknown to the reconciler, whose stragglers go first. */
+  private async enqueueFirst(runId: string, planned = false, tenant?: string): Promise<void> {
+    await this.scheduler.start(runId, planned, tenant);
   }
 }
