@@ -15,6 +15,7 @@ import { idleCpuAfterLoad, type IdleFigures } from './idle.js';
 import { MODELS, providersFromArgs, type Provider } from './providers.js';
 import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFigures } from './core-figures.js';
 import { productEnv } from './product-loop.js';
+import { fairnessBench, type FairnessFigure } from './fairness.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -38,6 +39,8 @@ const IDLE = process.env.BENCH_IDLE !== '0';
 
 const LISTING_HISTORY = (process.env.BENCH_LISTING_HISTORY ?? '100,100000').split(',').map(Number);
 const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
+/** Tenant a's queued runs when tenant b creates one (fair scheduling); BENCH_ONLY=fairness measures only this. */
+const FAIR_BACKLOGS = (process.env.BENCH_FAIR_BACKLOGS ?? '100,2000').split(',').map(Number);
 
 function priorConversation(n: number) {
   const msgs: Array<{ role: string; content: string }> = [];
@@ -96,6 +99,13 @@ async function agentloopWorkload(redisUrl: string, admin: Redis, mockUrl: string
 
 const idleLine = (i: IdleFigures) =>
   `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s; ${i.afterSecondLoad.toFixed(2)} over the 10 s after a second load`;
+const fairLines = (fair: FairnessFigure[]) =>
+  fair.map((f) => `fair scheduling: tenant b's new run started its first iteration ${ms(f.waitMs / 1000)} after its create, with ${f.backlog} runs of tenant a queued (${f.startedAhead} of a's started after b's create and before it)`);
+const fairTarget = (fair: FairnessFigure[]) => {
+  const [small, big] = [fair[0]!, fair[fair.length - 1]!];
+  const ratio = big.waitMs / small.waitMs;
+  return `  fair scheduling, b's wait with ${big.backlog} vs ${small.backlog} of a's runs queued  ${ratio.toFixed(2)}×, a's runs started ahead of b's ${small.startedAhead} → ${big.startedAhead}  (target: flat)  ${big.startedAhead < small.backlog ? 'met' : 'MISSED'}`;
+};
 const idleTarget = (i: IdleFigures) =>
   `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
 
@@ -107,6 +117,11 @@ async function main() {
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
     const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    if (process.env.BENCH_ONLY === 'fairness') {
+      const fair = await fairnessBench(coreCtx, admin, FAIR_BACKLOGS);
+      console.log(`${fairLines(fair).join('\n')}\n\ntargets:\n${fairTarget(fair)}`);
+      return;
+    }
     // core only: the idle figure first, in a process that has run nothing else yet (a major GC after a load costs in
     // proportion to the live heap, and the bench's own phases would add to it)
     const idleFirst = ONLY_CORE && IDLE ? await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS) : null;
@@ -200,6 +215,8 @@ async function main() {
     const listing = await listingBench(server.url, admin, LISTING_HISTORY);
     for (const l of listing) console.log(`listing p50 with ${l.history} finished runs in the history: all ${ms(l.all)}, ?status=queued ${ms(l.queued)}`);
     const [small0, big0] = [listing[0]!, listing[listing.length - 1]!];
+    const fair = await fairnessBench(coreCtx, admin, FAIR_BACKLOGS);
+    console.log(fairLines(fair).join('\n'));
     const idle = await idleCpuAfterLoad(server.url, mock.url, TOOLS_MODULE, ITERATIONS);
     console.log(idleLine(idle));
     console.log(`\ntargets:`);
@@ -208,6 +225,7 @@ async function main() {
     const listRatio = Math.max(big0.all / small0.all, big0.queued / small0.queued);
     console.log(`  listing, ${big0.history} vs ${small0.history} runs of history  ${(big0.all / small0.all).toFixed(2)}× all, ${(big0.queued / small0.queued).toFixed(2)}× ?status=queued  (target ≤ 1.2×)  ${listRatio <= 1.2 ? 'met' : 'MISSED'}`);
     console.log(idleTarget(idle));
+    console.log(fairTarget(fair));
     console.log(`  token counting, 2000 vs 10 messages    ${(ctx.counting[1]!.p50 / ctx.counting[0]!.p50).toFixed(2)}×  (target: flat)`);
     console.log(`  resume p50 / raw round trip p50 (paired, ${RESUME_GAP_MS} ms idle before each)  ${resumeRatio.toFixed(2)}×  (target < 3×)  ${resumeRatio < 3 ? 'met' : 'MISSED'}; vs the back-to-back round trip ${(resume[0]!.p50 / rtP50).toFixed(2)}×`);
     const last = resume[resume.length - 1]!;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import {
-  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
+  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, ServerEventStreams, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
@@ -153,11 +153,14 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
       admin = adminRouter(bullBoard!, [...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
     }
+    const eventStreams = new ServerEventStreams();
     const app = createApp({
       admin,
+      eventStreams,
       store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
       intake: newIntake(),
       limiter: tenantLimiter,
+      corsOrigins: config.corsOrigins,
       metrics,
       ready,
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
@@ -169,7 +172,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const port = (server.address() as AddressInfo).port;
     apiUrl = `http://${displayHost(config.host)}:${port}`;
     metricsUrl = `${apiUrl}/metrics`;
-    shutdown.add('http', () => closeServer(server));
+    shutdown.add('http', async () => {
+      const closed = closeServer(server); // stops accepting first: a client that reconnects goes to another api
+      eventStreams.endAll();
+      await closed;
+    });
     // retention: finished runs' keys expire by themselves; their index entries are swept here
     const sweeper = new RetentionSweeper(redis, config.prefix);
     sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) => logger.warn({ err }, 'retention sweep failed'));

@@ -57,6 +57,10 @@ export class DeploymentKeys {
   tenantBucket(tenantId: string): string {
     return `${this.prefix}:tenant:${tenantId}:bucket`;
   }
+  /** The tenant's open event streams (zset: lease id → expiry ms; AGENTLOOP_TENANT_LIMITS streams). */
+  tenantStreams(tenantId: string): string {
+    return `${this.prefix}:tenant:${tenantId}:streams`;
+  }
   /** Finished runs scored by when they expire, member `<runId>|<tenant>`: the sweeper drops their index entries. */
   get retention(): string {
     return `${this.prefix}:retention`;

@@ -55,7 +55,16 @@ describe('the environment, validated once at start', () => {
 
   it('accepts one partition; names every unsupported variable at once', () => {
     expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
-    expect(() => loadConfig({ AGENTLOOP_CORS_ORIGINS: 'https://app.example', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_CORS_ORIGINS is set/);
+    expect(() => loadConfig({ AGENTLOOP_MCP_SERVERS: '[]', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_MCP_SERVERS is set/);
+  });
+
+  it('AGENTLOOP_CORS_ORIGINS: none by default; origins as browsers send them; anything but an origin stops the process', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ AGENTLOOP_CORS_ORIGINS: ' https://app.example.com, http://localhost:5173,HTTPS://Admin.Example.com:443,http://[::1]:8080, https://app.example.com' }).corsOrigins).toEqual([
+      'https://app.example.com', 'http://localhost:5173', 'https://admin.example.com', 'http://[::1]:8080',
+    ]);
+    for (const bad of ['app.example.com', 'https://app.example.com/', 'https://app.example.com/app', 'https://app.example.com?x=1', 'https://app.example.com#x', 'https://u:p@app.example.com', '*', 'null', 'ftp://files.example.com', 'https://app.example.com:99999'])
+      expect(() => loadConfig({ AGENTLOOP_CORS_ORIGINS: `https://ok.example.com,${bad}` }), bad).toThrow(/invalid environment:\n {2}AGENTLOOP_CORS_ORIGINS: '.*' is not an origin/);
   });
 
   it('OpenTelemetry variables start the process with one warning', () => {

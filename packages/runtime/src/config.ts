@@ -47,7 +47,9 @@ export const EnvSchema = z.object({
   AGENTLOOP_MODEL_KEY_ENVS: z.string().default(''),
   /** JSON {"provider/model":{"input":USD,"output":USD,"cachedInput":USD}} per million tokens. */
   AGENTLOOP_MODEL_PRICES: z.string().default('{}'),
-  /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000},"tenantA":{...}}. */
+  /** Origins whose browser apps may call the API (CORS): scheme://host[:port], comma-separated. */
+  AGENTLOOP_CORS_ORIGINS: z.string().default(''),
+  /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200},"tenantA":{...}}. */
   AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
   /** The model the compressor summarizes with ("provider/name"; default: the run's own). */
   AGENTLOOP_COMPRESSION_MODEL: z.string().regex(/^(openai|google|deepseek|openai-compatible)\/[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'provider/name, e.g. openai/gpt-4o-mini').optional(),
@@ -92,6 +94,8 @@ export const TenantLimitSchema = z
     burst: z.number().int().min(1).optional(),
     /** Runs queued, running or paused at once. */
     activeRuns: z.number().int().min(0).optional(),
+    /** Event streams (GET /v1/runs/:id/events) open at once, across every api process. */
+    streams: z.number().int().min(0).optional(),
   })
   .strict();
 export const TenantLimitsSchema = z.record(z.string(), TenantLimitSchema);
@@ -116,6 +120,12 @@ function parseJsonEnv<T>(name: string, raw: string, schema: z.ZodType<T>, exampl
 }
 
 const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
+
+/** An origin as a browser sends it in `Origin` (http(s)://host[:port], default port dropped), or null. */
+export function corsOrigin(entry: string): string | null {
+  if (!/^https?:\/\/[^/?#@\\\s]+$/i.test(entry)) return null;
+  return URL.parse(entry)?.origin ?? null;
+}
 
 export interface Config {
   redisUrl: string;
@@ -145,6 +155,8 @@ export interface Config {
   modelKeyEnvs: string[];
   modelPrices: z.infer<typeof ModelPricesSchema>;
   tenantLimits: Record<string, TenantLimit>;
+  /** Origins allowed to call the API from a browser (CORS), serialized as browsers send them; none by default. */
+  corsOrigins: string[];
   runRetentionS: number;
   /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
   runLayout: RunLayout;
@@ -178,6 +190,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   for (const name of list(e.AGENTLOOP_MODEL_KEY_ENVS))
     if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`);
+  for (const origin of list(e.AGENTLOOP_CORS_ORIGINS))
+    if (!corsOrigin(origin)) throw new Error(`invalid environment:\n  AGENTLOOP_CORS_ORIGINS: '${origin.slice(0, 200)}' is not an origin (http(s)://host[:port], without a path, not even /)`);
   for (const url of list(e.AGENTLOOP_MODEL_BASE_URLS)) {
     const u = URL.parse(url);
     if (!u || !/^https?:$/.test(u.protocol) || u.username || u.password || u.search || u.hash)
@@ -209,7 +223,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     modelBaseUrls: list(e.AGENTLOOP_MODEL_BASE_URLS),
     modelKeyEnvs: list(e.AGENTLOOP_MODEL_KEY_ENVS),
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
-    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000}}'),
+    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
+    corsOrigins: [...new Set(list(e.AGENTLOOP_CORS_ORIGINS).map((o) => corsOrigin(o)!))],
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
     runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,

@@ -13,6 +13,7 @@ export * from './shutdown.js';
 export * from './drain.js';
 export * from './provider-limiter.js';
 export * from './tenant-limiter.js';
+export * from './stream-slots.js';
 export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
 export * from './readiness.js';

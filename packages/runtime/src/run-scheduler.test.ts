@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { QUEUES, RunRequestSchema, callIdOfToolJob, toolJobId } from '@agentloop/protocol';
+import { Job } from 'bullmq';
+import { DeploymentKeys, QUEUES, RunRequestSchema, advanceJobId, callIdOfToolJob, toolJobId } from '@agentloop/protocol';
 import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { QueueSet } from './queues.js';
 import { RunScheduler } from './run-scheduler.js';
@@ -28,6 +29,20 @@ describe('tool job ids (real Redis)', () => {
     const jobs = await queues.get(QUEUES.tools('default')).getJobs(['waiting', 'prioritized', 'waiting-children', 'delayed']);
     expect(jobs.map((j) => `${j.data.runId}/${j.data.callId}`).sort()).toEqual(['a-b/c', 'a/b-c']);
     for (const j of jobs) expect(callIdOfToolJob(j.data.runId, j.id!)).toBe(j.data.callId);
+  });
+
+  it("ranks a run's first iteration in its tenant's own line (fair scheduling): the job's priority is the tenant's queued runs", async () => {
+    const scheduler = new RunScheduler(queues);
+    const keys = new DeploymentKeys(prefix);
+    await redis.zadd(keys.tenantRunsByStatus('busy', 'queued'), 1, 'b1', 2, 'b2', 3, 'b3'); // (createRun indexes a run before its job is added)
+    await scheduler.start('b3', true, 'busy');
+    await redis.zadd(keys.tenantRunsByStatus('quiet', 'queued'), 4, 'q1');
+    await scheduler.start('q1', false, 'quiet');
+    await scheduler.start('lost', false); // the reconciler, which knows no tenant: a straggler goes first
+    const priority = async (runId: string) => (await Job.fromId(queues.orchestrator, advanceJobId(runId, 1)))?.priority;
+    expect([await priority('b3'), await priority('q1'), await priority('lost')]).toEqual([3, 1, 1]);
+    // the order a worker takes them in: the quiet tenant's run before the busy tenant's third
+    expect((await queues.orchestrator.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.runId)).toEqual(['q1', 'lost', 'b3']);
   });
 
   it('builds ids that name one (run, call) pair each, and parses them back', () => {

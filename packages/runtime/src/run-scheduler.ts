@@ -1,7 +1,7 @@
 import { Job } from 'bullmq';
 import { contextWindowOf } from '@agentloop/llm';
 import {
-  DEFAULT_RESULT_TOKENS, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CompressJob, type RunRequest, type ToolJob,
+  DEFAULT_RESULT_TOKENS, DeploymentKeys, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CompressJob, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
 
@@ -15,6 +15,9 @@ export interface CallToRun {
   maxResultTokens?: number;
 }
 
+/** BullMQ's lowest job priority (its PRIORITY_LIMIT); 1 is the highest. */
+const LOWEST_PRIORITY = 2 ** 21 - 1;
+
 /** min(context.toolResultMaxTokens, a quarter of the context window) */
 export function maxResultTokens(request: RunRequest): number {
   return Math.max(100, Math.min(request.context.toolResultMaxTokens, Math.floor(contextWindowOf(request.model) / 4)));
@@ -26,16 +29,31 @@ export function maxResultTokens(request: RunRequest): number {
  * twice is harmless; every transition a job makes is a compare-and-set on the run.
  */
 export class RunScheduler {
-  constructor(private readonly queues: QueueSet) {}
+  private readonly keys: DeploymentKeys;
+
+  constructor(private readonly queues: QueueSet) {
+    this.keys = new DeploymentKeys(queues.prefix);
+  }
 
   /**
    * Iteration 1 of a created run (again, when its creator may have died before adding it). `planned`: the creator
    * knows the first iteration is a call with tools (the run has no wall-clock budget that may run out while it
    * waits), so the job starts it without reading the run first.
+   *
+   * Fair scheduling (docs/ARCHITECTURE.md): the job's priority is its rank in its tenant's own line — the tenant's
+   * runs still queued, this one included — so it is taken before every first iteration ranked after it, whatever
+   * tenant that is: a tenant's new run does not wait for another tenant's backlog. Without a tenant (the reconciler
+   * re-adding a job a crash lost, after the run waited long already) it ranks first.
    */
-  async start(runId: string, planned = false): Promise<void> {
+  async start(runId: string, planned = false, tenant?: string): Promise<void> {
     const data: AdvanceJob = { runId, iteration: 1, ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
-    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1) });
+    const priority = tenant === undefined ? 1 : await this.rankInTenantLine(tenant);
+    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), priority });
+  }
+
+  private async rankInTenantLine(tenant: string): Promise<number> {
+    const queued = await (await this.queues.orchestrator.backend.client).zcard(this.keys.tenantRunsByStatus(tenant, 'queued'));
+    return Math.min(LOWEST_PRIORITY, Math.max(1, queued));
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { DeploymentKeys } from '@agentloop/protocol';
 import type { TenantLimit } from './config.js';
+import { StreamSlots, type StreamAdmission } from './stream-slots.js';
 
 /*
   Token bucket, one atomic step on the Redis clock (every api process shares it and agrees on the time).
@@ -31,10 +32,12 @@ export type TenantAdmission = { ok: true } | { ok: false; retryAfterMs: number }
 
 /**
  * Per-tenant limits (AGENTLOOP_TENANT_LIMITS): the tenant's own entry, else `*`. The request rate costs one Redis
- * round trip per request for tenants with a rate (none for the others); activeRuns is enforced by the create script.
+ * round trip per request for tenants with a rate (none for the others); activeRuns is enforced by the create script;
+ * open event streams are leases in Redis (StreamSlots).
  */
 export class TenantLimiter {
   private readonly keys: DeploymentKeys;
+  private readonly streams: StreamSlots;
 
   constructor(
     private readonly redis: Redis,
@@ -42,6 +45,7 @@ export class TenantLimiter {
     private readonly limits: Record<string, TenantLimit>,
   ) {
     this.keys = new DeploymentKeys(prefix);
+    this.streams = new StreamSlots(redis, prefix);
     redis.defineCommand('al_tenant_take', { numberOfKeys: 1, lua: TAKE_LUA });
   }
 
@@ -54,6 +58,12 @@ export class TenantLimiter {
   /** The activeRuns cap of a tenant, or null. */
   activeRuns(tenant: string): number | null {
     return this.limitFor(tenant)?.activeRuns ?? null;
+  }
+
+  /** A slot for one more open event stream, or a refusal at the tenant's `streams` limit; null: no such limit. */
+  async openStream(tenant: string): Promise<StreamAdmission | null> {
+    const limit = this.limitFor(tenant)?.streams;
+    return limit === undefined ? null : this.streams.open(tenant, limit);
   }
 
   async admitRequest(tenant: string): Promise<TenantAdmission> {

@@ -23,7 +23,6 @@ export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> 
   AGENTLOOP_WEBHOOK_SECRETS: { reason: WEBHOOKS },
   AGENTLOOP_WEBHOOK_RETRY_BASE_MS: { reason: WEBHOOKS },
   AGENTLOOP_WEBHOOK_ALLOWED_URLS: { reason: WEBHOOKS },
-  AGENTLOOP_CORS_ORIGINS: { reason: 'CORS is not supported by this build: browser apps on other origins cannot call the API' },
 };
 
 const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';

@@ -9,6 +9,7 @@ export * from './loop/delta-buffer.js';
 export * from './loop/transcript-cache.js';
 export * from './api/app.js';
 export * from './api/errors.js';
+export { ServerEventStreams } from './api/sse.js';
 export * from './api/openapi.js';
 export * from './decisions/decision-service.js';
 export * from './decisions/decisions-worker.js';

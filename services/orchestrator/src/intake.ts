@@ -165,7 +165,7 @@ export class RunIntake {
       if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
       const st = await this.store.fieldsOf(res.runId, ['status', 'thrWait']);
       // the creator may have died before queueing it (a run waiting on its thread is started by the thread's relay)
-      if (st?.status === 'queued' && st.thrWait !== '1') await this.enqueueFirst(res.runId);
+      if (st?.status === 'queued' && st.thrWait !== '1') await this.enqueueFirst(res.runId, false, tenant);
       return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
     }
     if (res.waitsFor) {
@@ -174,7 +174,7 @@ export class RunIntake {
       return { kind: 'created', runId };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
-    await this.enqueueFirst(runId, !v.request.limits.maxWallMs);
+    await this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant);
     return { kind: 'created', runId };
   }
 
@@ -195,7 +195,8 @@ export class RunIntake {
     return ids.length;
   }
 
-  private async enqueueFirst(runId: string, planned = false): Promise<void> {
-    await this.scheduler.start(runId, planned);
+  /** `tenant`: whose line the run joins (fair scheduling); unknown to the reconciler, whose stragglers go first. */
+  private async enqueueFirst(runId: string, planned = false, tenant?: string): Promise<void> {
+    await this.scheduler.start(runId, planned, tenant);
   }
 }

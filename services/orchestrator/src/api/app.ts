@@ -7,7 +7,8 @@ import { zodIssues } from '../intake.js';
 import { ApiError, sendError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
-import { streamEvents } from './sse.js';
+import { streamEvents, type ServerEventStreams } from './sse.js';
+import { corsMiddleware } from './cors.js';
 
 export interface ApiDeps {
   store: RunStore;
@@ -25,10 +26,14 @@ export interface ApiDeps {
   admin?: express.Router;
   /** Broadcast a cancellation so the process holding the run's step aborts it. */
   publishCancel: (runId: string) => Promise<void>;
-  /** AGENTLOOP_TENANT_LIMITS (requests per second); null when no tenant has limits. */
+  /** AGENTLOOP_TENANT_LIMITS (requests per second, open streams); null when no tenant has limits. */
   limiter?: TenantLimiter | null;
   metrics?: Metrics;
   threads: ThreadStore;
+  /** The server's event streams, ended by its shutdown. */
+  eventStreams?: ServerEventStreams;
+  /** AGENTLOOP_CORS_ORIGINS: browser origins allowed to call the API (none: no CORS headers at all). */
+  corsOrigins?: readonly string[];
 }
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
@@ -68,6 +73,7 @@ export function createApp(d: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const body = express.text({ type: () => true, limit: '1mb' });
+  if (d.corsOrigins?.length) app.use(corsMiddleware(d.corsOrigins));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', wrap(async (_req, res) => {
@@ -184,7 +190,14 @@ export function createApp(d: ApiDeps): express.Express {
       throw new ApiError('invalid_request', `${param} ${after} is past the run's last event (seq ${seq}): resume from the id of an event received`, [
         { path: [param], code: 'too_big', message: `at most ${seq}, the seq of the run's last event` },
       ]);
-    await streamEvents(res, id, after, d.store, d.hub);
+    // the tenant's `streams` limit: a slot held until the stream closes, however it closes
+    const slot = await d.limiter?.openStream(req.tenant!);
+    if (slot && !slot.ok) {
+      d.metrics?.rateLimited.inc({ limit: 'streams' });
+      res.set('retry-after', '1');
+      throw new ApiError('rate_limited', `the tenant has ${slot.open} open event streams, its streams limit (AGENTLOOP_TENANT_LIMITS)`);
+    }
+    await streamEvents(res, id, after, d.store, d.hub, { slot: slot?.lease, server: d.eventStreams });
   }));
 
   // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { TERMINAL_EVENT_TYPES } from '@agentloop/protocol';
-import type { EventHub, RunStore } from '@agentloop/runtime';
+import { STREAM_LEASE_MS, type EventHub, type RunStore, type StreamLease } from '@agentloop/runtime';
 
 const TERMINAL = new Set<string>(TERMINAL_EVENT_TYPES);
 /** How long one SSE handler's watch lease lasts; it renews it three times as often. */
@@ -9,6 +9,31 @@ const WATCH_LEASE_MS = 30_000;
 let open = 0;
 /** Event streams open in this process (set up, or being set up, and not closed yet). */
 export const openEventStreams = (): number => open;
+
+/**
+ * The event streams of one api server, which its shutdown ends before it closes the connections: a stream's
+ * resources (its `streams` slot above all) are released while Redis is still connected — the responses' own
+ * `close` events come after the server's — and its client reconnects elsewhere with Last-Event-ID.
+ */
+export class ServerEventStreams {
+  private readonly closers = new Set<() => void>();
+
+  add(close: () => void): () => void {
+    this.closers.add(close);
+    return () => this.closers.delete(close);
+  }
+
+  endAll(): void {
+    for (const close of [...this.closers]) close();
+  }
+}
+
+export interface StreamOptions {
+  /** The tenant's stream slot (its `streams` limit): renewed with the watch lease, released however the stream ends. */
+  slot?: StreamLease;
+  /** The server's streams, to end at its shutdown. */
+  server?: ServerEventStreams;
+}
 
 /** Until the response's buffer drains (or the client leaves): a replay holds about one page in memory. */
 const drained = (res: Response) => new Promise<void>((resolve) => {
@@ -31,7 +56,8 @@ const drained = (res: Response) => new Promise<void>((resolve) => {
  * handler was called): everything the stream holds is registered with `hold`, which releases it at once when the
  * stream is already closed, and `close` releases all of it, once.
  */
-export async function streamEvents(res: Response, runId: string, after: number, store: RunStore, hub: EventHub): Promise<void> {
+export async function streamEvents(res: Response, runId: string, after: number, store: RunStore, hub: EventHub, opts: StreamOptions = {}): Promise<void> {
+  const { slot, server } = opts;
   let last = after;
   let closed = false;
   let busy = false;
@@ -49,6 +75,8 @@ export async function streamEvents(res: Response, runId: string, after: number, 
     if (closed) release();
     else releases.push(release);
   };
+  if (slot) hold(() => slot.release());
+  if (server) hold(server.add(close));
   const pump = async (): Promise<void> => {
     if (closed) return;
     if (busy) {
@@ -104,7 +132,11 @@ export async function streamEvents(res: Response, runId: string, after: number, 
     };
     await watch();
     if (closed) return;
-    for (const [fn, ms] of [[() => void watch(), WATCH_LEASE_MS / 3], [() => void pump(), 2000], [() => !closed && res.write(': ping\n\n'), 15_000]] as const) {
+    const renew = () => {
+      void watch();
+      if (!closed) slot?.renew().catch(() => undefined); // a failed renewal: the next one retries (the lease outlasts two)
+    };
+    for (const [fn, ms] of [[renew, Math.min(WATCH_LEASE_MS, STREAM_LEASE_MS) / 3], [() => void pump(), 2000], [() => !closed && res.write(': ping\n\n'), 15_000]] as const) {
       const t = setInterval(fn, ms);
       hold(() => clearInterval(t));
     }
