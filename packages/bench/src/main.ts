@@ -16,6 +16,7 @@ import { MODELS, providersFromArgs, type Provider } from './providers.js';
 import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFigures } from './core-figures.js';
 import { productEnv } from './product-loop.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
+import { threadCost, threadCostLines } from './thread-cost.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -117,6 +118,10 @@ async function main() {
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
     const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    if (process.env.BENCH_ONLY === 'threads') {
+      console.log(threadCostLines(await threadCost(coreCtx, admin, Number(process.env.BENCH_THREAD_RUNS ?? 20))).join('\n'));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'fairness') {
       const fair = await fairnessBench(coreCtx, admin, FAIR_BACKLOGS);
       console.log(`${fairLines(fair).join('\n')}\n\ntargets:\n${fairTarget(fair)}`);

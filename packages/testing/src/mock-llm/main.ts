@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { demoAgentScript, stepOf } from './demo-agent.js';
 import { startMockLlm } from './server.js';
-import type { Script } from './types.js';
+import type { MockRequest, Script } from './types.js';
 
 /**
  * The mock model as its own process (benchmarks, manual testing): prints `mock llm listening on URL`.
@@ -11,11 +11,16 @@ import type { Script } from './types.js';
  *                                `arrival <marker> <hrtime ns>` (the run's `[marker]`) and answers
  */
 const [mode = 'demo', arg] = process.argv.slice(2);
+/** Tool steps since the last user message: a run in a thread carries the earlier runs' steps before its input. */
+const turnStep = (req: MockRequest) => {
+  const last = req.messages.map((m) => m.role).lastIndexOf('user');
+  return req.messages.slice(last + 1).filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
+};
 const n = Number(arg ?? 5);
 const arrived = new Set<string>();
 const scripts: Record<string, Script> = {
   demo: demoAgentScript(),
-  'tool-loop': (req) => (stepOf(req) < n - 1 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }),
+  'tool-loop': (req) => (turnStep(req) < n - 1 ? { toolCalls: [{ name: 'noop', args: { i: turnStep(req) } }] } : { text: 'done' }),
   resume: (req) => {
     if (!req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'notify', args: {} }] };
     const marker = /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? '';
