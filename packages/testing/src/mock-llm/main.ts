@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { demoAgentScript, stepOf } from './demo-agent.js';
+import { demoAgentScript } from './demo-agent.js';
 import { startMockLlm } from './server.js';
 import type { MockRequest, Script } from './types.js';
 
