@@ -16,3 +16,4 @@ export * from './tenant-limiter.js';
 export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
 export * from './readiness.js';
+export * from './address-guard.js';
