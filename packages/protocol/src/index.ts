@@ -10,3 +10,4 @@ export * from './jobs.js';
 export * from './intake.js';
 export * from './ids.js';
 export * from './run-status.js';
+export * from './url-prefixes.js';
