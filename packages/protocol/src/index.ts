@@ -11,3 +11,4 @@ export * from './intake.js';
 export * from './ids.js';
 export * from './run-status.js';
 export * from './url-prefixes.js';
+export * from './webhooks.js';
