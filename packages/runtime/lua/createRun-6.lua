@@ -7,7 +7,8 @@
   retention (s), limitedEvents (envelope lines of a run created failed at the limit; '' = refuse instead), limitedError,
   reservedIds (call ids the input transcript already uses: a model cannot reuse them), layout ('3', '2' or '1': the
   older ones for builds that know only those), structured ('1' when the request has output.schema), src ('q': a
-  backend enqueued it on `requests`: its end is reported on `results`; '' otherwise)
+  backend enqueued it on `requests`: its end is reported on `results`; '' otherwise), wh and whUrl (a run with notify:
+  the event types it delivers as ',type,…,' and its URL; '' otherwise)
   Returns {'created', status}, {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
@@ -44,6 +45,7 @@ set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('requ
 set('mode', a.mode); set('metadata', a.metadata); set('structured', a.structured); set('maxWallMs', a.maxWallMs); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.retention); set('idem', idemKey); set('bodyHash', a.bodyHash)
 set('src', a.src)
+if a.wh ~= '' then set('wh', a.wh); set('whUrl', a.whUrl); useNotify(a.wh) end
 if L2 then set('lay', a.layout) end
 local msgs = a.messages
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end

@@ -1,4 +1,4 @@
-import { SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
+import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
 import { RATE_LIMITED_ERROR, type CreateRunInput } from './run-store-types.js';
 
 /** The one argument of `createRun-6.lua`, as it decodes it (strings where Redis stores the value as it is). */
@@ -30,6 +30,10 @@ export interface CreateRunArgs {
   structured: '1' | '0';
   /** 'q': created by queue intake (its end is reported on `results`). */
   src: 'q' | '';
+  /** A run with notify: the event types it delivers, `,run.paused,run.completed,` ('' = no notify). */
+  wh: string;
+  /** A run with notify: where its deliveries go. */
+  whUrl: string;
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
@@ -37,6 +41,7 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
   const { input: _omit, ...requestWithoutInput } = input.request;
   const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
   if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
+  const notify = input.request.notify;
   const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
   const args: CreateRunArgs = {
     tenant: input.tenant,
@@ -60,6 +65,8 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     layout: String(o.layout),
     structured: input.request.output ? '1' : '0',
     src: input.fromQueue ? 'q' : '',
+    wh: notify ? `,${[...new Set(notify.events ?? DEFAULT_NOTIFY_EVENTS)].join(',')},` : '',
+    whUrl: notify?.url ?? '',
   };
   return wellFormedJson(args);
 }

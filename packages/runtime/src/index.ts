@@ -17,3 +17,4 @@ export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
 export * from './readiness.js';
 export * from './address-guard.js';
+export * from './webhook-log.js';

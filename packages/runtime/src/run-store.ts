@@ -12,9 +12,8 @@ import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './che
 import { listRuns } from './run-listing.js';
 import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
-import {
-  DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
-} from './run-store-types.js';
+import { WebhookLog } from './webhook-log.js';
+import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision } from './run-store-types.js';
 
 export * from './run-store-types.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
@@ -31,6 +30,8 @@ export class RunStore {
   readonly keys: DeploymentKeys;
   /** What is recorded about a run's calls (reads; every write is a script here). */
   readonly calls: RunCalls;
+  /** Runs with notify: their webhook deliveries. */
+  readonly webhooks: WebhookLog;
   private readonly scripts: Scripts;
 
   constructor(
@@ -44,6 +45,7 @@ export class RunStore {
     this.keys = new DeploymentKeys(prefix);
     this.calls = new RunCalls(redis, this.keys);
     this.scripts = new Scripts(redis);
+    this.webhooks = new WebhookLog(redis, this.keys, (name, runId, args) => this.run(name, runId, () => args, [...this.runKeys(runId), this.keys.run(runId).webhooks]));
   }
 
   private runKeys(runId: string): string[] {
