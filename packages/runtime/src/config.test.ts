@@ -43,7 +43,7 @@ describe('the environment, validated once at start', () => {
     const c = loadConfig({ AGENTLOOP_WEBHOOK_SECRETS: 'tenant-a=whsec_c2VjcmV0LWE=, t.b@x=c2VjcmV0LWI=', AGENTLOOP_WEBHOOK_RETRY_BASE_MS: '50', AGENTLOOP_WEBHOOK_ALLOWED_URLS: 'http://10.0.0.5:8080/hooks' });
     expect([...c.webhooks.secrets].map(([t, k]) => [t, k.toString()])).toEqual([['tenant-a', 'secret-a'], ['t.b@x', 'secret-b']]);
     expect(c.webhooks).toMatchObject({ retryBaseMs: 50, allowedUrls: ['http://10.0.0.5:8080/hooks'] });
-    expect(loadConfig({}).webhooks).toEqual({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [] });
+    expect(loadConfig({}).webhooks).toEqual({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [], timeoutMs: 10_000 });
   });
 
   it('hands the providers their variables, validated, and only the key variables the operator listed', () => {

@@ -57,6 +57,8 @@ export const EnvSchema = z.object({
   /** `tenantA=whsec_<base64>,…`: the tenants' webhook signing secrets (SPEC §2). */
   AGENTLOOP_WEBHOOK_SECRETS: z.string().default(''),
   AGENTLOOP_WEBHOOK_RETRY_BASE_MS: intFrom(5000, 1),
+  /** How long one webhook attempt may wait for its answer (SPEC §2: 10 s). */
+  AGENTLOOP_WEBHOOK_TIMEOUT_MS: intFrom(10_000, 100),
   /** URL prefixes webhooks may target even when they resolve to private or loopback addresses. */
   AGENTLOOP_WEBHOOK_ALLOWED_URLS: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -181,6 +183,8 @@ export interface Config {
     retryBaseMs: number;
     /** URL prefixes a notify.url may use although it resolves to a private or loopback address. */
     allowedUrls: string[];
+    /** How long one attempt may wait for its answer. */
+    timeoutMs: number;
   };
   adminKey: string | null;
   adminWritable: boolean;
@@ -244,6 +248,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       secrets: webhookSecrets(e.AGENTLOOP_WEBHOOK_SECRETS),
       retryBaseMs: e.AGENTLOOP_WEBHOOK_RETRY_BASE_MS,
       allowedUrls: urlPrefixes('AGENTLOOP_WEBHOOK_ALLOWED_URLS', e.AGENTLOOP_WEBHOOK_ALLOWED_URLS),
+      timeoutMs: e.AGENTLOOP_WEBHOOK_TIMEOUT_MS,
     },
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,

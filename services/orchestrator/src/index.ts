@@ -18,3 +18,6 @@ export * from './loop/histories/history.js';
 export * from './loop/run-ender.js';
 export * from './reconcile/live-run-reconciler.js';
 export * from './outbox/outbox-relay.js';
+export * from './webhooks/webhook-policy.js';
+export * from './webhooks/webhook-worker.js';
+export * from './webhooks/webhook-sender.js';
