@@ -89,11 +89,11 @@ export const RunRequestSchema = z
     metadata: z.record(z.string(), z.unknown()).default({}),
     // structured output: the schema's own rules (it compiles, its size, OpenAI's strict mode) are intake's to check
     output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'an output name matches [A-Za-z0-9_-]{1,64}').default('answer') }).strict().optional(),
-    // SPEC §2 fields whose features are not built yet: their shape is checked here, and intake answers 400 for them
-    // rather than ignoring them silently (docs/ARCHITECTURE.md, Known limits)
+    // SPEC §2 fields with intake rules of their own: the shape is checked here; intake refuses threadId (not built yet,
+    // never ignored silently: docs/ARCHITECTURE.md, Known limits) and checks notify's tenant secret and URL (WebhookPolicy)
     threadId: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'a thread id matches [A-Za-z0-9_-]{1,128}').optional(),
     notify: z
-      .object({ url: z.url({ protocol: /^https?$/ }), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
+      .object({ url: z.url({ protocol: /^https?$/ }).max(8192), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
       .strict()
       .optional(),
   })

@@ -119,9 +119,11 @@ describe('webhooks', () => {
       expect(r.status, url).toBe(400);
       expect(r.json.error).toMatchObject({ code: 'invalid_request', details: [expect.objectContaining({ path: ['notify', 'url'], message: expect.stringContaining('resolves to') })] });
     }
-    const ftp = await s.a.createRun(body('plain', { url: 'ftp://example.com/h' }));
-    expect(ftp.status).toBe(400);
-    expect(ftp.json.error.details[0].path).toEqual(['notify', 'url']);
+    for (const url of ['ftp://example.com/h', `https://hooks.example/${'a'.repeat(8200)}`]) {
+      const r = await s.a.createRun(body('plain', { url }));
+      expect(r.status).toBe(400);
+      expect(r.json.error.details[0].path).toEqual(['notify', 'url']);
+    }
   });
 
   it('a tenant without a signing secret cannot use notify (400)', async () => {

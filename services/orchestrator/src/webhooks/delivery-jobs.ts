@@ -7,8 +7,11 @@ import type { QueueSet } from '@agentloop/runtime';
  */
 const JOB_ATTEMPTS = 20;
 
-/** Adds generation `gen` of run `runId`'s delivery job (its id names it: adding it again is harmless). */
+/**
+ * Adds generation `gen` of run `runId`'s delivery job (its id names it: adding it again is harmless). A job that fails
+ * for good is not kept: the same generation can then be added again by the next entry relayed for its run.
+ */
 export async function publishDeliveryJob(queues: QueueSet, runId: string, gen: number): Promise<void> {
   const data: WebhookJob = { runId, gen };
-  await queues.get(QUEUES.webhooks).add('deliver', data, { jobId: webhookJobId(runId, gen), attempts: JOB_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 } });
+  await queues.get(QUEUES.webhooks).add('deliver', data, { jobId: webhookJobId(runId, gen), attempts: JOB_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnFail: true });
 }
