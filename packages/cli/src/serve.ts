@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import {
-  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, ServerEventStreams, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions,
+  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, ServerEventStreams, WebhookPolicy, WebhookWorker, adminRouter, createApp, loadBullBoard,
+  type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
@@ -58,7 +59,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
   const providerCatalog = new ProviderCatalog(redis, store.keys);
-  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter, providers: providerCatalog });
+  const webhooks = new WebhookPolicy(config.webhooks);
+  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter, providers: providerCatalog, webhooks });
   const newProviders = () => new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
   const metrics = new Metrics();
   const queues = new QueueSet(publisher, config.prefix);
@@ -127,7 +129,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     reconciler.start();
     const relay = new OutboxRelay(store, queues, logger, threads, scheduler, config.runRetentionS);
     relay.start();
-    addWorkers('orchestrator', worker, intake, decisionsWorker, reconciler, relay);
+    const webhookWorker = new WebhookWorker({ redis, prefix: config.prefix, store, queues, policy: webhooks, metrics, logger, lockMs: config.lockMs });
+    await webhookWorker.start();
+    addWorkers('orchestrator', worker, intake, decisionsWorker, reconciler, relay, webhookWorker);
     started.push('orchestrator');
   }
   if (has('compressor')) {

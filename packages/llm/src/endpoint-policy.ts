@@ -1,29 +1,10 @@
-import type { ModelSpec } from '@agentloop/protocol';
+import { UrlPrefixes, parseHttpUrl, type ModelSpec } from '@agentloop/protocol';
 
 /** A problem with one field of a model spec, for a 400 (`path` is relative to the spec). */
 export interface EndpointIssue {
   path: string[];
   message: string;
 }
-
-interface AllowedPrefix {
-  origin: string;
-  /** Path prefix, without a trailing slash ('' = any path). */
-  path: string;
-}
-
-/** A URL as the WHATWG parser reads it (what fetch and the SDKs will connect to), or null when it is not http(s). */
-function parseHttpUrl(raw: string): URL | null {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return null;
-  }
-  return u.protocol === 'http:' || u.protocol === 'https:' ? u : null;
-}
-
-const trimSlash = (p: string) => p.replace(/\/+$/, '');
 
 /**
  * Which model endpoints and credentials a request may name (SPEC §2 Providers): only what the operator listed in
@@ -32,15 +13,11 @@ const trimSlash = (p: string) => p.replace(/\/+$/, '');
  * or `https://allowed/v1/../../evil` cannot pass, and the URL the SDK is given is the parsed one that was checked.
  */
 export class EndpointPolicy {
-  private readonly prefixes: AllowedPrefix[];
+  private readonly prefixes: UrlPrefixes;
   private readonly keyEnvs: Set<string>;
 
   constructor(baseUrls: readonly string[] = [], keyEnvs: readonly string[] = []) {
-    this.prefixes = baseUrls.map((raw) => {
-      const u = parseHttpUrl(raw);
-      if (!u || u.username || u.password || u.search || u.hash) throw new Error(`AGENTLOOP_MODEL_BASE_URLS: '${raw}' is not an http(s) URL prefix without credentials, query or fragment`);
-      return { origin: u.origin, path: trimSlash(u.pathname) };
-    });
+    this.prefixes = new UrlPrefixes(baseUrls, 'AGENTLOOP_MODEL_BASE_URLS');
     this.keyEnvs = new Set(keyEnvs);
   }
 
@@ -48,9 +25,7 @@ export class EndpointPolicy {
   allowedBaseUrl(raw: string): string | null {
     const u = parseHttpUrl(raw);
     if (!u || u.username || u.password || u.search || u.hash) return null;
-    const path = trimSlash(u.pathname);
-    const ok = this.prefixes.some((p) => p.origin === u.origin && (p.path === '' || path === p.path || path.startsWith(`${p.path}/`)));
-    return ok ? `${u.origin}${path}` : null;
+    return this.prefixes.matches(u) ? `${u.origin}${u.pathname.replace(/\/+$/, '')}` : null;
   }
 
   keyEnvAllowed(name: string): boolean {

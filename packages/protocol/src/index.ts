@@ -10,3 +10,5 @@ export * from './jobs.js';
 export * from './intake.js';
 export * from './ids.js';
 export * from './run-status.js';
+export * from './url-prefixes.js';
+export * from './webhooks.js';

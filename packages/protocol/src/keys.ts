@@ -11,6 +11,8 @@ export const QUEUES = {
   compressor: 'compressor',
   /** One job per run created by queue intake, when it ends (job id = run id): SPEC §2. */
   results: 'results',
+  /** Webhook deliveries (SPEC §2): one `deliver` job per run at a time (webhookJobId). */
+  webhooks: 'webhooks',
   tools: (pool: string) => `tools-${pool}`,
 } as const;
 
@@ -23,6 +25,8 @@ export class RunKeys {
   readonly calls: string;
   readonly eventsChannel: string;
   readonly compressions: string;
+  /** Runs with `notify` only: the delivery log (hash; lua/enqueueWebhook-7.lua lists its fields). */
+  readonly webhooks: string;
 
   constructor(
     readonly prefix: string,
@@ -35,6 +39,7 @@ export class RunKeys {
     this.calls = `${base}:calls`;
     this.eventsChannel = `${base}:ev`;
     this.compressions = `${base}:compressions`;
+    this.webhooks = `${base}:webhooks`;
   }
 }
 

@@ -95,10 +95,9 @@ export const RunRequestSchema = z
     /** Continue this conversation (SPEC §2 Threads); `threadPolicy` says what a request for a busy thread gets. */
     threadId: ThreadIdSchema.optional(),
     threadPolicy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
-    // SPEC §2 fields whose features are not built yet: their shape is checked here, and intake answers 400 for them
-    // rather than ignoring them silently (docs/ARCHITECTURE.md, Known limits)
+    // notify: the shape is checked here; intake checks the tenant's secret and the URL (WebhookPolicy)
     notify: z
-      .object({ url: z.url({ protocol: /^https?$/ }), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
+      .object({ url: z.url({ protocol: /^https?$/ }).max(8192), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
       .strict()
       .optional(),
   })

@@ -3,8 +3,9 @@
   clients to discard them)  ARGV[8] the delivery that owns the iteration's model call ('' = no fence): a delivery
   that lost it (BullMQ handed its job to another after a missed lock renewal) has its events refused
   Returns {'appended'}, or {'stale'} when the run has moved on or ended (the events are dropped). ]]
-local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch', 'owner', 'lay')
+local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch', 'owner', 'lay', 'wh')
 useLayout(st[7])
+useNotify(st[8])
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and (tonumber(st[2]) ~= tonumber(ARGV[5]) or st[3] ~= 'model') then return { 'stale' } end
 if ARGV[8] and ARGV[8] ~= '' and st[6] ~= ARGV[8] then return { 'stale' } end

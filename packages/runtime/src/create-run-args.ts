@@ -1,4 +1,4 @@
-import { SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
+import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
 import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput } from './run-store-types.js';
 
 /** The one argument of `createRun-6.lua`, as it decodes it (strings where Redis stores the value as it is). */
@@ -37,6 +37,10 @@ export interface CreateRunArgs {
   /** Events and error of a queue-intake run refused by its busy thread (created failed); '' refuses (HTTP: 409). */
   threadBusyEvents: string;
   threadBusyError: string;
+  /** A run with notify: the event types it delivers, `,run.paused,run.completed,` ('' = no notify). */
+  wh: string;
+  /** A run with notify: where its deliveries go. */
+  whUrl: string;
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
@@ -44,6 +48,7 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
   const { input: _omit, ...requestWithoutInput } = input.request;
   const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
   if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
+  const notify = input.request.notify;
   const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
   const args: CreateRunArgs = {
     tenant: input.tenant,
@@ -72,6 +77,8 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     systemCount: String(input.messages.findIndex((m) => m.role !== 'system') < 0 ? input.messages.length : input.messages.findIndex((m) => m.role !== 'system')),
     threadBusyEvents: input.fromQueue ? o.ev([events[0]!, { type: 'run.failed', data: { error: THREAD_BUSY_ERROR } }]) : '',
     threadBusyError: wellFormedJson(THREAD_BUSY_ERROR),
+    wh: notify ? `,${[...new Set(notify.events ?? DEFAULT_NOTIFY_EVENTS)].join(',')},` : '',
+    whUrl: notify?.url ?? '',
   };
   return wellFormedJson(args);
 }

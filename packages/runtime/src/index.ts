@@ -20,3 +20,5 @@ export * from './readiness.js';
 export * from './thread-store.js';
 export * from './run-indexes.js';
 export * from './provider-catalog.js';
+export * from './address-guard.js';
+export * from './webhook-log.js';

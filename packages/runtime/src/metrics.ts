@@ -47,6 +47,12 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly jobsStalled = new client.Counter({ name: 'agentloop_jobs_stalled_total', help: 'Jobs whose worker died or hung (BullMQ stalled), by queue', labelNames: ['queue'], registers: [this.registry] });
+  readonly webhookDeliveries = new client.Counter({
+    name: 'agentloop_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome: delivered (2xx), retried (to be attempted again), failed (given up)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly rateLimited = new client.Counter({ name: 'agentloop_rate_limited_total', help: 'Requests and runs refused by AGENTLOOP_TENANT_LIMITS', labelNames: ['limit'], registers: [this.registry] });
   readonly compressions = new client.Counter({ name: 'agentloop_compressions_total', help: 'Context compressions', labelNames: ['strategy', 'outcome'], registers: [this.registry] });
   readonly queueJobs = new client.Gauge({ name: 'agentloop_queue_jobs', help: 'Jobs per queue and state (read at scrape time)', labelNames: ['queue', 'state'], registers: [this.registry] });

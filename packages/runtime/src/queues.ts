@@ -52,7 +52,7 @@ export class QueueSet {
 
   /** Every queue this process has touched plus the fixed ones (for the queue-depth gauge). */
   known(): Queue[] {
-    for (const n of [QUEUES.requests, QUEUES.orchestrator, QUEUES.decisions, QUEUES.compressor]) this.get(n);
+    for (const n of [QUEUES.requests, QUEUES.orchestrator, QUEUES.decisions, QUEUES.compressor, QUEUES.webhooks]) this.get(n);
     return [...this.queues.values()];
   }
 

@@ -13,6 +13,7 @@ import { listRuns } from './run-listing.js';
 import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
+import { WebhookLog } from './webhook-log.js';
 import {
   DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
 } from './run-store-types.js';
@@ -34,6 +35,8 @@ export class RunStore {
   readonly calls: RunCalls;
   /** The deployment's work lists of runs (for the reconcilers). */
   readonly indexes: RunIndexes;
+  /** Runs with notify: their webhook deliveries. */
+  readonly webhooks: WebhookLog;
   private readonly scripts: Scripts;
 
   constructor(
@@ -48,6 +51,7 @@ export class RunStore {
     this.calls = new RunCalls(redis, this.keys);
     this.indexes = new RunIndexes(redis, this.keys);
     this.scripts = new Scripts(redis);
+    this.webhooks = new WebhookLog(redis, this.keys, (name, runId, args) => this.run(name, runId, () => args, [...this.runKeys(runId), this.keys.run(runId).webhooks]));
   }
 
   private runKeys(runId: string): string[] {

@@ -31,6 +31,10 @@ export const SCRIPTS = {
   watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
   claimModelCall: { keys: 6, outcomes: ['claimed', 'stale'] },
   readEvents: { keys: 6, outcomes: ['events'] },
+  enqueueWebhook: { keys: 7, outcomes: ['queued', 'idle', 'gone'] },
+  nextWebhook: { keys: 7, outcomes: ['due', 'idle', 'stale', 'gone'] },
+  saveWebhookBody: { keys: 7, outcomes: ['saved', 'stale'] },
+  recordWebhookAttempt: { keys: 7, outcomes: ['recorded', 'stale'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
 
 export type ScriptName = keyof typeof SCRIPTS;

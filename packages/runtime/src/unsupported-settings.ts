@@ -5,13 +5,12 @@ interface UnsupportedSetting {
   harmless?: (value: string) => boolean;
 }
 
-const WEBHOOKS = 'webhooks (a run\'s `notify`) are not supported by this build: no event would be delivered';
 const SENTINEL = 'Redis Sentinel is not supported by this build: it connects only to the one Redis of REDIS_URL';
 
 /**
  * Variables SPEC §1 names whose features this build does not have yet. A process started with one of them set would
- * quietly do something other than what the operator asked (one Redis instead of a cluster, runs whose webhooks never
- * come, tools that are not there), so it does not start. Building a feature removes its line here.
+ * quietly do something other than what the operator asked (one Redis instead of a cluster, tools that are not
+ * there), so it does not start. Building a feature removes its line here.
  */
 export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> = {
   REDIS_CLUSTER_NODES: { reason: 'Redis Cluster is not supported by this build: it connects only to the one Redis of REDIS_URL' },
@@ -20,9 +19,6 @@ export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> 
   AGENTLOOP_PARTITIONS: { reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)', harmless: (v) => v === '1' },
   AGENTLOOP_MCP_SERVERS: { reason: 'MCP servers are not supported by this build: their tools would be missing from the catalog' },
   AGENTLOOP_OPENAPI_TOOLS: { reason: 'OpenAPI tools are not supported by this build: their tools would be missing from the catalog' },
-  AGENTLOOP_WEBHOOK_SECRETS: { reason: WEBHOOKS },
-  AGENTLOOP_WEBHOOK_RETRY_BASE_MS: { reason: WEBHOOKS },
-  AGENTLOOP_WEBHOOK_ALLOWED_URLS: { reason: WEBHOOKS },
 };
 
 const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';

@@ -20,3 +20,6 @@ export * from './loop/run-ender.js';
 export * from './reconcile/live-run-reconciler.js';
 export * from './outbox/outbox-relay.js';
 export * from './loop/dispatch-calls.js';
+export * from './webhooks/webhook-policy.js';
+export * from './webhooks/webhook-worker.js';
+export * from './webhooks/webhook-sender.js';

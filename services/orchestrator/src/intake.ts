@@ -6,6 +6,7 @@ import { EndpointPolicy, PriceTable } from '@agentloop/llm';
 import { RunStore, type Metrics, type ProviderCatalog, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
 import { outputValidator } from './output/isolated-validator.js';
+import { WebhookPolicy } from './webhooks/webhook-policy.js';
 
 const MAX_REQUEST_CHARS = 1_048_576;
 
@@ -26,7 +27,11 @@ export interface IntakePolicy {
   limits: TenantLimiter | null;
   /** Which providers the orchestrators can call (absent: nothing is refused for it). */
   providers?: ProviderCatalog;
+  /** Who may use `notify`, and where to (none: no tenant has a secret). */
+  webhooks?: WebhookPolicy;
 }
+
+const NO_WEBHOOKS = new WebhookPolicy({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [], timeoutMs: 10_000 });
 
 /**
  * What a valid request may still not do on this deployment: name an endpoint or credential the operator did not
@@ -41,7 +46,6 @@ export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoi
       issues.push({ path: [...at, 'name'], code: 'unpriced_model', message: `limits.maxCostUsd needs a price for ${spec.provider}/${spec.name}: it is not in the built-in table or AGENTLOOP_MODEL_PRICES` });
   }
   // not built yet: refused, never silently ignored
-  if (req.notify) issues.push({ path: ['notify'], code: 'not_available', message: 'webhooks are not supported by this build: remove notify, or follow the run over GET /v1/runs/:id/events' });
   return issues;
 }
 
@@ -84,7 +88,7 @@ export class RunIntake {
   ) {}
 
   /** Validation only: the parsed request, or the issues to answer with 400. `tooDeep`: the caller's depth check of the body. */
-  private async validate(body: unknown, tooDeep: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
+  private async validate(tenant: string, body: unknown, tooDeep: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
     if (tooDeep) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
     // the HTTP body limit, for queue intake too (a job's payload has no other bound), on the value as it will be
     // stored: re-serialized JSON can be several times its text (`1e20` → `100000000000000000000`)
@@ -95,6 +99,8 @@ export class RunIntake {
     if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
     const unreachable = await this.unreachableProviders(parsed.data);
     if (unreachable.length) return { ok: false, message: 'no orchestrator of this deployment can call the model provider the request names', issues: unreachable };
+    const notify = await (this.policy.webhooks ?? NO_WEBHOOKS).issues(parsed.data.notify, tenant);
+    if (notify.length) return { ok: false, message: `notify cannot be used: ${notify[0]!.message}`, issues: notify };
     const output = await outputSchemaIssues(parsed.data, outputValidator);
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
@@ -127,7 +133,7 @@ export class RunIntake {
   /** `badEnvelope`: a `requests` job whose envelope (runId, idempotencyKey) is invalid: its run fails with this. */
   async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean; badEnvelope?: { message: string; issues: unknown } } = {}): Promise<IntakeResult> {
     const tooDeep = jsonDepth(body) > MAX_JSON_DEPTH;
-    const v = opts.badEnvelope ? { ok: false as const, ...opts.badEnvelope } : await this.validate(body, tooDeep);
+    const v = opts.badEnvelope ? { ok: false as const, ...opts.badEnvelope } : await this.validate(tenant, body, tooDeep);
     const runId = opts.runId ?? newRunId();
     const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;

@@ -379,7 +379,7 @@ const SPEC_FIELDS: Array<[path: Array<string | number>, wrong: fc.Arbitrary<unkn
   [['threadId'], fc.oneof(notString, fc.constantFrom('', 'a/b', 'no spaces', 'x'.repeat(129), 'ünï'))],
   [['output'], notObject],
   [['output', 'schema'], notObject],
-  // this build has no webhooks: any notify is 400, and these are bad on their own too
+  // no tenant of this stack has a webhook secret: any notify is 400, and these are bad on their own too
   [['notify'], fc.oneof(notObject, fc.record({ url: fc.oneof(notString, fc.constantFrom('ftp://example.com/h', 'http://127.0.0.1/hook', 'http://169.254.169.254/latest', 'not a url')) }))],
 ];
 const wrongTypeBody = fc
@@ -929,7 +929,7 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
   it('unknown paths and methods', async () => {
     group = 'unknown';
     const method = fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'FOO', 'M-SEARCH', 'PURGE', 'LINK', 'QUERY', 'MKCOL');
-    const known = fc.constantFrom('/v1/runs', '/v1/runs/run_x', '/v1/runs/run_x/events', '/v1/runs/run_x/decisions', '/v1/runs/run_x/cancel', '/v1/runs/run_x/calls/c', '/v1/tools', '/v1/threads/t', '/v1/openapi.json', '/healthz', '/readyz', '/metrics');
+    const known = fc.constantFrom('/v1/runs', '/v1/runs/run_x', '/v1/runs/run_x/events', '/v1/runs/run_x/decisions', '/v1/runs/run_x/cancel', '/v1/runs/run_x/calls/c', '/v1/runs/run_x/webhooks', '/v1/tools', '/v1/threads/t', '/v1/openapi.json', '/healthz', '/readyz', '/metrics');
     const path = fc.oneof(
       fc.webPath(),
       known,
@@ -1230,7 +1230,7 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
 
   /** One request of tenant a to tenant b's run, on any run endpoint, any body or header. */
   interface CrossCase {
-    endpoint: 'run' | 'events' | 'decisions' | 'cancel' | 'calls';
+    endpoint: 'run' | 'events' | 'decisions' | 'cancel' | 'calls' | 'webhooks';
     run: 'bDone' | 'bPaused';
     include: string | undefined;
     lastId: string | undefined;
@@ -1243,7 +1243,7 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
   }
   const crossArb = (withHuge: boolean) =>
     fc.record<CrossCase>({
-      endpoint: fc.constantFrom('run', 'events', 'decisions', 'cancel', 'calls'),
+      endpoint: fc.constantFrom('run', 'events', 'decisions', 'cancel', 'calls', 'webhooks'),
       run: fc.constantFrom('bDone', 'bPaused'),
       include: fc.option(fc.constantFrom('messages', 'history', 'junk', 'messages,history'), { nil: undefined }),
       lastId: lastEventIdArb,
@@ -1264,6 +1264,8 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
         return { method: 'GET', path: `/v1/runs/${id}/events${c.after === undefined ? '' : `?after=${seg(c.after, c.mode)}`}`, headers: headersOf(AUTH_A, { 'last-event-id': c.lastId, accept: 'text/event-stream' }) };
       case 'calls':
         return { method: 'GET', path: `/v1/runs/${id}/calls/${callId}`, headers: headersOf(AUTH_A) };
+      case 'webhooks':
+        return { method: 'GET', path: `/v1/runs/${id}/webhooks`, headers: headersOf(AUTH_A) };
       case 'decisions':
       case 'cancel': {
         const path = `/v1/runs/${id}/${c.endpoint}`;

@@ -47,7 +47,7 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
       'agentloop_runs_started_total', 'agentloop_runs_finished_total', 'agentloop_loop_iterations_total', 'agentloop_iteration_overhead_seconds',
       'agentloop_llm_request_duration_seconds', 'agentloop_llm_tokens_total', 'agentloop_llm_fallbacks_total', 'agentloop_tool_calls_total',
       'agentloop_tool_duration_seconds', 'agentloop_tools_skipped_total', 'agentloop_runs_paused_total', 'agentloop_runs_parked',
-      'agentloop_compressions_total', 'agentloop_queue_jobs',
+      'agentloop_compressions_total', 'agentloop_queue_jobs', 'agentloop_webhook_deliveries_total',
     ])
       expect(families, name).toContain(name);
   });

@@ -127,11 +127,11 @@ describe('HTTP edges', () => {
     expect((await s.a.createRun(body('plain', { model: { provider: 'openai', name: 'my-own-model' } }))).status).toBe(202); // no cost budget: fine
   });
 
-  it('refuses notify with 400 saying this build has no webhooks (never ignores it, never blames a missing secret)', async () => {
+  it('refuses notify with 400 on a deployment without AGENTLOOP_WEBHOOK_SECRETS (never ignores it)', async () => {
     const r = await s.a.createRun(body('plain', { notify: { url: 'https://backend.example.com/hooks/agentloop' } }));
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('invalid_request');
-    expect(r.json.error.details).toEqual([expect.objectContaining({ path: ['notify'], message: 'webhooks are not supported by this build: remove notify, or follow the run over GET /v1/runs/:id/events' })]);
+    expect(r.json.error.details).toEqual([expect.objectContaining({ path: ['notify'], message: 'tenant tenant-a has no webhook signing secret (AGENTLOOP_WEBHOOK_SECRETS): it cannot use notify' })]);
   });
 
   it('tells bodies apart by every key, `__proto__` included (idempotency)', async () => {

@@ -22,12 +22,12 @@ describe('what a process says at start', () => {
   });
 
   it('a SPEC variable this build does not support stops it before it serves anything, saying so', async () => {
-    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-unsupported', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTLOOP_WEBHOOK_SECRETS: 'tenant-a=whsec_abc' });
+    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-unsupported', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTLOOP_OPENAPI_TOOLS: '[{"secret":"sk-do-not-echo"}]' });
     expect(r.code).toBe(1);
     expect(r.stdout).not.toContain('agentloop ready');
     expect(r.stderr).toContain('REDIS_CLUSTER_NODES is set, but Redis Cluster is not supported by this build');
-    expect(r.stderr).toContain('AGENTLOOP_WEBHOOK_SECRETS is set, but webhooks');
-    expect(r.stderr).not.toContain('whsec_abc'); // a value is never echoed
+    expect(r.stderr).toContain('AGENTLOOP_OPENAPI_TOOLS is set, but OpenAPI tools');
+    expect(r.stderr).not.toContain('sk-do-not-echo'); // a value is never echoed
   });
 
   it('OpenTelemetry variables (set by platforms for every process) start it, with one warning that no traces are exported', async () => {

@@ -221,6 +221,13 @@ export function createApp(d: ApiDeps): express.Express {
     });
   }));
 
+  // SPEC §2: the run's webhook deliveries, oldest first (a run without notify has none)
+  app.get('/v1/runs/:id/webhooks', wrap(async (req, res) => {
+    const id = String(req.params.id);
+    if ((await d.store.tenantOf(id)) !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+    res.json({ data: await d.store.webhooks.list(id) });
+  }));
+
   app.post('/v1/runs/:id/cancel', wrap(async (req, res) => { // (its body is not read: ownership is the first check)
     const st = await ownRun(req);
     const r = await d.store.requestCancel(st.id, 'cancelled by request');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadSchema } from '@agentloop/protocol';
+import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadSchema, WebhookDeliveriesSchema } from '@agentloop/protocol';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(schema, { io, unrepresentable: 'any' });
 
@@ -20,6 +20,7 @@ export function openApiDocument(): Record<string, unknown> {
         Thread: json(ThreadSchema),
         DecisionRequest: json(DecisionRequestSchema, 'input'),
         EventEnvelope: json(EventEnvelopeSchema),
+        WebhookDeliveries: json(WebhookDeliveriesSchema),
         Error: {
           type: 'object',
           properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} }, required: ['code', 'message'] } },
@@ -84,6 +85,13 @@ export function openApiDocument(): Record<string, unknown> {
           summary: "One tool call's full record: arguments, status, decision and the uncapped result (extension)",
           parameters: [idParam, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }],
           responses: { '200': { description: 'the call' }, ...errors(401, 404) },
+        },
+      },
+      '/v1/runs/{id}/webhooks': {
+        get: {
+          summary: "The run's webhook deliveries (notify), oldest first",
+          parameters: [idParam],
+          responses: { '200': { description: 'deliveries', content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookDeliveries' } } } }, ...errors(401, 404) },
         },
       },
       '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelling' }, ...errors(401, 404, 409) } } },

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { ResultJob } from '@agentloop/protocol';
 import { toSnapshot, type Logger, type QueueSet, type RunScheduler, type RunStore, type ThreadStore } from '@agentloop/runtime';
 import { QUEUES } from '@agentloop/protocol';
+import { publishDeliveryJob } from '../webhooks/delivery-jobs.js';
 
 /** How long the relay's lease lasts; it is renewed at a third of it. */
 const LEASE_MS = 5_000;
@@ -91,9 +92,10 @@ export class OutboxRelay {
   }
 
   private async relay(entry: string): Promise<void> {
-    const [kind, runId] = entry.split('|');
+    const [kind, runId, seq, type] = entry.split('|');
     if (kind === 'R' && runId) await this.publishResult(runId);
     else if (kind === 'E' && runId) await this.threadRunEnded(runId);
+    else if (kind === 'W' && runId && seq && type) await this.publishWebhook(runId, Number(seq), type);
     else this.logger.warn({ entry }, 'outbox relay: unknown entry dropped');
     await this.store.redis.lrem(this.keys.outboxTaken, 1, entry);
   }
@@ -102,6 +104,12 @@ export class OutboxRelay {
   private async threadRunEnded(runId: string): Promise<void> {
     const next = await this.threads.runEnded(runId);
     if (next) await this.scheduler.start(next);
+  }
+
+  /** A webhook delivery: recorded in the run's delivery log, and the job that works the log off (one per run at a time). */
+  private async publishWebhook(runId: string, seq: number, type: string): Promise<void> {
+    const r = await this.store.webhooks.enqueue(runId, seq, type);
+    if (r.kind === 'queued') await publishDeliveryJob(this.queues, runId, r.gen);
   }
 
   /** The `results` job of a queue-intake run that ended (job id = run id, SPEC §2). */

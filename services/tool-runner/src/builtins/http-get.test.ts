@@ -2,16 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolFailure } from '../tool-definition.js';
-import { guardedGet, isBlockedAddress } from './http-get.js';
+import { guardedGet } from './http-get.js';
 
 describe('http_get SSRF guard', () => {
-  it.each(['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1',
-    '::127.0.0.1', '::ffff:7f00:1', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', 'fec0::1'])(
-    'blocks %s',
-    (ip) => expect(isBlockedAddress(ip)).toBe(true),
-  );
-  it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (ip) => expect(isBlockedAddress(ip)).toBe(false));
-
   let server: http.Server;
   let port = 0;
   beforeAll(async () => {
