@@ -6,6 +6,18 @@ import { webhooks } from './webhook-verify.js';
 // a thread's messages are not checked: they are the runs' stored transcripts
 const ThreadChecked = ThreadResponseSchema.omit({ messages: true });
 
+/** `client.threads` (SPEC §2, Threads). */
+export interface ThreadsApi {
+  /** `GET /v1/threads/:id`: the thread's runs, oldest first, and its conversation so far (404 for a thread with no run of yours). */
+  get(threadId: string, opts?: RequestOptions): Promise<ThreadResponse>;
+}
+
+/** `client.tools`. */
+export interface ToolsApi {
+  /** `GET /v1/tools`: the tool catalog. */
+  list(opts?: RequestOptions): Promise<ToolInfo[]>;
+}
+
 /**
  * The typed client of the agentloop HTTP API (SPEC §2), for backends, the CLI and browsers: fetch and Web APIs only.
  * Every refusal is thrown as an AgentloopError. Queue intake (`enqueueRun`, Node only) is in `@agentloop/client/queue`.
@@ -19,14 +31,8 @@ const ThreadChecked = ThreadResponseSchema.omit({ messages: true });
 export class AgentloopClient {
   private readonly http: HttpTransport;
   readonly runs: RunsApi;
-  readonly threads: {
-    /** `GET /v1/threads/:id`: the thread's runs, oldest first, and its conversation so far (404 for a thread with no run of yours). */
-    get(threadId: string, opts?: RequestOptions): Promise<ThreadResponse>;
-  };
-  readonly tools: {
-    /** `GET /v1/tools`: the tool catalog. */
-    list(opts?: RequestOptions): Promise<ToolInfo[]>;
-  };
+  readonly threads: ThreadsApi;
+  readonly tools: ToolsApi;
   /** A webhook receiver's helper (needs no client: `webhooks.verify` is exported on its own too). */
   readonly webhooks = webhooks;
 

@@ -26,6 +26,7 @@ const id = (runId: string) => `/v1/runs/${encodeURIComponent(runId)}`;
 
 /** `client.runs`: every endpoint of one run and of the run list (SPEC §2, §4, §5). */
 export class RunsApi {
+  /** @internal `client.runs` is made by AgentloopClient. */
   constructor(private readonly http: HttpTransport) {}
 
   /** `POST /v1/runs`. The same `idempotencyKey` (per tenant, 24 h) returns the same run; with another body it is 422. */

@@ -18,14 +18,6 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-/**
- * Checks a webhook request as a receiver gets it (Standard Webhooks, SPEC §2 Webhooks) and returns its parsed body.
- * `secret` is the tenant's `whsec_...` secret; `body` the raw body exactly as received (bytes or text: parsed and
- * re-serialized JSON does not verify). The signature is HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`,
- * compared in constant time with each `v1,` signature of `webhook-signature` (several during a secret rotation); a
- * timestamp further than `toleranceS` from now is refused, so a captured request cannot be replayed later. Throws
- * WebhookVerificationError; the caller should also drop a `webhook-id` it has already handled (a retry repeats it).
- */
 async function verify(secret: string, headers: WebhookHeaders, body: string | Uint8Array, opts: WebhookVerifyOptions = {}): Promise<WebhookEventBody> {
   const { toleranceS = 300, now = Date.now } = opts;
   const id = header(headers, 'webhook-id');
@@ -59,8 +51,21 @@ async function verify(secret: string, headers: WebhookHeaders, body: string | Ui
   return parsed as WebhookEventBody;
 }
 
-/** Webhook receivers' helpers: `webhooks.verify(secret, headers, body)`. */
-export const webhooks = { verify } as const;
+/** Webhook receivers' helpers. */
+export interface Webhooks {
+  /**
+   * Checks a webhook request as a receiver gets it (Standard Webhooks, SPEC §2 Webhooks) and returns its parsed body.
+   * `secret` is the tenant's `whsec_...` secret; `body` the raw body exactly as received (bytes or text: parsed and
+   * re-serialized JSON does not verify). The signature is HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`,
+   * compared in constant time with each `v1,` signature of `webhook-signature` (several during a secret rotation); a
+   * timestamp further than `toleranceS` from now is refused, so a captured request cannot be replayed later. Throws
+   * WebhookVerificationError; the caller should also drop a `webhook-id` it has already handled (a retry repeats it).
+   */
+  verify(secret: string, headers: WebhookHeaders, body: string | Uint8Array, opts?: WebhookVerifyOptions): Promise<WebhookEventBody>;
+}
+
+/** `webhooks.verify(secret, headers, body)`: see Webhooks. */
+export const webhooks: Webhooks = { verify };
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
