@@ -72,7 +72,7 @@ export async function executeCommand<O extends ParseArgsOptionsConfig>(spec: Com
 export class UsageError extends Error {}
 
 function usageError(spec: { name: string; usage: string }, message: string): number {
-  console.error(`agentloop ${spec.name}: ${message}\n\n${helpOf(spec)}`);
+  console.error(`agentloop ${spec.name}: ${message}\nusage: ${spec.usage}\n(\`agentloop ${spec.name} --help\` for the common options)`);
   return EXIT.usage;
 }
 

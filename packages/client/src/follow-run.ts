@@ -1,6 +1,6 @@
 import { EventEnvelopeSchema, TERMINAL_EVENT_TYPES, type EventEnvelope } from '@agentloop/protocol';
 import { AgentloopError, RETRYABLE_STATUS, errorOf } from './api-error.js';
-import { checked, describe } from './http-transport.js';
+import { checked, errorWithCause } from './http-transport.js';
 import { sseFrames } from './sse.js';
 
 const TERMINAL = new Set<string>(TERMINAL_EVENT_TYPES);
@@ -90,7 +90,7 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
       }
     } catch (err) {
       if (signal?.aborted || err instanceof AgentloopError) throw err;
-      reason = conn.signal.reason instanceof IdleTimeout ? conn.signal.reason.message : describe(err);
+      reason = conn.signal.reason instanceof IdleTimeout ? conn.signal.reason.message : errorWithCause(err);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       conn.abort(); // releases the connection

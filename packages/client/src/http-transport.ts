@@ -56,7 +56,7 @@ export class HttpTransport {
       });
     } catch (err) {
       if (init.signal?.aborted) throw init.signal.reason;
-      throw new AgentloopError(0, 'network_error', `${method} ${url}: no answer (${describe(err)})`, undefined, undefined, { cause: err });
+      throw new AgentloopError(0, 'network_error', `${method} ${url}: no answer (${errorWithCause(err)})`, undefined, undefined, { cause: err });
     }
     if (!res.ok) throw await errorOf(res);
     const text = await res.text();
@@ -78,7 +78,7 @@ export function checked<S extends z.ZodType>(schema: S, value: unknown, status: 
 }
 
 /** An error's message and, when it says more, its cause's (fetch's "fetch failed" hides the reason there). */
-export function describe(err: unknown): string {
+export function errorWithCause(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? err.cause.message : '';
   return cause && cause !== err.message ? `${err.message}: ${cause}` : err.message;
