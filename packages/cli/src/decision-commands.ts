@@ -1,69 +1,83 @@
-import { parseArgs } from 'node:util';
-import { HTTP_OPTIONS, api, describeError } from './http-options.js';
+import type { DecisionResponse, RunSnapshot } from '@agentloop/protocol';
+import { jsonArgument, printJson, executeCommand } from './command.js';
+import { EXIT } from './exit-codes.js';
+
+export const PENDING = {
+  name: 'pending',
+  usage: `agentloop pending [--json]
+  the tenant's paused runs and the calls waiting for a decision`,
+  options: {},
+} as const;
+
+export const APPROVE = {
+  name: 'approve',
+  usage: `agentloop approve <run> <call> [--args JSON] [--json]
+  approves a paused call; --args replaces its arguments (validated again by the server)`,
+  options: { args: { type: 'string' } },
+  args: ['run', 'call'],
+} as const;
+
+export const DENY = {
+  name: 'deny',
+  usage: `agentloop deny <run> <call> [--reason text] [--json]
+  denies a paused call; the model is told the reason`,
+  options: { reason: { type: 'string' } },
+  args: ['run', 'call'],
+} as const;
+
+export const SUBMIT = {
+  name: 'submit',
+  usage: `agentloop submit <run> <call> <result JSON> [--error] [--json]
+  answers a client tool's call (requires_client_execution) with its result; --error reports it as the tool's error`,
+  options: { error: { type: 'boolean', default: false } },
+  args: ['run', 'call', 'result JSON'],
+} as const;
 
 /** `agentloop pending`: the tenant's paused runs and the calls waiting for a decision. */
-export async function pendingCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { ...HTTP_OPTIONS, json: { type: 'boolean', default: false } } });
-  const runs: any[] = [];
-  let cursor: string | null = '';
-  do {
-    const r = await api(values.url, values.key, 'GET', `/v1/runs?status=paused&limit=200${cursor ? `&cursor=${cursor}` : ''}`);
-    if (r.status !== 200) {
-      console.error(`agentloop pending: ${describeError(r)}`);
-      return 1;
+export function pendingCommand(args: string[]): Promise<number> {
+  return executeCommand(PENDING, args, async ({ client, json }) => {
+    const runs: RunSnapshot[] = [];
+    for await (const page of client.runs.list({ status: 'paused', limit: 200 })) runs.push(...page.data);
+    if (json) {
+      printJson(runs.map((r) => ({ id: r.id, pending: r.pending })));
+      return EXIT.completed;
     }
-    runs.push(...r.json.data);
-    cursor = r.json.nextCursor;
-  } while (cursor);
-  if (values.json) {
-    console.log(JSON.stringify(runs.map((r) => ({ id: r.id, pending: r.pending })), null, 2));
-    return 0;
-  }
-  if (!runs.length) console.log('no paused runs');
-  for (const run of runs) {
-    console.log(`${run.id}  (iteration ${run.iteration}, paused since ${run.updatedAt})`);
-    for (const p of run.pending) console.log(`  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`);
-  }
-  return 0;
-}
-
-async function decide(values: { url: string; key?: string }, runId: string, decision: Record<string, unknown>, what: string): Promise<number> {
-  const r = await api(values.url, values.key, 'POST', `/v1/runs/${runId}/decisions`, { decisions: [decision] });
-  if (r.status !== 202) {
-    console.error(`agentloop ${what}: ${describeError(r)}`);
-    return 1;
-  }
-  console.log(r.json.status === 'resumed' ? `${runId} resumed` : `${runId} waiting for ${r.json.remaining.join(', ')}`);
-  return 0;
+    if (!runs.length) console.log('no paused runs');
+    for (const run of runs) {
+      console.log(`${run.id}  (iteration ${run.iteration}, paused since ${run.updatedAt})`);
+      for (const p of run.pending) console.log(`  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`);
+    }
+    return EXIT.completed;
+  });
 }
 
 /** `agentloop approve <run> <call> [--args JSON]` */
-export async function approveCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...HTTP_OPTIONS, args: { type: 'string' } } });
-  const [runId, callId] = positionals;
-  if (!runId || !callId) {
-    console.error('usage: agentloop approve <run> <call> [--args JSON]');
-    return 2;
-  }
-  const decision: Record<string, unknown> = { callId, action: 'approve' };
-  if (values.args) {
-    try {
-      decision.arguments = JSON.parse(values.args);
-    } catch {
-      console.error('agentloop approve: --args is not valid JSON');
-      return 2;
-    }
-  }
-  return decide(values, runId, decision, 'approve');
+export function approveCommand(args: string[]): Promise<number> {
+  return executeCommand(APPROVE, args, async (ctx) => {
+    const [runId, callId] = ctx.positionals as [string, string];
+    const edited = ctx.values.args === undefined ? undefined : jsonArgument(ctx.values.args, '--args');
+    return printDecision(ctx.json, runId, await ctx.client.runs.approve(runId, callId, edited === undefined ? {} : { arguments: edited as Record<string, unknown> }));
+  });
 }
 
-/** `agentloop deny <run> <call> --reason ...` */
-export async function denyCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...HTTP_OPTIONS, reason: { type: 'string' } } });
-  const [runId, callId] = positionals;
-  if (!runId || !callId) {
-    console.error('usage: agentloop deny <run> <call> --reason "..."');
-    return 2;
-  }
-  return decide(values, runId, { callId, action: 'deny', ...(values.reason ? { reason: values.reason } : {}) }, 'deny');
+/** `agentloop deny <run> <call> [--reason text]` */
+export function denyCommand(args: string[]): Promise<number> {
+  return executeCommand(DENY, args, async (ctx) => {
+    const [runId, callId] = ctx.positionals as [string, string];
+    return printDecision(ctx.json, runId, await ctx.client.runs.deny(runId, callId, ctx.values.reason === undefined ? {} : { reason: ctx.values.reason }));
+  });
+}
+
+/** `agentloop submit <run> <call> <result JSON> [--error]` */
+export function submitCommand(args: string[]): Promise<number> {
+  return executeCommand(SUBMIT, args, async (ctx) => {
+    const [runId, callId, result] = ctx.positionals as [string, string, string];
+    return printDecision(ctx.json, runId, await ctx.client.runs.submitResult(runId, callId, jsonArgument(result, 'the result'), { isError: Boolean(ctx.values.error) }));
+  });
+}
+
+function printDecision(json: boolean, runId: string, r: DecisionResponse): number {
+  if (json) printJson(r);
+  else console.log(r.status === 'resumed' ? `${runId} resumed` : `${runId} waiting for ${r.remaining.join(', ')}`);
+  return EXIT.completed;
 }

@@ -1,25 +1,30 @@
 import readline from 'node:readline/promises';
-import type { PendingCall } from '@agentloop/protocol';
-import { api, describeError } from './http-options.js';
+import { AgentloopError, type AgentloopClient } from '@agentloop/client';
+import type { DecisionInput, PendingCall } from '@agentloop/protocol';
+import { describeError } from './command.js';
 
 /**
  * `run --follow` in a terminal: when the run pauses, ask for each pending call — approve (optionally with edited
  * arguments), deny with a reason, or the result of a client tool — and send the decisions.
  */
-export async function promptDecisions(url: string, key: string | undefined, runId: string, pending: PendingCall[]): Promise<void> {
+export async function promptDecisions(client: AgentloopClient, runId: string, pending: PendingCall[]): Promise<void> {
   if (!process.stdin.isTTY) {
-    console.log(`run paused: decide with \`agentloop approve ${runId} <call>\` or \`agentloop deny ${runId} <call> --reason ...\``);
+    console.log(`run paused: decide with \`agentloop approve ${runId} <call>\`, \`agentloop deny ${runId} <call> --reason ...\` or, for a client tool, \`agentloop submit ${runId} <call> <result JSON>\``);
     return;
   }
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   try {
     for (const p of pending) {
-      const decision = await askOne(rl, p);
+      let decision = await askOne(rl, p);
       for (;;) {
-        const r = await api(url, key, 'POST', `/v1/runs/${runId}/decisions`, { decisions: [decision] });
-        if (r.status === 202 || r.status === 409) break;
-        console.log(`  ${describeError(r)}`);
-        Object.assign(decision, await askOne(rl, p));
+        try {
+          await client.runs.decide(runId, [decision]);
+          break;
+        } catch (err) {
+          if (err instanceof AgentloopError && err.status === 409) break; // decided meanwhile (another terminal, an expiry)
+          console.log(`  ${describeError(err)}`);
+          decision = await askOne(rl, p);
+        }
       }
     }
   } finally {
@@ -27,7 +32,7 @@ export async function promptDecisions(url: string, key: string | undefined, runI
   }
 }
 
-async function askOne(rl: readline.Interface, p: PendingCall): Promise<Record<string, unknown>> {
+async function askOne(rl: readline.Interface, p: PendingCall): Promise<DecisionInput> {
   console.log(`\n? ${p.name} ${JSON.stringify(p.arguments)} (${p.pauseType}, call ${p.callId})`);
   if (p.pauseType === 'requires_client_execution') {
     for (;;) {

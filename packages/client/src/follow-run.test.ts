@@ -123,4 +123,23 @@ describe('followRun: a run followed to its end across dropped streams', () => {
     expect(await collect(over.url, { after: 5 })).toEqual({ seqs: [], reconnects: [], error: null });
     expect(over.seen[0]!.lastEventId).toBe('5');
   });
+
+  it('reads a body through getReader(), as Safari must (its streams are not async iterable)', async () => {
+    const { url } = await server([(_req, res) => void sse(res).end(frame(1) + frame(2) + frame(3) + frame(4) + frame(5))]);
+    const safariFetch: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      Object.defineProperty(res.body!, Symbol.asyncIterator, { value: undefined });
+      return res;
+    };
+    expect(await collect(url, { fetch: safariFetch })).toEqual({ seqs: [1, 2, 3, 4, 5], reconnects: [], error: null });
+  });
+
+  it('throws invalid_response for a frame that is not an event envelope, instead of reconnecting to the same frame', async () => {
+    const { url, seen } = await server([(_req, res) => void sse(res).end(frame(1) + 'id: 2\nevent: x\ndata: {"seq":"two"}\n\n')]);
+    const r = await collect(url);
+    expect(r.seqs).toEqual([1]);
+    expect(r.error).toBeInstanceOf(AgentloopError);
+    expect(r.error).toMatchObject({ code: 'invalid_response' });
+    expect(seen).toHaveLength(1);
+  });
 });

@@ -1,10 +1,9 @@
-import type { EventEnvelope } from '@agentloop/protocol';
-import { AgentloopError, errorOf } from './api-error.js';
+import { EventEnvelopeSchema, TERMINAL_EVENT_TYPES, type EventEnvelope } from '@agentloop/protocol';
+import { AgentloopError, RETRYABLE_STATUS, errorOf } from './api-error.js';
+import { checked, errorWithCause } from './http-transport.js';
 import { sseFrames } from './sse.js';
 
-const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
-/** Answers worth asking again (a restarting api, a proxy in front of it, a rate limit); any other is final. */
-const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
+const TERMINAL = new Set<string>(TERMINAL_EVENT_TYPES);
 /** A connection that stays up this long ends an outage even without a new event (a paused run sends none). */
 const STABLE_MS = 30_000;
 
@@ -74,7 +73,7 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
       if (res.status === 204) return;
       if (res.ok && res.body) {
         for await (const frame of sseFrames(withIdleTimeout(res.body, idleTimeoutMs, conn))) {
-          const e = JSON.parse(frame.data) as EventEnvelope;
+          const e = envelopeOf(frame.data);
           if (!(e.seq > lastSeq)) continue; // replayed again: seen already
           lastSeq = e.seq;
           progressed = true;
@@ -85,13 +84,13 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
       } else if (RETRYABLE_STATUS.has(res.status)) {
         const err = await errorOf(res);
         reason = `HTTP ${res.status} ${err.code}`;
-        retryAfterMs = (err.retryAfterS ?? 0) * 1000;
+        retryAfterMs = err.retryAfterMs ?? 0;
       } else {
         throw await errorOf(res);
       }
     } catch (err) {
       if (signal?.aborted || err instanceof AgentloopError) throw err;
-      reason = conn.signal.reason instanceof IdleTimeout ? conn.signal.reason.message : describe(err);
+      reason = conn.signal.reason instanceof IdleTimeout ? conn.signal.reason.message : errorWithCause(err);
     } finally {
       signal?.removeEventListener('abort', onAbort);
       conn.abort(); // releases the connection
@@ -107,22 +106,31 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
   }
 }
 
-/** Calls `onEvent` for each of a run's events until its terminal one (followRun: reconnecting, each event once). */
-export async function followEvents(eventsUrl: string, headers: Record<string, string>, onEvent: (e: EventEnvelope) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
-  for await (const e of followRun(eventsUrl, { headers, ...(signal ? { signal } : {}) })) await onEvent(e);
+/** A frame's envelope; a frame that is none is the server's fault and comes back the same on a reconnect: thrown. */
+function envelopeOf(data: string): EventEnvelope {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new AgentloopError(200, 'invalid_response', `an event frame is not JSON: ${data.slice(0, 200)}`);
+  }
+  return checked(EventEnvelopeSchema, value, 200, 'an event frame');
 }
 
 class IdleTimeout extends Error {}
 
-/** The body's chunks; waiting longer than `ms` for one aborts the connection (the consumer's own time does not count). */
+/**
+ * The body's chunks; waiting longer than `ms` for one aborts the connection (the consumer's own time does not count).
+ * Read with getReader(): Safari's streams are not async iterable.
+ */
 async function* withIdleTimeout(body: ReadableStream<Uint8Array>, ms: number, conn: AbortController): AsyncGenerator<Uint8Array> {
-  const chunks = (body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+  const reader = body.getReader();
   try {
     for (;;) {
       const timer = setTimeout(() => conn.abort(new IdleTimeout(`nothing received for ${ms} ms`)), ms);
-      let next: IteratorResult<Uint8Array>;
+      let next: Awaited<ReturnType<typeof reader.read>>;
       try {
-        next = await chunks.next();
+        next = await reader.read();
       } finally {
         clearTimeout(timer);
       }
@@ -130,15 +138,9 @@ async function* withIdleTimeout(body: ReadableStream<Uint8Array>, ms: number, co
       yield next.value;
     }
   } finally {
-    await chunks.return?.().catch(() => {});
+    await reader.cancel().catch(() => {});
   }
 }
-
-const describe = (err: unknown): string => {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause instanceof Error ? err.cause.message : '';
-  return cause && cause !== err.message ? `${err.message}: ${cause}` : err.message;
-};
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

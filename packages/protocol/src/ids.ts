@@ -1,15 +1,16 @@
-import { randomFillSync } from 'node:crypto';
-
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
-/** Random bytes drawn a pool at a time: one randomFillSync per ~200 ids (a randomBytes call per id cost ~10× more). Ids only, never secrets. */
-const pool = Buffer.alloc(4096);
+/**
+ * Random bytes drawn a pool at a time: one getRandomValues per ~200 ids (a call per id cost ~10× more). Ids only,
+ * never secrets. Web Crypto (Node 24 and browsers alike), so the protocol loads in a browser bundle.
+ */
+const pool = new Uint8Array(4096);
 let used = pool.length;
 
 export function randomToken(length: number): string {
   if (!Number.isInteger(length) || length < 0 || length > pool.length) throw new RangeError(`randomToken: a length of 0 to ${pool.length} characters, not ${length}`);
   if (used + length > pool.length) {
-    randomFillSync(pool);
+    globalThis.crypto.getRandomValues(pool);
     used = 0;
   }
   let s = '';

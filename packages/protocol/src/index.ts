@@ -8,6 +8,7 @@ export * from './decisions.js';
 export * from './keys.js';
 export * from './jobs.js';
 export * from './intake.js';
+export * from './api-responses.js';
 export * from './ids.js';
 export * from './run-status.js';
 export * from './url-prefixes.js';

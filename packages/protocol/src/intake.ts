@@ -1,34 +1,62 @@
-import type { ConnectionOptions } from 'bullmq';
 import { QUEUES } from './keys.js';
 import type { RunRequestInput } from './run-request.js';
 
-export interface EnqueueRunOptions {
-  /** The backend's own ioredis connection (or connection options). */
-  connection: ConnectionOptions;
-  /** AGENTLOOP_PREFIX of the deployment [agentloop]. */
-  prefix?: string;
+/** Who a `requests` job is for, and the ids that make it apply once (SPEC §2, queue intake). */
+export interface RunRequestJobOptions {
   tenantId: string;
   idempotencyKey?: string;
   runId?: string;
 }
 
+/** The BullMQ job a backend adds to queue `requests` for one run: its name, payload and options. */
+export interface RunRequestJob {
+  name: 'run';
+  data: { tenantId: string; idempotencyKey?: string; runId?: string; request: RunRequestInput };
+  opts: { jobId?: string; removeOnComplete: { age: number }; removeOnFail: { age: number } };
+}
+
+const DAY_S = 86_400;
+
 /**
- * Queue intake for backends in the same trust zone (SPEC §2): enqueue a run without HTTP. Resolves to the job, whose
- * return value (`await job.waitUntilFinished(queueEvents)`) is `{id}`. Validation happens on the consumer side,
- * exactly as in the HTTP API: an invalid request becomes a run that ends `failed` with `invalid_request`. A `runId`
- * or `idempotencyKey` that names a run made from a different request fails the job, unretried, with a failedReason
- * starting `idempotency_mismatch: ` (HTTP's 422), and that run is left as it is.
- * bullmq is the backend's own (an optional peer dependency of protocol, loaded only when this is called): protocol
- * itself depends on zod alone. `@agentloop/client` re-exports this helper beside its HTTP client.
+ * The `requests` job of a run (SPEC §2). With an idempotency key the job id is derived from (tenant, key), hashed so
+ * that any characters in either make one valid id and tenants never collide: adding the same request twice makes
+ * one job. Web Crypto, so the id is the same whichever runtime computes it (and the same as earlier builds').
+ */
+export async function runRequestJob(request: RunRequestInput, opts: RunRequestJobOptions): Promise<RunRequestJob> {
+  const data = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };
+  const jobId = opts.idempotencyKey ? `idem-${await sha256Base64Url(JSON.stringify([opts.tenantId, opts.idempotencyKey]))}` : undefined;
+  return { name: 'run', data, opts: { jobId, removeOnComplete: { age: DAY_S }, removeOnFail: { age: DAY_S } } };
+}
+
+async function sha256Base64Url(text: string): Promise<string> {
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** Options of the deprecated `enqueueRun` of this package; `@agentloop/client/queue` has the typed ones. */
+export interface EnqueueRunOptions extends RunRequestJobOptions {
+  /** The backend's own ioredis connection (or connection options), as bullmq takes it. */
+  connection: unknown;
+  /** AGENTLOOP_PREFIX of the deployment [agentloop]. */
+  prefix?: string;
+}
+
+/** Not a literal in `import()`: a bundler would otherwise pull bullmq (and Node's modules) into browser bundles. */
+const BULLMQ = 'bullmq';
+
+/**
+ * Queue intake without HTTP (SPEC §2).
+ * @deprecated Use `enqueueRun` from `@agentloop/client/queue`: the client is the home of queue intake and protocol
+ * has no Redis dependency. This copy stays, loading the backend's own bullmq when called, for code written to
+ * SPEC §2's "protocol exports a typed helper"; it makes the same job (`runRequestJob`) and will go with the next
+ * major version.
  */
 export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions) {
-  const [{ Queue }, { createHash }] = await Promise.all([import('bullmq'), import('node:crypto')]);
-  const queue = new Queue(QUEUES.requests, { connection: opts.connection, prefix: opts.prefix ?? 'agentloop' });
+  const { Queue } = (await import(BULLMQ)) as typeof import('bullmq');
+  const queue = new Queue(QUEUES.requests, { connection: opts.connection as never, prefix: opts.prefix ?? 'agentloop' });
   try {
-    const payload = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };
-    // one job per (tenant, key), whatever characters either holds (hashed: no collisions across tenants, no ':')
-    const jobId = opts.idempotencyKey ? `idem-${createHash('sha256').update(JSON.stringify([opts.tenantId, opts.idempotencyKey])).digest('base64url')}` : undefined;
-    return await queue.add('run', payload, { jobId, removeOnComplete: { age: 86_400 }, removeOnFail: { age: 86_400 } });
+    const job = await runRequestJob(request, opts);
+    return await queue.add(job.name, job.data, job.opts);
   } finally {
     await queue.close();
   }

@@ -59,7 +59,3 @@ export const RunSnapshotSchema = z.object({
   history: z.array(MessageSchema).optional(),
 });
 export type RunSnapshot = z.infer<typeof RunSnapshotSchema>;
-
-/** `GET /v1/threads/:id`: every run of the thread (oldest first, the active and waiting ones included) and its conversation so far. */
-export const ThreadSchema = z.object({ id: z.string(), runs: z.array(z.string()), messages: z.array(MessageSchema) });
-export type Thread = z.infer<typeof ThreadSchema>;

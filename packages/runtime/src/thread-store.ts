@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { wellFormedJson, type DeploymentKeys, type Message, type Thread } from '@agentloop/protocol';
+import { wellFormedJson, type DeploymentKeys, type Message, type ThreadResponse } from '@agentloop/protocol';
 import { Scripts } from './scripts.js';
 
 /**
@@ -27,7 +27,7 @@ export class ThreadStore {
   }
 
   /** A tenant's thread, or null when it has no run of this tenant (another tenant's thread id is another thread). */
-  async get(tenant: string, threadId: string): Promise<Thread | null> {
+  async get(tenant: string, threadId: string): Promise<ThreadResponse | null> {
     const t = this.keys.thread(tenant, threadId);
     const [runs, msgs] = await Promise.all([this.redis.lrange(t.runs, 0, -1), this.redis.lrange(t.messages, 0, -1)]);
     if (!runs.length) return null;

@@ -14,7 +14,7 @@ describe('threads', () => {
   /** A scenario per input prefix: `slow:` streams for a while; otherwise the reply lists the user turns the model saw. */
   const script = (req: MockRequest): ReplySpec => {
     const last = String(users(req).at(-1) ?? '');
-    if (last.startsWith('slow:')) return { text: `slow answer to ${last} ${'x '.repeat(60)}`, chunking: 'fine', delayMs: 25 };
+    if (last.startsWith('slow:')) return { text: `slow answer to ${last} ${'x '.repeat(200)}`, chunking: 'fine', delayMs: 25 };
     return { text: `seen [${users(req).join(' | ')}]` };
   };
   beforeAll(async () => {

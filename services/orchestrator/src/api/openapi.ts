@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadSchema, WebhookDeliveriesSchema } from '@agentloop/protocol';
+import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadResponseSchema, WebhookDeliveriesSchema } from '@agentloop/protocol';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(schema, { io, unrepresentable: 'any' });
 
@@ -17,7 +17,7 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: {
         RunRequest: json(RunRequestSchema, 'input'),
         RunSnapshot: json(RunSnapshotSchema),
-        Thread: json(ThreadSchema),
+        Thread: json(ThreadResponseSchema),
         DecisionRequest: json(DecisionRequestSchema, 'input'),
         EventEnvelope: json(EventEnvelopeSchema),
         WebhookDeliveries: json(WebhookDeliveriesSchema),
