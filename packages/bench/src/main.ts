@@ -17,6 +17,7 @@ import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFig
 import { productEnv } from './product-loop.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
+import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -118,6 +119,10 @@ async function main() {
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
     const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    if (process.env.BENCH_ONLY === 'webhooks') {
+      console.log(webhookDeliveryLines(await webhookDelivery(coreCtx, admin, Number(process.env.BENCH_WEBHOOK_RUNS ?? 1000))).join('\n'));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'threads') {
       console.log(threadCostLines(await threadCost(coreCtx, admin, Number(process.env.BENCH_THREAD_RUNS ?? 20))).join('\n'));
       return;

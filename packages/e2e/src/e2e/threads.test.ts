@@ -112,6 +112,28 @@ describe('threads', () => {
     expect(done.output).toBe('seen [slow: long task | stop, do this instead]');
   });
 
+  it('interrupt under racing requests: never two runs active, every accepted run ends, none runs twice', async () => {
+    const t = thread();
+    const first = ((await post({ input: 'slow: first', threadId: t })).json as { id: string }).id;
+    await until('the first run to stream', async () => (await s.a.events(first, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+    const racing = await Promise.all([1, 2, 3].map((i) => post({ input: `slow: i${i}`, threadId: t, threadPolicy: 'interrupt' })));
+    expect(racing.map((r) => r.status)).toEqual([202, 202, 202]);
+    const ids = [first, ...racing.map((r) => (r.json as { id: string }).id)];
+    const snaps = await Promise.all(ids.map((id) => s.a.waitTerminal(id, 60_000)));
+    expect(snaps[0]!.status).toBe('cancelled');
+    expect(snaps.slice(1).some((r) => r.status === 'completed')).toBe(true); // the last of them runs to its end
+    // one run at a time: each run's first model request came after the previous run's end
+    const spans = await Promise.all(ids.map(async (id) => {
+      const ev = (await s.a.events(id)).events;
+      return { start: ev.find((e) => e.type === 'run.started')?.at ?? null, end: ev.at(-1)!.at };
+    }));
+    const started = spans.filter((x) => x.start !== null).sort((a, b) => a.start!.localeCompare(b.start!));
+    for (let i = 1; i < started.length; i++) expect(started[i]!.start! >= started[i - 1]!.end).toBe(true);
+    const thread_ = (await s.a.request('GET', `/v1/threads/${t}`)).json as { runs: string[]; messages: Message[] };
+    expect(thread_.runs.sort()).toEqual([...ids].sort());
+    expect(checkTranscript(thread_.messages)).toEqual([]);
+  });
+
   it('threads belong to their tenant: another tenant gets 404, and its own thread of the same id starts empty', async () => {
     const t = thread();
     const a = ((await post({ input: 'secret of A', threadId: t })).json as { id: string }).id;

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { DecisionRequestSchema, EventEnvelopeSchema, RunRequestSchema, RunSnapshotSchema, ThreadResponseSchema, WebhookDeliveriesSchema } from '@agentloop/protocol';
+import {
+  CancelRunResponseSchema, CreateRunResponseSchema, DecisionRequestSchema, DecisionResponseSchema, EVENT_TYPES, EventDataSchemas, EventEnvelopeSchema, RunListPageSchema, RunRequestSchema,
+  RunSnapshotSchema, ThreadResponseSchema, ToolCatalogResponseSchema, WebhookDeliveriesSchema,
+} from '@agentloop/protocol';
 
 const json = (schema: z.ZodType, io: 'input' | 'output' = 'output') => z.toJSONSchema(schema, { io, unrepresentable: 'any' });
 
@@ -8,7 +11,13 @@ export function openApiDocument(): Record<string, unknown> {
   const err = { $ref: '#/components/schemas/Error' };
   const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), { description: 'error', content: { 'application/json': { schema: err } } }]));
   const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
-  const created = { type: 'object', properties: { id: { type: 'string' }, status: { type: 'string' }, eventsUrl: { type: 'string' } }, required: ['id', 'status', 'eventsUrl'] };
+  const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+  const created = ref('CreateRunResponse');
+  const body = (name: string) => ({ content: { 'application/json': { schema: ref(name) } } });
+  // every event type's envelope, its data schema included (SPEC §4): the stream's frames are one of these
+  const eventSchemas = Object.fromEntries(
+    EVENT_TYPES.map((t) => [`Event_${t.replace('.', '_')}`, { allOf: [ref('EventEnvelope'), { type: 'object', properties: { type: { const: t }, data: json(EventDataSchemas[t]) }, required: ['type', 'data'] }] }]),
+  );
   return {
     openapi: '3.1.0',
     info: { title: 'agentloop', version: '1.0.0', description: 'Distributed LLM tool-calling agent runs over Redis and BullMQ.' },
@@ -21,6 +30,13 @@ export function openApiDocument(): Record<string, unknown> {
         DecisionRequest: json(DecisionRequestSchema, 'input'),
         EventEnvelope: json(EventEnvelopeSchema),
         WebhookDeliveries: json(WebhookDeliveriesSchema),
+        CreateRunResponse: json(CreateRunResponseSchema),
+        RunListPage: json(RunListPageSchema),
+        DecisionResponse: json(DecisionResponseSchema),
+        CancelRunResponse: json(CancelRunResponseSchema),
+        ToolCatalog: json(ToolCatalogResponseSchema),
+        Event: { oneOf: Object.keys(eventSchemas).map(ref) },
+        ...eventSchemas,
         Error: {
           type: 'object',
           properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} }, required: ['code', 'message'] } },
@@ -49,7 +65,7 @@ export function openApiDocument(): Record<string, unknown> {
             { name: 'cursor', in: 'query', schema: { type: 'string' } },
           ],
           responses: {
-            '200': { description: 'runs', content: { 'application/json': { schema: { type: 'object', properties: { data: { type: 'array', items: { $ref: '#/components/schemas/RunSnapshot' } }, nextCursor: { type: ['string', 'null'] } } } } } },
+            '200': { description: 'runs', ...body('RunListPage') },
             ...errors(400, 401),
           },
         },
@@ -66,7 +82,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Server-Sent Events of a run (resumable with Last-Event-ID or ?after=)',
           parameters: [idParam, { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } }, { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } }],
           responses: {
-            '200': { description: 'event stream', content: { 'text/event-stream': { schema: { $ref: '#/components/schemas/EventEnvelope' } } } },
+            '200': { description: 'event stream: each frame\'s data is an Event', content: { 'text/event-stream': { schema: ref('Event') } } },
             '204': { description: 'the replay point is at or past the terminal event: nothing more will come' },
             ...errors(400, 401, 404),
           },
@@ -77,7 +93,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Decide paused tool calls',
           parameters: [idParam],
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/DecisionRequest' } } } },
-          responses: { '202': { description: 'applied' }, ...errors(400, 401, 404, 409) },
+          responses: { '202': { description: 'applied', ...body('DecisionResponse') }, ...errors(400, 401, 404, 409) },
         },
       },
       '/v1/runs/{id}/calls/{callId}': {
@@ -94,7 +110,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'deliveries', content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookDeliveries' } } } }, ...errors(401, 404) },
         },
       },
-      '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelling' }, ...errors(401, 404, 409) } } },
+      '/v1/runs/{id}/cancel': { post: { summary: 'Cancel a run', parameters: [idParam], responses: { '202': { description: 'cancelled, or cancelling', ...body('CancelRunResponse') }, ...errors(401, 404, 409) } } },
       '/v1/threads/{id}': {
         get: {
           summary: 'A thread: its runs (oldest first) and its conversation so far',
@@ -102,7 +118,7 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'the thread', content: { 'application/json': { schema: { $ref: '#/components/schemas/Thread' } } } }, ...errors(401, 404) },
         },
       },
-      '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools' }, ...errors(401) } } },
+      '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools', ...body('ToolCatalog') }, ...errors(401) } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },
       '/readyz': { get: { summary: 'Readiness', security: [], responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } } } },
