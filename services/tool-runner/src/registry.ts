@@ -103,6 +103,11 @@ export class ToolRegistry {
     });
   }
 
+  /** Takes tools out (an MCP server's, before its refreshed list is added again). */
+  remove(names: Iterable<string>): void {
+    for (const n of names) this.tools.delete(n);
+  }
+
   get(name: string): RegisteredTool | undefined {
     return this.tools.get(name);
   }
