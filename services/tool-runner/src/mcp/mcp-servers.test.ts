@@ -185,9 +185,14 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
       await new Promise((r) => server.once('exit', r));
       expect(await t.call('web__echo', { message: 'x' })).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
       expect(t.registry.get('web__echo')).toBeDefined();
+      // the connection attempt that failed starts a backoff: calls meanwhile are answered at once, without an attempt
+      await t.call('web__echo', { message: 'x' });
+      const during = await t.call('web__echo', { message: 'x' });
+      expect(during).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
+      expect(during.error!.message).toMatch(/could not be reached: it did not answer; next attempt in \d+ ms/);
 
-      server = await httpServer(port); // knows no session: answers the old one 400
-      expect(await t.call('web__echo', { message: 'again' })).toMatchObject({ status: 'completed', result: 'Echo: again' });
+      server = await httpServer(port); // back: the backoff timer (or a call after the backoff) connects again
+      await vi.waitFor(async () => expect(await t.call('web__echo', { message: 'again' })).toMatchObject({ status: 'completed', result: 'Echo: again' }), { timeout: 5_000, interval: 100 });
 
       // restarted between two calls: the next call's session is stale (the reference server answers 400), and is
       // initialized again under that same call

@@ -19,6 +19,8 @@ export interface ServerConnectionOptions {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** A server's error text enters the transcript as the call's message: bounded like a thrown error's. */
+const MAX_ERROR_CHARS = 4_000;
 const VERSION = '0.1.0';
 
 /** A failure of the way to the server (not an answer of the server): the connection is dropped and made again. */
@@ -39,6 +41,7 @@ export class McpServerConnection {
   private connecting: Promise<Client> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private backoff: number;
+  private retryAt = 0;
   private closed = false;
 
   constructor(
@@ -48,11 +51,21 @@ export class McpServerConnection {
     this.backoff = o.backoffMs ?? 1_000;
   }
 
-  /** Connects (when not connected) and lists the tools; throws when the server cannot be reached. */
-  connect(): Promise<Client> {
+  /**
+   * Connects (when not connected) and lists the tools; throws when the server cannot be reached. After an attempt
+   * that failed, calls do not try again before the backoff is over (`force`: the backoff timer's own attempt), so a
+   * server that is down costs a call no connection attempt, and a crash-looping stdio server is not spawned per call.
+   */
+  connect(force = false): Promise<Client> {
     if (this.closed) return Promise.reject(new Error(`MCP server ${this.server.name} is closed`));
     if (this.client) return Promise.resolve(this.client);
-    this.connecting ??= this.open().finally(() => (this.connecting = null));
+    if (!this.connecting && !force && Date.now() < this.retryAt) return Promise.reject(new Error(`it did not answer; next attempt in ${this.retryAt - Date.now()} ms`));
+    this.connecting ??= this.open()
+      .catch((e: unknown) => {
+        this.retryAt = Date.now() + this.backoff;
+        throw e;
+      })
+      .finally(() => (this.connecting = null));
     return this.connecting;
   }
 
@@ -73,7 +86,7 @@ export class McpServerConnection {
       void this.listTools(client).catch((e: unknown) => this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: could not list its tools after tools/list_changed'));
     });
     try {
-      await client.connect(transport);
+      await client.connect(transport, { timeout: this.server.timeoutMs });
       await this.listTools(client);
     } catch (e) {
       await client.close().catch(() => undefined);
@@ -85,6 +98,7 @@ export class McpServerConnection {
     }
     this.client = client;
     this.backoff = this.o.backoffMs ?? 1_000;
+    this.retryAt = 0;
     this.o.logger.info({ mcpServer: this.server.name }, 'MCP server connected');
     return client;
   }
@@ -93,7 +107,7 @@ export class McpServerConnection {
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.timeoutMs });
       tools.push(...page.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>, annotations: t.annotations })));
       cursor = page.nextCursor;
     } while (cursor);
@@ -107,7 +121,7 @@ export class McpServerConnection {
     this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.connect().catch((e: unknown) => {
+      this.connect(true).catch((e: unknown) => {
         this.o.logger.warn({ mcpServer: this.server.name, err: message(e), retryInMs: this.backoff }, 'MCP server unreachable');
         this.scheduleReconnect();
       });
@@ -133,7 +147,7 @@ export class McpServerConnection {
       }
       try {
         const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
-        if (result.isError) throw new ToolFailure('tool_error', contentText(result.content) || `the MCP tool ${tool} reported an error`);
+        if (result.isError) throw new ToolFailure('tool_error', contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`);
         return toolResultOf(result as { structuredContent?: unknown; content?: unknown });
       } catch (e) {
         if (e instanceof ToolFailure || signal.aborted) throw e;
