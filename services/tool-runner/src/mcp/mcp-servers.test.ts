@@ -42,7 +42,8 @@ const everything = { name: 'everything', command: process.execPath, args: [EVERY
 describe('MCP servers over stdio (the reference servers)', () => {
   let t: Awaited<ReturnType<typeof withTools>>;
   beforeAll(async () => {
-    t = await withTools([{ ...everything, trust: 'trusted', denyTools: ['toggle-simulated-logging'] }, { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: '/tmp/agentloop-mcp-memory-${env:VITEST_POOL_ID}.jsonl' } }]);
+    process.env.AGENTLOOP_TEST_RUNNER_SECRET = 'runner-only';
+    t = await withTools([{ ...everything, env: { FROM_CONFIG: '${env:AGENTLOOP_TEST_MCP_TOKEN}' }, trust: 'trusted', denyTools: ['toggle-simulated-logging'] }, { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: '/tmp/agentloop-mcp-memory-${env:VITEST_POOL_ID}.jsonl' } }], { ...process.env, AGENTLOOP_TEST_MCP_TOKEN: 'tok-123' });
   });
   afterAll(() => t.mcp.close());
 
@@ -71,6 +72,15 @@ describe('MCP servers over stdio (the reference servers)', () => {
     expect(await t.call('everything__get-sum', { a: 'x' })).toMatchObject({ status: 'error', error: { code: 'invalid_arguments' } });
     const created = await t.call('memory__create_entities', { entities: [{ name: 'agentloop', entityType: 'project', observations: ['runs agents'] }] });
     expect(created.status).toBe('completed');
+  });
+
+  it('a stdio server gets its configured env (${env:} resolved) and the SDK default variables, not the runner environment', async () => {
+    const env = JSON.parse(String((await t.call('everything__get-env', {})).result)) as Record<string, string>;
+    expect(env.FROM_CONFIG).toBe('tok-123');
+    expect(env.PATH).toBeDefined();
+    expect(env.AGENTLOOP_TEST_RUNNER_SECRET).toBeUndefined();
+    expect(JSON.stringify(t.registry.all().map((x) => x.entry))).not.toContain('tok-123'); // nor in the catalog
+    expect(JSON.stringify(logged)).not.toContain('tok-123');
   });
 
   it('isError: true is a tool_error with the server text', async () => {
