@@ -195,7 +195,8 @@ export class ToolRunner {
     const t0 = performance.now();
     try {
       const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
-      outcome = await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
+      const unavailable = tool ? undefined : this.o.registry.unavailable(name);
+      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
         countTokens: this.counter.count,

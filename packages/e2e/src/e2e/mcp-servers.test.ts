@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolCatalog } from '@agentloop/runtime';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
@@ -16,6 +17,7 @@ const callThen = (name: string, args: object) => (req: MockRequest): ReplySpec =
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   trusted: callThen('everything__echo', { message: 'hello mcp' }),
   untrusted: callThen('risky__echo', { message: 'approved first' }),
+  gone: callThen('gone__read', {}),
 };
 const body = (scenario: string, tools: string[]) => ({ input: `[${scenario}] please`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools });
 
@@ -25,6 +27,7 @@ describe('MCP servers through the product (SPEC §6)', () => {
     const servers = [
       { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'], trust: 'trusted' },
       { name: 'risky', command: process.execPath, args: [EVERYTHING, 'stdio'], allowTools: ['echo'] }, // untrusted by default
+      { name: 'gone', command: process.execPath, args: ['-e', 'process.exit(3)'] }, // never answers
     ];
     s = await InProcessStack.start({ script: byScenario(scenarios, 'trusted'), env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
   });
@@ -50,6 +53,17 @@ describe('MCP servers through the product (SPEC §6)', () => {
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
     expect(messages.at(-1)?.content).toContain('Echo: approved first');
+  });
+
+  it('a tool the catalog lists from an earlier runner, of a server that has not answered since this one started: a retryable tool_error', async () => {
+    // what a runner that knew the server published before it was replaced
+    await new ToolCatalog(s.redis, s.prefix).publish([{ name: 'gone__read', description: 'reads', parameters: { type: 'object' }, sideEffect: 'read', pool: 'default', timeoutMs: 5_000, retry: 'safe' }]);
+    const id = await s.a.startRun(body('gone', ['gone__read']));
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    const result = JSON.parse(messages.find((m) => m.role === 'tool')!.content!) as { ok: boolean; error: { code: string; retryable: boolean; message: string } };
+    expect(result).toMatchObject({ ok: false, error: { code: 'tool_error', retryable: true } });
+    expect(result.error.message).toMatch(/MCP server gone has not answered since this tool-runner started/);
   });
 
   it('stopping the process closes its MCP servers: no child left behind', async () => {

@@ -143,6 +143,10 @@ describe('MCP server configuration at start', () => {
     expect(t.registry.all().map((x) => x.entry.name)).toEqual(['everything__echo']);
     expect(t.registry.get('everything__echo')!.entry).toMatchObject({ sideEffect: 'external', retry: 'never' });
     expect(logged.find((l) => l.level === 'error')).toMatchObject({ fields: { mcpServer: 'gone' }, msg: expect.stringMatching(/unreachable at start: its tools are unknown/) });
+    // a call to one of its tools (the catalog may list them from an earlier runner) is retryable, not unknown_tool
+    expect(t.registry.unavailable('gone__read')).toMatch(/MCP server gone has not answered since this tool-runner started/);
+    expect(t.registry.unavailable('everything__nope')).toBeUndefined();
+    expect(t.registry.unavailable('other__read')).toBeUndefined();
     await t.mcp.close();
     expect(childrenRunning(EVERYTHING)).toEqual([]);
   });

@@ -96,6 +96,10 @@ export class McpTools {
     this.registry = registry;
     this.publish = publish;
     for (const d of this.all()) registry.add(d);
+    registry.setUnavailable((name) => {
+      const server = this.connections.find((c) => !this.defs.has(c.server.name) && name.startsWith(`${c.server.name}__`))?.server.name;
+      return server && `the MCP server ${server} has not answered since this tool-runner started: its tools are not known yet`;
+    });
   }
 
   private replace(server: string, before: ToolDefinition[], defs: ToolDefinition[]): void {
