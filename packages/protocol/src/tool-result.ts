@@ -28,10 +28,11 @@ export type ToolOutcome = z.infer<typeof ToolOutcomeSchema>;
 const RETRYABLE: ReadonlySet<ToolErrorCode> = new Set(['timeout', 'tool_error', 'outcome_unknown']);
 
 /** A failure answered to the model as a tool result: `{"ok":false,"error":{code,message,retryable}}`. */
-export function toolErrorOutcome(code: ToolErrorCode, message: string, extra: { durationMs?: number } = {}): ToolOutcome {
-  const error = { code, message, retryable: RETRYABLE.has(code) };
+export function toolErrorOutcome(code: ToolErrorCode, message: string, extra: { durationMs?: number; retryable?: boolean } = {}): ToolOutcome {
+  const { retryable = RETRYABLE.has(code), ...rest } = extra;
+  const error = { code, message, retryable };
   const status = code === 'denied' ? 'denied' : code === 'skipped' ? 'skipped' : code === 'cancelled' ? 'cancelled' : 'error';
-  return { status, content: JSON.stringify({ ok: false, error }), error, ...extra };
+  return { status, content: JSON.stringify({ ok: false, error }), error, ...rest };
 }
 
 /** Text a model chose (a tool name, its arguments) as quoted in a tool result: at most `max` characters. */

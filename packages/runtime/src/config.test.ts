@@ -66,7 +66,7 @@ describe('the environment, validated once at start', () => {
 
   it('accepts one partition; names every unsupported variable at once', () => {
     expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
-    expect(() => loadConfig({ AGENTLOOP_MCP_SERVERS: '[]', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_MCP_SERVERS is set/);
+    expect(() => loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_OPENAPI_TOOLS is set/);
   });
 
   it('AGENTLOOP_CORS_ORIGINS: none by default; origins as browsers send them; anything but an origin stops the process', () => {

@@ -18,6 +18,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_TOOL_MODULES: z.string().default(''),
   /** Built-in tools that run locally, in the orchestrator (SPEC §6 local tools). */
   AGENTLOOP_LOCAL_TOOLS: z.string().default(''),
+  /** MCP servers (SPEC §6): a JSON array, or the path of a file holding one; the tool-runner parses it. */
+  AGENTLOOP_MCP_SERVERS: z.string().default(''),
   AGENTLOOP_DRAIN_MS: intFrom(25_000),
   /** BullMQ lock duration: how soon a job of a dead worker is taken over (stalled check runs at half of it). */
   AGENTLOOP_LOCK_MS: intFrom(30_000, 1000),
@@ -169,6 +171,8 @@ export interface Config {
   toolModules: string[];
   /** Built-ins that run in the orchestrator (AGENTLOOP_LOCAL_TOOLS). */
   localTools: string[];
+  /** AGENTLOOP_MCP_SERVERS as given (services/tool-runner/src/mcp/config.ts validates it). */
+  mcpServers: string;
   drainMs: number;
   lockMs: number;
   orchestratorConcurrency: number;
@@ -243,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     authRequired: e.AGENTLOOP_AUTH === 'required',
     toolModules: e.AGENTLOOP_TOOL_MODULES.split(',').map((s) => s.trim()).filter(Boolean),
     localTools: list(e.AGENTLOOP_LOCAL_TOOLS),
+    mcpServers: e.AGENTLOOP_MCP_SERVERS,
     drainMs: e.AGENTLOOP_DRAIN_MS,
     lockMs: e.AGENTLOOP_LOCK_MS,
     orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,

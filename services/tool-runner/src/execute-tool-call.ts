@@ -53,7 +53,7 @@ export async function executeToolCall(tool: RegisteredTool | undefined, name: st
   } catch (e) {
     if (signal.aborted) return executed(toolErrorOutcome('cancelled', 'The run was cancelled while this call was running.', { durationMs: elapsed() }));
     if (limit.timedOut()) return executed(toolErrorOutcome('timeout', `the tool did not finish within ${tool.entry.timeoutMs} ms`, { durationMs: elapsed() }));
-    if (e instanceof ToolFailure) return executed(toolErrorOutcome(e.code, e.message, { durationMs: elapsed() }));
+    if (e instanceof ToolFailure) return executed(toolErrorOutcome(e.code, e.message, { durationMs: elapsed(), ...(e.retryable === undefined ? {} : { retryable: e.retryable }) }));
     // a thrown message is capped like a result: it enters the transcript (and the events) as the model's tool result
     return executed(toolErrorOutcome('tool_error', capText(e instanceof Error ? e.message : String(e), Math.min(2_000, opts.maxResultTokens), opts.countTokens), { durationMs: elapsed() }));
   } finally {

@@ -5,3 +5,5 @@ export * from './tool-runner.js';
 export * from './builtins/calculator.js';
 export * from './builtins/http-get.js';
 export * from './builtins/sleep.js';
+export * from './mcp/config.js';
+export * from './mcp/mcp-tools.js';

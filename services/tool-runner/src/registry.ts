@@ -103,6 +103,26 @@ export class ToolRegistry {
     });
   }
 
+  private unavailableReason: (name: string) => string | undefined = () => undefined;
+
+  /**
+   * Names this registry does not have but may serve later, with the reason (an MCP server that has not answered since
+   * this process started: the catalog may still list its tools from an earlier runner). A call to one is a retryable
+   * tool_error rather than unknown_tool.
+   */
+  setUnavailable(reason: (name: string) => string | undefined): void {
+    this.unavailableReason = reason;
+  }
+
+  unavailable(name: string): string | undefined {
+    return this.tools.has(name) ? undefined : this.unavailableReason(name);
+  }
+
+  /** Takes tools out (an MCP server's, before its refreshed list is added again). */
+  remove(names: Iterable<string>): void {
+    for (const n of names) this.tools.delete(n);
+  }
+
   get(name: string): RegisteredTool | undefined {
     return this.tools.get(name);
   }

@@ -28,11 +28,15 @@ export interface ToolDefinition {
   execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
 }
 
-/** Thrown by built-in tools to answer with a specific error code (any other throw is tool_error). */
+/**
+ * Thrown by built-in tools to answer with a specific error code (any other throw is tool_error). `retryable` overrides
+ * the code's default (an MCP server out of reach: a tool_error worth trying again).
+ */
 export class ToolFailure extends Error {
   constructor(
     readonly code: ToolErrorCode,
     message: string,
+    readonly retryable?: boolean,
   ) {
     super(message);
   }

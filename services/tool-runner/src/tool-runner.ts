@@ -20,6 +20,8 @@ export interface ToolRunnerOptions {
   concurrency: number;
   lockMs: number;
   maxResultBytes?: number;
+  /** Closed after the workers (the MCP servers' connections: calls in flight need them until then). */
+  closeAfter?: () => Promise<void>;
 }
 
 /**
@@ -44,8 +46,7 @@ export class ToolRunner {
   constructor(private readonly o: ToolRunnerOptions) {}
 
   async start(): Promise<void> {
-    const catalog = new ToolCatalog(this.o.redis, this.o.prefix);
-    await catalog.publish(this.o.registry.all().map((t) => t.entry));
+    await this.publishCatalog();
     const cancelChannel = this.o.store.keys.cancelChannel;
     this.o.subscriber.on('message', (channel: string, runId: string) => {
       if (channel !== cancelChannel) return;
@@ -72,6 +73,11 @@ export class ToolRunner {
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
   }
 
+  /** Publishes the registry's tools to the deployment's catalog (at start, and when an MCP server's tools change). */
+  async publishCatalog(): Promise<void> {
+    await new ToolCatalog(this.o.redis, this.o.prefix).publish(this.o.registry.all().map((t) => t.entry));
+  }
+
   /** Whether the worker of every pool takes jobs (readiness). */
   isRunning(): boolean {
     return this.workers.every((w) => workerTakingJobs(w));
@@ -79,6 +85,7 @@ export class ToolRunner {
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    await this.o.closeAfter?.();
   }
 
   /** Drain deadline passed: abort the tools still running; their jobs are retried elsewhere (same idempotency key). */
@@ -188,7 +195,8 @@ export class ToolRunner {
     const t0 = performance.now();
     try {
       const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
-      outcome = await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
+      const unavailable = tool ? undefined : this.o.registry.unavailable(name);
+      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
         countTokens: this.counter.count,

@@ -100,7 +100,25 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary: "One tool call's full record: arguments, status, decision and the uncapped result (extension)",
           parameters: [idParam, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { '200': { description: 'the call' }, ...errors(401, 404) },
+          responses: {
+            '200': {
+              description: 'the call',
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      callId: { type: 'string' }, name: { type: 'string' }, arguments: {}, iteration: { type: 'integer' },
+                      status: { type: 'string', description: 'pending, running, or the outcome: completed, error, denied, skipped, cancelled' },
+                      decision: { type: ['string', 'null'] }, result: {}, error: { type: 'object' }, content: { type: 'string' }, durationMs: { type: 'number' },
+                    },
+                    required: ['callId', 'name', 'arguments', 'status'],
+                  },
+                },
+              },
+            },
+            ...errors(401, 404),
+          },
         },
       },
       '/v1/runs/{id}/webhooks': {
@@ -120,9 +138,18 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/tools': { get: { summary: 'Tool catalog', responses: { '200': { description: 'tools', ...body('ToolCatalog') }, ...errors(401) } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } } },
-      '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive' } } } },
-      '/readyz': { get: { summary: 'Readiness', security: [], responses: { '200': { description: 'ready' }, '503': { description: 'not ready' } } } },
-      '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'text format' } } } },
+      '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'alive', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } } } } } } } } },
+      '/readyz': {
+        get: {
+          summary: 'Readiness',
+          security: [],
+          responses: {
+            '200': { description: 'ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] } } } },
+            '503': { description: 'not ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'not_ready' }, reason: { type: 'string' } }, required: ['status', 'reason'] } } } },
+          },
+        },
+      },
+      '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } } },
     },
   };
 }

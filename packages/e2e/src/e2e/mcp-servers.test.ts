@@ -1,0 +1,75 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolCatalog } from '@agentloop/runtime';
+import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { InProcessStack } from '../test-support/stack.js';
+import { byScenario, finishedRun } from '../test-support/helpers.js';
+
+// the reference server from npm (a devDependency of the tool-runner), as a stdio child of the stack's tool-runner
+const EVERYTHING = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+
+/** This process's children running server-everything (the stack's tool-runner runs in this process). */
+const serverChildren = () => execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(EVERYTHING));
+
+const callThen = (name: string, args: object) => (req: MockRequest): ReplySpec =>
+  stepOf(req) === 0 ? { toolCalls: [{ name, args }] } : { text: `result: ${stepResults(req, 0)[0]}` };
+const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
+  trusted: callThen('everything__echo', { message: 'hello mcp' }),
+  untrusted: callThen('risky__echo', { message: 'approved first' }),
+  gone: callThen('gone__read', {}),
+};
+const body = (scenario: string, tools: string[]) => ({ input: `[${scenario}] please`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools });
+
+describe('MCP servers through the product (SPEC §6)', () => {
+  let s: InProcessStack;
+  beforeAll(async () => {
+    const servers = [
+      { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'], trust: 'trusted' },
+      { name: 'risky', command: process.execPath, args: [EVERYTHING, 'stdio'], allowTools: ['echo'] }, // untrusted by default
+      { name: 'gone', command: process.execPath, args: ['-e', 'process.exit(3)'] }, // never answers
+    ];
+    s = await InProcessStack.start({ script: byScenario(scenarios, 'trusted'), env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
+  });
+  let stopped = false;
+  afterAll(async () => {
+    if (!stopped) await s?.stop();
+  });
+
+  it('a trusted read tool of an MCP server runs at once: its result in the transcript', async () => {
+    const id = await s.a.startRun(body('trusted', ['everything__echo']));
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(messages.find((m) => m.role === 'tool')?.content).toContain('Echo: hello mcp');
+    expect(messages.at(-1)?.content).toContain('Echo: hello mcp');
+  });
+
+  it('an untrusted server’s tool is external: the run parks for approval, and runs it once approved', async () => {
+    const id = await s.a.startRun(body('untrusted', ['risky__echo']));
+    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect(paused.pending.map((p) => [p.name, p.pauseType])).toEqual([['risky__echo', 'awaiting_approval']]);
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    expect(r.status, r.text).toBe(202);
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(messages.at(-1)?.content).toContain('Echo: approved first');
+  });
+
+  it('a tool the catalog lists from an earlier runner, of a server that has not answered since this one started: a retryable tool_error', async () => {
+    // what a runner that knew the server published before it was replaced
+    await new ToolCatalog(s.redis, s.prefix).publish([{ name: 'gone__read', description: 'reads', parameters: { type: 'object' }, sideEffect: 'read', pool: 'default', timeoutMs: 5_000, retry: 'safe' }]);
+    const id = await s.a.startRun(body('gone', ['gone__read']));
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    const result = JSON.parse(messages.find((m) => m.role === 'tool')!.content!) as { ok: boolean; error: { code: string; retryable: boolean; message: string } };
+    expect(result).toMatchObject({ ok: false, error: { code: 'tool_error', retryable: true } });
+    expect(result.error.message).toMatch(/MCP server gone has not answered since this tool-runner started/);
+  });
+
+  it('stopping the process closes its MCP servers: no child left behind', async () => {
+    expect(serverChildren()).toHaveLength(2);
+    stopped = true;
+    await s.stop();
+    expect(serverChildren()).toEqual([]);
+  });
+});

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const NAME_RE = /^[a-zA-Z0-9_-]{1,32}$/;
+const stringMap = z.record(z.string(), z.string());
+
+export const McpServerConfigSchema = z
+  .object({
+    name: z.string().regex(NAME_RE, 'a server name is 1 to 32 of [a-zA-Z0-9_-] (it prefixes its tools\' names)'),
+    command: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    args: z.array(z.string()).default([]),
+    env: stringMap.default({}),
+    headers: stringMap.default({}),
+    pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'pool names are lowercase letters, digits and -').default('default'),
+    trust: z.enum(['untrusted', 'trusted']).default('untrusted'),
+    allowTools: z.array(z.string()).optional(),
+    denyTools: z.array(z.string()).default([]),
+    timeoutMs: z.number().int().positive().max(24 * 3_600_000).default(30_000),
+  })
+  .strict()
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of command (stdio) and url (Streamable HTTP)' });
+
+export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
+
+/**
+ * AGENTLOOP_MCP_SERVERS (SPEC §6): a JSON array, or the path of a file holding one. Throws one message naming every
+ * problem (and the entry it is in), so the process stops at start instead of serving a catalog short of tools.
+ */
+export function parseMcpServers(value: string | undefined): McpServerConfig[] {
+  const text = value?.trim() ?? '';
+  if (!text) return [];
+  let raw: unknown;
+  const inline = /^[[{]/.test(text);
+  const source = inline ? 'AGENTLOOP_MCP_SERVERS' : `AGENTLOOP_MCP_SERVERS (file ${text})`;
+  try {
+    raw = JSON.parse(inline ? text : readFileSync(text, 'utf8'));
+  } catch (e) {
+    throw new Error(`${source}: not a JSON array of servers, nor a readable file holding one: ${(e as Error).message}`);
+  }
+  const parsed = z.array(McpServerConfigSchema).safeParse(raw);
+  if (!parsed.success)
+    throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join('.')}]` : '(root)'} ${i.message}`).join('; ')}`);
+  const seen = new Set<string>();
+  for (const s of parsed.data) {
+    if (seen.has(s.name)) throw new Error(`${source}: the server name '${s.name}' is used twice`);
+    seen.add(s.name);
+  }
+  return parsed.data;
+}
+
+const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * `${env:NAME}` in a server's args, env and headers, replaced from `environment`. A server naming an unset variable
+ * gets `missing` (the names, never values) and is not started.
+ */
+export function resolveEnvRefs(s: McpServerConfig, environment: Record<string, string | undefined>): { server: McpServerConfig; missing: string[] } {
+  const missing = new Set<string>();
+  const sub = (v: string) =>
+    v.replace(ENV_REF, (_, name: string) => {
+      const found = environment[name];
+      if (found === undefined) missing.add(name);
+      return found ?? '';
+    });
+  const subMap = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, sub(v)]));
+  return { server: { ...s, args: s.args.map(sub), env: subMap(s.env), headers: subMap(s.headers) }, missing: [...missing] };
+}

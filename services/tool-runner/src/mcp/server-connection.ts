@@ -1,0 +1,184 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolFailure } from '../tool-definition.js';
+import type { McpServerConfig } from './config.js';
+import { contentText, toolResultOf, type McpToolInfo } from './tool-mapping.js';
+
+type Log = { info: (o: object, m: string) => void; warn: (o: object, m: string) => void };
+
+export interface ServerConnectionOptions {
+  logger: Log;
+  /** Called with the server's tools each time it lists them (on connecting, and on notifications/tools/list_changed). */
+  onTools: (tools: McpToolInfo[]) => void;
+  /** What a stdio server's stderr goes to (default: this process's stderr). */
+  stderr?: 'inherit' | 'ignore';
+  /** First reconnect delay; doubles to at most 30 s. */
+  backoffMs?: number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+/** A server's error text enters the transcript as the call's message: bounded like a thrown error's. */
+const MAX_ERROR_CHARS = 4_000;
+const VERSION = '0.1.0';
+
+/** A failure of the way to the server (not an answer of the server): the connection is dropped and made again. */
+function isTransportFailure(e: unknown): boolean {
+  if (e instanceof McpError) return e.code === ErrorCode.ConnectionClosed;
+  return true;
+}
+
+/** A stale Streamable HTTP session: the reference server answers 400, the spec says 404. */
+const isStaleSession = (e: unknown) => e instanceof StreamableHTTPError && (e.code === 404 || e.code === 400);
+
+/**
+ * One MCP server, for one tool-runner process: one connection, made when first needed, made again (with backoff)
+ * after any transport failure, closed on drain (a stdio server — a child of this process — with it).
+ */
+export class McpServerConnection {
+  private client: Client | null = null;
+  private connecting: Promise<Client> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private backoff: number;
+  private retryAt = 0;
+  private closed = false;
+
+  constructor(
+    readonly server: McpServerConfig,
+    private readonly o: ServerConnectionOptions,
+  ) {
+    this.backoff = o.backoffMs ?? 1_000;
+  }
+
+  /**
+   * Connects (when not connected) and lists the tools; throws when the server cannot be reached. After an attempt
+   * that failed, calls do not try again before the backoff is over (`force`: the backoff timer's own attempt), so a
+   * server that is down costs a call no connection attempt, and a crash-looping stdio server is not spawned per call.
+   */
+  connect(force = false): Promise<Client> {
+    if (this.closed) return Promise.reject(new Error(`MCP server ${this.server.name} is closed`));
+    if (this.client) return Promise.resolve(this.client);
+    if (!this.connecting && !force && Date.now() < this.retryAt) return Promise.reject(new Error(`it did not answer; next attempt in ${this.retryAt - Date.now()} ms`));
+    this.connecting ??= this.open()
+      .catch((e: unknown) => {
+        this.retryAt = Date.now() + this.backoff;
+        throw e;
+      })
+      .finally(() => (this.connecting = null));
+    return this.connecting;
+  }
+
+  private async open(): Promise<Client> {
+    const client = new Client({ name: 'agentloop-tool-runner', version: VERSION }, { capabilities: {} });
+    const transport = this.server.command
+      ? new StdioClientTransport({ command: this.server.command, args: this.server.args, env: this.server.env, stderr: this.o.stderr ?? 'inherit' })
+      : new StreamableHTTPClientTransport(new URL(this.server.url!), { requestInit: { headers: this.server.headers } });
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = null;
+      if (!this.closed) {
+        this.o.logger.warn({ mcpServer: this.server.name }, 'MCP server connection lost; reconnecting');
+        this.scheduleReconnect();
+      }
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.listTools(client).catch((e: unknown) => this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: could not list its tools after tools/list_changed'));
+    });
+    try {
+      await client.connect(transport, { timeout: this.server.timeoutMs });
+      await this.listTools(client);
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw e;
+    }
+    if (this.closed) {
+      await client.close().catch(() => undefined);
+      throw new Error(`MCP server ${this.server.name} is closed`);
+    }
+    this.client = client;
+    this.backoff = this.o.backoffMs ?? 1_000;
+    this.retryAt = 0;
+    this.o.logger.info({ mcpServer: this.server.name }, 'MCP server connected');
+    return client;
+  }
+
+  private async listTools(client: Client): Promise<void> {
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.timeoutMs });
+      tools.push(...page.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>, annotations: t.annotations })));
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.o.onTools(tools);
+  }
+
+  /** Connects again after the backoff (a server that could not be reached, or whose connection was lost). */
+  scheduleReconnect(): void {
+    if (this.closed || this.retryTimer) return;
+    const delay = this.backoff;
+    this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.connect(true).catch((e: unknown) => {
+        this.o.logger.warn({ mcpServer: this.server.name, err: message(e), retryInMs: this.backoff }, 'MCP server unreachable');
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  /** Drops the connection after a transport failure; the next call (or the backoff timer) makes a new one. */
+  private async drop(client: Client): Promise<void> {
+    if (this.client === client) this.client = null;
+    await client.close().catch(() => undefined);
+  }
+
+  /** `tools/call`: the result (SPEC §6), or a ToolFailure — retryable when the server could not be reached. */
+  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      let client: Client;
+      try {
+        client = await this.connect();
+      } catch (e) {
+        this.scheduleReconnect();
+        throw this.unreachable(e);
+      }
+      try {
+        const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
+        if (result.isError) throw new ToolFailure('tool_error', contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`);
+        return toolResultOf(result as { structuredContent?: unknown; content?: unknown });
+      } catch (e) {
+        if (e instanceof ToolFailure || signal.aborted) throw e;
+        if (!isTransportFailure(e)) throw new ToolFailure('tool_error', message(e));
+        await this.drop(client);
+        // the server refused the session, not the call: the call never ran, so it may go once more on a new session
+        if (isStaleSession(e) && attempt === 0) {
+          this.o.logger.info({ mcpServer: this.server.name, status: (e as StreamableHTTPError).code }, 'MCP server: session stale; initializing a new one');
+          continue;
+        }
+        this.scheduleReconnect();
+        throw this.unreachable(e);
+      }
+    }
+  }
+
+  private unreachable(e: unknown): ToolFailure {
+    return new ToolFailure('tool_error', `the MCP server ${this.server.name} could not be reached: ${message(e)}`, true);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const client = this.client ?? (await this.connecting?.catch(() => null)) ?? null;
+    this.client = null;
+    if (!client) return;
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
+  }
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).slice(0, 500);

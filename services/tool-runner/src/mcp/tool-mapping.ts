@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { ToolDefinition } from '../tool-definition.js';
+
+/** What a server says of one of its tools (MCP `tools/list`), as far as the catalog needs it. */
+export interface McpToolInfo {
+  name: string;
+  description?: string | undefined;
+  inputSchema: Record<string, unknown>;
+  annotations?: { readOnlyHint?: boolean | undefined; destructiveHint?: boolean | undefined; idempotentHint?: boolean | undefined } | undefined;
+}
+
+const MAX_NAME = 64;
+const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8);
+
+/**
+ * `<server>__<tool>` with characters outside [a-zA-Z0-9_-] replaced by `_`; a name longer than 64 characters, or one
+ * already in `taken`, is cut and given a hash of the server and tool names (stable across restarts and refreshes).
+ */
+export function catalogName(server: string, tool: string, taken: ReadonlySet<string>): string {
+  const plain = `${server}__${tool}`.replace(/[^a-zA-Z0-9_-]/g, '_');
+  if (plain.length <= MAX_NAME && !taken.has(plain)) return plain;
+  const suffix = `_${shortHash(`${server}\0${tool}`)}`;
+  return `${plain.slice(0, MAX_NAME - suffix.length)}${suffix}`;
+}
+
+/**
+ * SPEC §6 trust mapping. Untrusted: every tool external, never retried (its annotations are the server's claims).
+ * Trusted: the annotations with MCP's own defaults (readOnlyHint false, destructiveHint true, idempotentHint false).
+ */
+export function sideEffectOf(trust: 'trusted' | 'untrusted', a: McpToolInfo['annotations']): Pick<ToolDefinition, 'sideEffect' | 'retry'> {
+  if (trust === 'untrusted') return { sideEffect: 'external', retry: 'never' };
+  if (a?.readOnlyHint === true) return { sideEffect: 'read', retry: 'safe' };
+  return { sideEffect: a?.destructiveHint === false ? 'reversible' : 'external', retry: a?.idempotentHint === true ? 'safe' : 'never' };
+}
+
+/**
+ * A server's input schema as the registry compiles it (ajv, draft-07): `$schema` dropped so that a 2020-12 schema
+ * compiles too (ajv refuses a meta-schema it was not given; the keywords tools use are common to both drafts).
+ */
+export function inputSchemaOf(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dropped, ...rest } = schema;
+  return rest.type === undefined ? { type: 'object', ...rest } : rest;
+}
+
+type ContentPart = { type: string; text?: string; data?: string; mimeType?: string; resource?: { uri?: string; text?: string; blob?: string; mimeType?: string }; uri?: string; name?: string };
+
+/** A part the model cannot read as text, as a short placeholder naming its type and size (never its base64). */
+function placeholder(p: ContentPart): string {
+  const bytes = (b64: string) => Math.floor((b64.length * 3) / 4) - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
+  if (p.type === 'image' || p.type === 'audio') return `[${p.type} ${p.mimeType ?? 'unknown type'}, ${bytes(p.data ?? '')} bytes]`;
+  if (p.type === 'resource') {
+    const r = p.resource ?? {};
+    const size = r.blob !== undefined ? `${bytes(r.blob)} bytes` : `${Buffer.byteLength(r.text ?? '')} bytes of text`;
+    return `[resource ${r.uri ?? ''} ${r.mimeType ?? 'unknown type'}, ${size}]`;
+  }
+  if (p.type === 'resource_link') return `[resource link ${p.uri ?? ''}${p.mimeType ? ` ${p.mimeType}` : ''}]`;
+  return `[${p.type} content]`;
+}
+
+/** The text of a result's content: text parts as they are, every other part as a placeholder, joined with `\n`. */
+export function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return (content as ContentPart[]).map((p) => (p.type === 'text' ? (p.text ?? '') : placeholder(p))).join('\n');
+}
+
+/** SPEC §6: a result's `structuredContent`, else its content as text. */
+export function toolResultOf(result: { structuredContent?: unknown; content?: unknown }): unknown {
+  if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
+  return contentText(result.content);
+}
