@@ -51,6 +51,16 @@ export const LOCAL_POOL = 'local';
 /** Longest a local tool may take (SPEC §6): it runs inside an iteration. */
 export const LOCAL_TIMEOUT_MS = 5000;
 
+/** A call to publish to its pool (or to run in place, pool `local`). */
+export interface CallToRun {
+  callId: string;
+  name: string;
+  arguments: string;
+  pool: string;
+  /** Cap of the result text the model sees. */
+  maxResultTokens?: number;
+}
+
 /** One tool call, on queue `tools-<pool>` (jobId: toolJobId). */
 export const ToolJobSchema = z.object({
   runId: RunIdSchema,

@@ -1,19 +1,9 @@
 import { Job } from 'bullmq';
 import { contextWindowOf } from '@agentloop/llm';
 import {
-  DEFAULT_RESULT_TOKENS, DeploymentKeys, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CompressJob, type RunRequest, type ToolJob,
+  DEFAULT_RESULT_TOKENS, DeploymentKeys, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CallToRun, type CompressJob, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
-
-/** A call to publish to its pool. */
-export interface CallToRun {
-  callId: string;
-  name: string;
-  arguments: string;
-  pool: string;
-  /** Cap of the result text the model sees. */
-  maxResultTokens?: number;
-}
 
 /** BullMQ's lowest job priority (its PRIORITY_LIMIT); 1 is the highest. */
 const LOWEST_PRIORITY = 2 ** 21 - 1;

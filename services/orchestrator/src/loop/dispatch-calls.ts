@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
-import { LOCAL_POOL, type ToolJob } from '@agentloop/protocol';
-import { maxResultTokens, type CallToRun, type RunScheduler, type RunState } from '@agentloop/runtime';
+import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
+import { maxResultTokens, type RunScheduler, type RunState } from '@agentloop/runtime';
 import { ownerOf } from './start-iteration.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
