@@ -119,7 +119,7 @@ export class ToolRunner {
    * holds it does nothing (its job was handed on); the one that does takes a `safe` call over and runs it again, and
    * answers a `never` call outcome_unknown — a stalled delivery that comes back then has its result refused as stale.
    */
-  private async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, holdsLock: () => Promise<boolean>): Promise<boolean> {
+  private async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean> {
     const { runId, callId } = data;
     const running = { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' as const };
     const started = await this.o.store.markToolRunning(runId, callId, running, owner);
@@ -136,7 +136,7 @@ export class ToolRunner {
         if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
         return false;
     }
-    if (!(await holdsLock())) {
+    if (!(await mayTakeOver(started.owned))) {
       this.fenced('tool_start', runId, callId, started.owned);
       return false;
     }
@@ -171,14 +171,15 @@ export class ToolRunner {
 
   /**
    * A local call (SPEC §6), in the iteration that holds the run: executed here, in the orchestrator, with no tool job —
-   * owned by the iteration's delivery (`owner`, whose job lock `holdsLock` checks) and recorded like any call.
+   * owned by the iteration's delivery (`owner`) and recorded like any call. `mayTakeOver(from)`: whether this delivery
+   * may take a call over that another delivery started (that one lost its job: crashed, or stalled past its lock).
    */
-  async runLocal(data: ToolJob, owner: string, holdsLock: () => Promise<boolean>): Promise<void> {
-    await this.runCall(data, LOCAL_POOL, owner, holdsLock);
+  async runLocal(data: ToolJob, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
+    await this.runCall(data, LOCAL_POOL, owner, mayTakeOver);
   }
 
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
-  private async runCall(data: ToolJob, pool: string, owner: string, holdsLock: () => Promise<boolean>): Promise<void> {
+  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
     const display = argumentsForDisplay(data.arguments);
@@ -186,7 +187,7 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry, owner, holdsLock))) return;
+    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));

@@ -37,7 +37,9 @@ describe('duplicate deliveries at every transition of the loop', () => {
     const approval = /approve/.test(req.messages.find((m) => m.role === 'user')?.content ?? '');
     const step = stepOf(req);
     if (step === 0) return { toolCalls: [{ name: 'effect', args: { label: 'a', ms: 30 } }, { name: 'effect', args: { label: 'b' } }, { name: 'lookup', args: { key: 'k' } }], delayMs: 15 };
-    if (step === 1) return approval ? { toolCalls: [{ name: 'effect', args: { label: 'c' } }, { name: 'send_email', args: { to: 'a@b.c' } }], delayMs: 15 } : { toolCalls: [{ name: 'effect', args: { label: 'c' } }], delayMs: 15 };
+    // a local call too (SPEC §6: run in the iteration, no tool job): rival jobs of its iteration must not run it again
+    const local = { name: 'local_effect', args: { label: 'L', ms: 30 } };
+    if (step === 1) return approval ? { toolCalls: [{ name: 'effect', args: { label: 'c' } }, local, { name: 'send_email', args: { to: 'a@b.c' } }], delayMs: 15 } : { toolCalls: [{ name: 'effect', args: { label: 'c' } }, local], delayMs: 15 };
     return { text: 'done', delayMs: 15 };
   };
   beforeAll(async () => {
@@ -56,7 +58,7 @@ describe('duplicate deliveries at every transition of the loop', () => {
     const model = { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' };
     const before = s.mock.requests.length;
     const effectsBefore = s.effects().length;
-    const id = await s.a.startRun({ input: approval ? 'please approve' : 'go', model, tools: ['effect', 'send_email', 'lookup'] });
+    const id = await s.a.startRun({ input: approval ? 'please approve' : 'go', model, tools: ['effect', 'send_email', 'lookup', 'local_effect'] });
     if (approval) {
       const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
       const decide = () => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
@@ -77,8 +79,9 @@ describe('duplicate deliveries at every transition of the loop', () => {
     const mine = s.mock.requests.slice(before);
     expect(mine.map((r) => stepOf(r))).toEqual([0, 1, 2]); // exactly one model request per iteration
     const ends = s.effects().slice(effectsBefore).filter((e) => e.phase === 'end' && String(e.key).startsWith(id));
-    expect(ends.map((e) => e.label).sort()).toEqual(['a', 'b', 'c']); // each call executed once
-    expect(new Set(ends.map((e) => e.key)).size).toBe(3);
+    expect(ends.map((e) => e.label).sort()).toEqual(['L', 'a', 'b', 'c']); // each call executed once, the local one too
+    expect(s.effects().slice(effectsBefore).filter((e) => e.phase === 'start' && String(e.key).startsWith(id))).toHaveLength(4);
+    expect(new Set(ends.map((e) => e.key)).size).toBe(4);
     // a read tool, recorded in one step, is not executed again either
     expect(s.effects().slice(effectsBefore).filter((e) => e.tool === 'lookup' && String(e.key).startsWith(id))).toHaveLength(1);
     // the approved external call — the one call that must never run twice — ran once, under its own key

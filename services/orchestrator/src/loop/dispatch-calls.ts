@@ -1,12 +1,13 @@
 import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
 import { maxResultTokens, type RunScheduler, type RunState } from '@agentloop/runtime';
 import { ownerOf } from './start-iteration.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
 export interface LocalCalls {
-  /** `owner`: the iteration's delivery; `holdsLock`: whether it still holds its job (a stalled one does not). */
-  runLocal(data: ToolJob, owner: string, holdsLock: () => Promise<boolean>): Promise<void>;
+  /** `owner`: the iteration's delivery; `mayTakeOver(from)`: whether it may take over a call `from` started. */
+  runLocal(data: ToolJob, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void>;
 }
 
 export interface DispatchDeps {
@@ -14,6 +15,8 @@ export interface DispatchDeps {
   /** This process's local tools; without them local calls go to the `tools-local` queue like any pool's. */
   local?: LocalCalls;
   lockMs: number;
+  /** Reads the lock of another job of the orchestrator queue (whether the delivery that started a call is alive). */
+  redis: Redis;
 }
 
 /**
@@ -27,10 +30,17 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
   if (local.length) {
     const owner = ownerOf(job);
-    const holdsLock = async () => !!token && (await job.extendLock(token, d.lockMs)) === 1;
+    // a local call another delivery started is taken over only when this delivery still holds its own job and that
+    // one no longer holds its (it crashed, or stalled past its lock): a rival job of the iteration (a duplicate
+    // publish, a reconciler's) never runs a call beside a live delivery that is running it
+    const mayTakeOver = async (from: string) => {
+      if (!token || (await job.extendLock(token, d.lockMs)) !== 1) return false;
+      const at = from.lastIndexOf('@');
+      return (await d.redis.get(`${job.queueQualifiedName}:${from.slice(0, at)}:lock`)) !== from.slice(at + 1);
+    };
     const cap = maxResultTokens(st.request);
     const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
-    await Promise.all(local.map((c) => d.local!.runLocal(data(c), owner, holdsLock)));
+    await Promise.all(local.map((c) => d.local!.runLocal(data(c), owner, mayTakeOver)));
   }
   await d.scheduler.afterCheckpoint(st, k, local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls, pausedUntil);
 }

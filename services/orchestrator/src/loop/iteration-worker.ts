@@ -75,7 +75,7 @@ export class IterationWorker {
     this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
-    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs };
+    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis };
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
