@@ -101,7 +101,7 @@ export class RunIntake {
     if (unreachable.length) return { ok: false, message: 'no orchestrator of this deployment can call the model provider the request names', issues: unreachable };
     const notify = await (this.policy.webhooks ?? NO_WEBHOOKS).issues(parsed.data.notify, tenant);
     if (notify.length) return { ok: false, message: `notify cannot be used: ${notify[0]!.message}`, issues: notify };
-    const output = await outputSchemaIssues(parsed.data, outputValidator);
+    const output = await outputSchemaIssues(parsed.data, { compile: (schema) => outputValidator.compile(schema, tenant) });
     if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
     const catalog = await this.catalog.lookup(parsed.data.tools);

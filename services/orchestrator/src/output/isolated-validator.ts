@@ -124,5 +124,61 @@ export class IsolatedOutputValidator {
   }
 }
 
-/** The process's validator (intake and the iteration worker share its worker and its compiled schemas). */
-export const outputValidator = new IsolatedOutputValidator();
+/**
+ * Tenants' schema work kept apart: a few isolated workers (lanes), each tenant with a queue of its own and at most one
+ * task in flight, tenants taken in turn when a lane frees up. One tenant's costly schemas then hold one lane at most:
+ * every other tenant's checks go on on the others, instead of waiting behind them in one queue.
+ */
+export class OutputValidatorPool {
+  private readonly lanes: Array<{ v: IsolatedOutputValidator; busy: boolean }>;
+  private readonly waiting = new Map<string, Array<(v: IsolatedOutputValidator) => Promise<void>>>();
+  private readonly inFlight = new Set<string>();
+
+  constructor(size = 2, limits: IsolationLimits = {}) {
+    this.lanes = Array.from({ length: Math.max(1, size) }, () => ({ v: new IsolatedOutputValidator(limits), busy: false }));
+  }
+
+  compile(schema: Record<string, unknown>, tenant = ''): Promise<{ ok: true } | { ok: false; message: string }> {
+    return this.run(tenant, (v) => v.compile(schema));
+  }
+
+  check(schema: Record<string, unknown>, text: string, tenant = ''): Promise<OutputCheck> {
+    return this.run(tenant, (v) => v.check(schema, text));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.lanes.map((l) => l.v.close()));
+  }
+
+  private run<T>(tenant: string, task: (v: IsolatedOutputValidator) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const q = this.waiting.get(tenant) ?? [];
+      q.push((v) => task(v).then(resolve, reject));
+      this.waiting.set(tenant, q);
+      this.dispatch();
+    });
+  }
+
+  /** Free lanes take the next task of tenants in turn (Map order, a tenant moved to the back once served). */
+  private dispatch(): void {
+    for (const lane of this.lanes) {
+      if (lane.busy) continue;
+      const tenant = [...this.waiting.keys()].find((t) => !this.inFlight.has(t));
+      if (tenant === undefined) return;
+      const q = this.waiting.get(tenant)!;
+      const task = q.shift()!;
+      this.waiting.delete(tenant);
+      if (q.length) this.waiting.set(tenant, q); // to the back of the turn
+      lane.busy = true;
+      this.inFlight.add(tenant);
+      void task(lane.v).finally(() => {
+        lane.busy = false;
+        this.inFlight.delete(tenant);
+        this.dispatch();
+      });
+    }
+  }
+}
+
+/** The process's validators (intake and the iteration worker share them and their compiled schemas). */
+export const outputValidator = new OutputValidatorPool();

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RunRequestSchema } from '@agentloop/protocol';
 import { OutputValidator, parseAnswer } from './output-validator.js';
 import { outputSchemaIssues, repairMessage } from './output-intake.js';
-import { IsolatedOutputValidator } from './isolated-validator.js';
+import { IsolatedOutputValidator, OutputValidatorPool } from './isolated-validator.js';
 
 const person = { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } }, required: ['name', 'age'] };
 
@@ -114,5 +114,25 @@ describe('IsolatedOutputValidator', () => {
     const [slow, fine] = await Promise.all([v.check(costly, JSON.stringify(`${'a'.repeat(400)}!`)), v.check(person, '{"name":"Ada","age":1}')]);
     expect(slow.ok).toBe(false);
     expect(fine).toEqual({ ok: true, value: { name: 'Ada', age: 1 } });
+  });
+});
+
+/** Tenants' schema work kept apart: one tenant's costly schemas do not hold up another tenant's answers. */
+describe('OutputValidatorPool', () => {
+  const pool = new OutputValidatorPool(2, { budgetMs: 1500 });
+  afterAll(() => pool.close());
+  const costly = { type: 'string', pattern: '^\\w*\\w*\\w*\\w*\\w*$' }; // runs to the budget on the text below
+  const slowText = JSON.stringify(`${'a'.repeat(400)}!`);
+  const person = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+
+  it('a tenant with costly checks queued holds one lane at most: another tenant\'s check answers before them', async () => {
+    const order: string[] = [];
+    const a = [1, 2, 3].map((i) => pool.check(costly, slowText, 'tenant-a').then((r) => (order.push(`a${i}`), r)));
+    const b = pool.check(person, '{"name":"Ada"}', 'tenant-b').then((r) => (order.push('b'), r));
+    expect(await b).toEqual({ ok: true, value: { name: 'Ada' } });
+    expect(order[0]).toBe('b'); // before any of tenant a's (each takes its 1.5 s budget)
+    const results = await Promise.all(a);
+    expect(results.every((r) => !r.ok)).toBe(true);
+    expect(order.slice(1)).toEqual(['a1', 'a2', 'a3']); // a tenant's own tasks keep their order
   });
 });
