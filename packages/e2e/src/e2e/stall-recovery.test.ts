@@ -96,6 +96,43 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   }, 120_000);
 });
 
+describe('a compressor that stalls mid-summary', () => {
+  let s: ProcessStack | undefined;
+  afterEach(async () => {
+    for (const p of s?.procs.values() ?? []) p.child.kill('SIGCONT');
+    await s?.stop();
+    s = undefined;
+  });
+
+  it('is handed on: the other compressor summarizes again and the run completes, its events and transcript intact', async () => {
+    const { SUMMARIZE_SYSTEM } = await import('@agentloop/llm');
+    let calls = 0;
+    let summaries = 0;
+    const script: Script = (req) => {
+      // the first summary streams for several seconds: long enough to be stalled mid-way whatever the machine's load
+      if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- earlier results summarized', chunking: 'fine', delayMs: (summaries += 1) === 1 ? 2000 : 50 };
+      return req.tools.length && calls < 6 ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] }) : { text: `done after ${calls}` };
+    };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], { script, contextWindows: { 'gpt-4o-mini': 4000 }, env: { AGENTLOOP_LOCK_MS: '6000' } });
+    const id = await s.a.startRun({ input: 'fetch', model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, tools: ['big'] });
+    await until('a summarization request', () => s!.mock.requests.some((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM), 30_000);
+    // the only compressor is the one summarizing: a second one comes up, then the first stalls past its lock
+    await s.spawn('compressor#2');
+    const first = s.procs.get('compressor')!;
+    first.child.kill('SIGSTOP');
+    const summariesBefore = s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length;
+    const snap = await s.a.waitTerminal(id, 90_000);
+    first.child.kill('SIGCONT');
+    expect(snap).toMatchObject({ status: 'completed', stopReason: 'final_answer' });
+    const events = (await s.a.events(id)).events;
+    expect(checkEvents(events)).toEqual([]);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    expect(events.some((e) => e.type === 'context.compressed' && e.data.strategy === 'summarize')).toBe(true);
+    // the stalled summary was taken over: the second compressor asked the model again
+    expect(s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length).toBeGreaterThan(summariesBefore);
+  }, 150_000);
+});
+
 describe('a tool that kills its runner', () => {
   let s: ProcessStack | undefined;
   afterEach(async () => {
