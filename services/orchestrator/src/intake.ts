@@ -119,14 +119,15 @@ export class RunIntake {
 
   /**
    * Models whose provider no orchestrator has a key for (they publish which they have: ProviderCatalog). A model with
-   * its own `apiKeyEnv` brings its key; before any orchestrator has published, nothing is refused.
+   * its own endpoint (`baseUrl`, the operator's to allow) or key (`apiKeyEnv`) does not use the provider's key; before
+   * any orchestrator has published, nothing is refused.
    */
   private async unreachableProviders(req: RunRequest): Promise<Array<{ path: string[]; code: string; message: string }>> {
     const available = await this.policy.providers?.available();
     if (!available) return [];
     const specs: Array<[string[], RunRequest['model']]> = [[['model'], req.model], ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']])];
     return specs
-      .filter(([, m]) => !m.apiKeyEnv && m.provider !== 'openai-compatible' && !available.has(m.provider))
+      .filter(([, m]) => !m.apiKeyEnv && !m.baseUrl && m.provider !== 'openai-compatible' && !available.has(m.provider))
       .map(([at, m]) => ({ path: [...at, 'provider'], code: 'not_configured', message: `no orchestrator has a key for provider '${m.provider}' (the operator has not configured it)` }));
   }
 
