@@ -23,8 +23,9 @@ export interface DispatchDeps {
  * What follows a checkpoint (or its re-dispatch after a crash): the calls that need no decision. Local calls run here,
  * in place and in parallel, owned by this iteration's delivery — recorded like any call, so a crash mid-call runs a
  * `safe` one again and answers a `never` one outcome_unknown (the redelivery finds it running under the dead owner).
- * The others go to their pools as children of the next iteration's job; a batch of local calls only needs no child:
- * the next iteration's job follows alone.
+ * The others go to their pools as children of the next iteration's job, once the local ones are recorded (at most
+ * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. A batch of
+ * local calls only needs no child: the next iteration's job follows alone.
  */
 export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null): Promise<void> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
