@@ -89,7 +89,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const mcp = await McpTools.start(mcpServers, (pool) => pools.includes(pool), { logger, environment: opts.env ?? process.env });
     const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close() });
     mcp.attach(registry, () => runner.publishCatalog());
-    await runner.start();
+    // a runner that cannot start leaves no MCP server child behind
+    await runner.start().catch(async (e: unknown) => {
+      await mcp.close();
+      throw e;
+    });
     addWorkers('tool-runner', runner);
     started.push('tool-runner');
   }

@@ -19,7 +19,8 @@ export const McpServerConfigSchema = z
     timeoutMs: z.number().int().positive().max(24 * 3_600_000).default(30_000),
   })
   .strict()
-  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of command (stdio) and url (Streamable HTTP)' });
+  .refine((s) => (s.command === undefined) !== (s.url === undefined), { message: 'give exactly one of command (stdio) and url (Streamable HTTP)' })
+  .refine((s) => s.pool !== 'local', { path: ['pool'], message: 'an MCP server is served by tool-runners: pool "local" (the orchestrator itself) cannot hold it' });
 
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 

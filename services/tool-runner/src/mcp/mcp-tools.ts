@@ -6,6 +6,9 @@ import { catalogName, inputSchemaOf, sideEffectOf, type McpToolInfo } from './to
 
 type Log = ServerConnectionOptions['logger'] & { error: (o: object, m: string) => void };
 
+/** A tool's input schema goes into every model request that offers it: one larger than this is left out. */
+const MAX_SCHEMA_CHARS = 65_536;
+
 export interface McpToolsOptions {
   logger: Log;
   environment?: Record<string, string | undefined>;
@@ -67,8 +70,10 @@ export class McpTools {
 
   private definitions(server: McpServerConfig, tools: McpToolInfo[], conn: McpServerConnection): ToolDefinition[] {
     const listed = tools.filter((t) => (!server.allowTools || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name));
-    const taken = new Set([...this.names.values()]);
-    return listed.map((t) => {
+    const tooLarge = listed.filter((t) => JSON.stringify(t.inputSchema ?? {}).length > MAX_SCHEMA_CHARS);
+    if (tooLarge.length) this.o.logger.error({ mcpServer: server.name, tools: tooLarge.map((t) => t.name.slice(0, 100)).slice(0, 10) }, `MCP server: input schemas over ${MAX_SCHEMA_CHARS} characters; those tools are left out`);
+    const taken = new Set([...this.names.values(), ...(this.registry?.all().map((t) => t.entry.name) ?? [])]);
+    return listed.filter((t) => !tooLarge.includes(t)).map((t) => {
       const key = `${server.name}\0${t.name}`;
       let name = this.names.get(key);
       if (!name) {
@@ -95,7 +100,7 @@ export class McpTools {
   attach(registry: ToolRegistry, publish: () => Promise<void>): void {
     this.registry = registry;
     this.publish = publish;
-    for (const d of this.all()) registry.add(d);
+    for (const [server, defs] of this.defs) this.register(server, defs);
     registry.setUnavailable((name) => {
       const server = this.connections.find((c) => !this.defs.has(c.server.name) && name.startsWith(`${c.server.name}__`))?.server.name;
       return server && `the MCP server ${server} has not answered since this tool-runner started: its tools are not known yet`;
@@ -104,14 +109,19 @@ export class McpTools {
 
   private replace(server: string, before: ToolDefinition[], defs: ToolDefinition[]): void {
     if (!this.registry) return;
-    try {
-      this.registry.remove(before.map((d) => d.name));
-      for (const d of defs) this.registry.add(d);
-    } catch (e) {
-      this.o.logger.error({ mcpServer: server, err: e instanceof Error ? e.message : String(e) }, 'MCP server: its new tool list could not be registered');
-      return;
-    }
+    this.registry.remove(before.map((d) => d.name));
+    this.register(server, defs);
     this.publish().catch((e: unknown) => this.o.logger.error({ mcpServer: server, err: e instanceof Error ? e.message : String(e) }, 'MCP server: could not publish its tools'));
+  }
+
+  /** Adds a server's tools one by one: one the registry refuses (its schema, a name taken) is left out and logged. */
+  private register(server: string, defs: ToolDefinition[]): void {
+    for (const d of defs)
+      try {
+        this.registry!.add(d);
+      } catch (e) {
+        this.o.logger.error({ mcpServer: server, tool: d.name, err: (e instanceof Error ? e.message : String(e)).slice(0, 500) }, 'MCP server: a tool it lists cannot be registered; left out');
+      }
   }
 
   /** Every tool the servers listed so far. */

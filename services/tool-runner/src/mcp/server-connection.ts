@@ -23,11 +23,28 @@ const MAX_BACKOFF_MS = 30_000;
 const MAX_ERROR_CHARS = 4_000;
 const VERSION = '0.1.0';
 
-/** A failure of the way to the server (not an answer of the server): the connection is dropped and made again. */
+/**
+ * A failure of the way to the server (not an answer of the server): the connection is dropped and made again, and the
+ * call is answered retryable. Anything else — a malformed result the SDK refuses, a protocol error — reached the
+ * server (the call may have run): a plain tool_error, and the connection stays.
+ */
 function isTransportFailure(e: unknown): boolean {
   if (e instanceof McpError) return e.code === ErrorCode.ConnectionClosed;
-  return true;
+  if (e instanceof StreamableHTTPError) return true;
+  const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = err?.cause?.code ?? err?.code;
+  if (typeof code === 'string' && /^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN|TIMEDOUT)/.test(code)) return true;
+  return e instanceof Error && /fetch failed|not connected|connection closed|socket hang up/i.test(e.message);
 }
+
+/** Bounds of what a server lists (SPEC §6: whatever a server sends is checked): pages, tools, description length. */
+const MAX_LIST_PAGES = 50;
+const MAX_TOOLS = 500;
+const MAX_DESCRIPTION_CHARS = 4_000;
+/** Connecting and listing wait at most this long, whatever a call's timeoutMs (a start never waits a day). */
+const MAX_CONNECT_MS = 15_000;
+/** A connection that lived this long resets the backoff (a server that dies right after connecting keeps backing off). */
+const STABLE_MS = 30_000;
 
 /** A stale Streamable HTTP session: the reference server answers 400, the spec says 404. */
 const isStaleSession = (e: unknown) => e instanceof StreamableHTTPError && (e.code === 404 || e.code === 400);
@@ -74,19 +91,19 @@ export class McpServerConnection {
     const transport = this.server.command
       ? new StdioClientTransport({ command: this.server.command, args: this.server.args, env: this.server.env, stderr: this.o.stderr ?? 'inherit' })
       : new StreamableHTTPClientTransport(new URL(this.server.url!), { requestInit: { headers: this.server.headers } });
+    let connectedAt = 0;
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = null;
+      if (Date.now() - connectedAt >= STABLE_MS) this.backoff = this.o.backoffMs ?? 1_000;
       if (!this.closed) {
         this.o.logger.warn({ mcpServer: this.server.name }, 'MCP server connection lost; reconnecting');
         this.scheduleReconnect();
       }
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.listTools(client).catch((e: unknown) => this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: could not list its tools after tools/list_changed'));
-    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
     try {
-      await client.connect(transport, { timeout: this.server.timeoutMs });
+      await client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
       await this.listTools(client);
     } catch (e) {
       await client.close().catch(() => undefined);
@@ -97,7 +114,7 @@ export class McpServerConnection {
       throw new Error(`MCP server ${this.server.name} is closed`);
     }
     this.client = client;
-    this.backoff = this.o.backoffMs ?? 1_000;
+    connectedAt = Date.now();
     this.retryAt = 0;
     this.o.logger.info({ mcpServer: this.server.name }, 'MCP server connected');
     return client;
@@ -105,13 +122,35 @@ export class McpServerConnection {
 
   private async listTools(client: Client): Promise<void> {
     const tools: McpToolInfo[] = [];
+    const cursors = new Set<string>();
     let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.timeoutMs });
-      tools.push(...page.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown>, annotations: t.annotations })));
+    for (let pages = 0; pages < MAX_LIST_PAGES && tools.length < MAX_TOOLS; pages++) {
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      for (const t of page.tools.slice(0, MAX_TOOLS - tools.length))
+        tools.push({ name: t.name, description: t.description?.slice(0, MAX_DESCRIPTION_CHARS), inputSchema: t.inputSchema as Record<string, unknown>, annotations: t.annotations });
       cursor = page.nextCursor;
-    } while (cursor);
+      if (!cursor || cursors.has(cursor)) break; // a server repeating its cursor lists nothing new
+      cursors.add(cursor);
+    }
     this.o.onTools(tools);
+  }
+
+  private relisting: 'idle' | 'running' | 'again' = 'idle';
+
+  /** tools/list_changed: one listing at a time, one more after it when notifications came meanwhile (in order). */
+  private relist(client: Client): void {
+    if (this.relisting !== 'idle') {
+      this.relisting = 'again';
+      return;
+    }
+    this.relisting = 'running';
+    void this.listTools(client)
+      .catch((e: unknown) => this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: could not list its tools after tools/list_changed'))
+      .finally(() => {
+        const again = this.relisting === 'again';
+        this.relisting = 'idle';
+        if (again && this.client === client) this.relist(client);
+      });
   }
 
   /** Connects again after the backoff (a server that could not be reached, or whose connection was lost). */

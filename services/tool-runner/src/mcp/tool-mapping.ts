@@ -34,11 +34,12 @@ export function sideEffectOf(trust: 'trusted' | 'untrusted', a: McpToolInfo['ann
 }
 
 /**
- * A server's input schema as the registry compiles it (ajv, draft-07): `$schema` dropped so that a 2020-12 schema
+ * A server's input schema as the registry compiles it (ajv, draft-07): `$schema` and `$id` dropped so that a 2020-12 schema
  * compiles too (ajv refuses a meta-schema it was not given; the keywords tools use are common to both drafts).
  */
 export function inputSchemaOf(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dropped, ...rest } = schema;
+  // $id dropped too: ajv keeps schemas by id, and the same tool listed again (a reconnect) would clash with itself
+  const { $schema: _dropped, $id: _id, ...rest } = schema;
   return rest.type === undefined ? { type: 'object', ...rest } : rest;
 }
 
