@@ -36,9 +36,10 @@ export class ThreadStore {
 
   /**
    * A thread's run ended: its messages join the thread, and the run now active on the thread — the next that waited,
-   * or one a crashed relay left waiting — is made startable. Returns the run to start (publish its first job), or null.
+   * or one a crashed relay left waiting — is made startable. Returns the run to start (publish its first job) and its
+   * tenant (a thread's runs are one tenant's), or null.
    */
-  async runEnded(runId: string): Promise<string | null> {
+  async runEnded(runId: string): Promise<{ runId: string; tenant: string } | null> {
     const k = this.keys.run(runId);
     const [tenant, threadId, from] = await this.redis.hmget(k.state, 'tenant', 'threadId', 'thrFrom');
     if (!tenant || !threadId) return null;
@@ -51,6 +52,6 @@ export class ThreadStore {
     const nk = this.keys.run(next);
     const started = await this.scripts.run('startThreadRun', [nk.state, nk.messages, nk.events, nk.calls, this.keys.parkedRuns, this.keys.resumingRuns], [...this.head(next), wellFormedJson(conversation)]);
     // (stale: it started before — its first job may still be missing after a crash, and publishing it again is harmless)
-    return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued' ? next : null;
+    return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued' ? { runId: next, tenant } : null;
   }
 }

@@ -103,7 +103,7 @@ export class OutboxRelay {
   /** A thread's run ended: its messages join the thread, and the run waiting behind it starts. */
   private async threadRunEnded(runId: string): Promise<void> {
     const next = await this.threads.runEnded(runId);
-    if (next) await this.scheduler.start(next);
+    if (next) await this.scheduler.start(next.runId, false, next.tenant); // in its tenant's line, like any new run
   }
 
   /** A webhook delivery: recorded in the run's delivery log, and the job that works the log off (one per run at a time). */

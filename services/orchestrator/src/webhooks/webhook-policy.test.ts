@@ -42,4 +42,10 @@ describe('who may use webhooks, and where to (SPEC §2)', () => {
     expect(await rebinding.target('https://rebind.example/h')).toMatchObject({ ok: true, target: { address: '93.184.215.14' } });
     expect(await rebinding.target('https://rebind.example/h')).toEqual({ ok: false, message: expect.stringContaining('rebind.example resolves to 127.0.0.1') });
   });
+
+  it('a name that does not resolve is transient (a delivery tries again later); a refused address is not', async () => {
+    expect(await policy.target('https://gone.example/h')).toMatchObject({ ok: false, transient: true });
+    expect(await policy.target('https://internal.example/h')).toMatchObject({ ok: false });
+    expect(await policy.target('https://internal.example/h')).not.toHaveProperty('transient');
+  });
 });

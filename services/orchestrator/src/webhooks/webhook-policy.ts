@@ -4,7 +4,8 @@ import { resolveGuarded, type Config, type GuardOptions, type ResolvedAddress } 
 /** How long resolving a webhook's host may take, at intake and at each attempt. */
 const RESOLVE_TIMEOUT_MS = 5_000;
 
-export type WebhookTarget = { ok: true; url: URL; target: ResolvedAddress } | { ok: false; message: string };
+/** `transient`: the name did not resolve (now): a delivery tries again later; anything else refuses the URL. */
+export type WebhookTarget = { ok: true; url: URL; target: ResolvedAddress } | { ok: false; message: string; transient?: boolean };
 
 /**
  * Who may use webhooks and where they may go (SPEC §2): a tenant needs a signing secret (AGENTLOOP_WEBHOOK_SECRETS),
@@ -32,10 +33,12 @@ export class WebhookPolicy {
     const url = parseHttpUrl(rawUrl);
     if (!url) return { ok: false, message: 'refused: only http and https URLs are allowed' };
     const anyAddress = this.allowed.matches(url);
-    const timeout = new Promise<WebhookTarget>((r) => setTimeout(() => r({ ok: false, message: `cannot resolve host '${url.hostname}' within ${RESOLVE_TIMEOUT_MS} ms` }), RESOLVE_TIMEOUT_MS).unref());
-    const guard = resolveGuarded(url.hostname, { resolve: this.resolve, allowAddress: anyAddress ? () => true : undefined }).then((g): WebhookTarget =>
-      g.ok ? { ok: true, url, target: g.target } : { ok: false, message: g.reason === 'blocked' ? `${g.message}, and the URL starts with no AGENTLOOP_WEBHOOK_ALLOWED_URLS prefix` : g.message },
-    );
+    const timeout = new Promise<WebhookTarget>((r) => setTimeout(() => r({ ok: false, message: `cannot resolve host '${url.hostname}' within ${RESOLVE_TIMEOUT_MS} ms`, transient: true }), RESOLVE_TIMEOUT_MS).unref());
+    const guard = resolveGuarded(url.hostname, { resolve: this.resolve, allowAddress: anyAddress ? () => true : undefined }).then((g): WebhookTarget => {
+      if (g.ok) return { ok: true, url, target: g.target };
+      if (g.reason === 'blocked') return { ok: false, message: `${g.message}, and the URL starts with no AGENTLOOP_WEBHOOK_ALLOWED_URLS prefix` };
+      return { ok: false, message: g.message, transient: g.reason === 'unresolvable' };
+    });
     return Promise.race([guard, timeout]);
   }
 

@@ -101,7 +101,8 @@ export class WebhookWorker {
     if (body === null) return { kind: 'refused', message: 'the event to deliver is gone' };
     // checked again at every attempt: the name may resolve elsewhere now, or the operator's allowance be gone
     const target = await this.o.policy.target(run.url);
-    if (!target.ok) return { kind: 'refused', message: target.message };
+    // a name that does not resolve now (a DNS hiccup) is retried like a receiver that did not answer; a refused address is not
+    if (!target.ok) return target.transient ? { kind: 'no_answer', message: target.message } : { kind: 'refused', message: target.message };
     return sendWebhook({ url: target.url, target: target.target, id: webhookId(run.runId, due.record.seq), body, secret, timeoutMs: this.o.policy.settings.timeoutMs, signal: this.inFlight.signal });
   }
 
