@@ -1,8 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
-import { pinnedLookup, resolveGuarded } from '@agentloop/runtime';
 import type { ToolDefinition } from '../tool-definition.js';
-import { ToolFailure } from '../tool-definition.js';
+import { guardedRequest } from '../guarded-request.js';
 
 export interface HttpGetOptions {
   maxBytes?: number;
@@ -11,57 +8,11 @@ export interface HttpGetOptions {
   allowAddress?: (address: string) => boolean;
 }
 
+const HEADERS = { 'user-agent': 'agentloop-http_get/1', accept: '*/*' };
+
 /** GET with the SSRF guard: every hop is resolved, checked, and connected to at exactly the checked address. */
 export async function guardedGet(rawUrl: string, signal: AbortSignal, opts: HttpGetOptions = {}) {
-  const maxBytes = opts.maxBytes ?? 1_000_000;
-  let url: URL;
-  try {
-    url = new URL(rawUrl);
-  } catch {
-    throw new ToolFailure('invalid_arguments', `not a valid URL: ${rawUrl}`);
-  }
-  for (let hop = 0; hop <= (opts.maxRedirects ?? 5); hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolFailure('blocked_url', `refused: only http and https URLs are allowed (${url.protocol})`);
-    if (url.username || url.password) throw new ToolFailure('blocked_url', 'refused: URLs with credentials are not allowed');
-    const guard = await resolveGuarded(url.hostname, { allowAddress: opts.allowAddress });
-    if (!guard.ok) throw new ToolFailure(guard.reason === 'blocked' ? 'blocked_url' : 'tool_error', guard.message);
-    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const lib = url.protocol === 'https:' ? https : http;
-      const req = lib.request(url, {
-        method: 'GET',
-        signal,
-        headers: { 'user-agent': 'agentloop-http_get/1', accept: '*/*' },
-        lookup: pinnedLookup(guard.target),
-      });
-      req.on('response', resolve);
-      req.on('error', reject);
-      req.end();
-    }).catch((e: Error) => {
-      if (e instanceof ToolFailure || signal.aborted) throw e;
-      throw new ToolFailure('tool_error', `request failed: ${e.message}`);
-    });
-    const location = res.headers.location;
-    if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && location) {
-      res.resume();
-      url = new URL(location, url);
-      continue;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let truncated = false;
-    for await (const c of res) {
-      size += (c as Buffer).length;
-      if (size > maxBytes) {
-        truncated = true;
-        chunks.push((c as Buffer).subarray(0, (c as Buffer).length - (size - maxBytes)));
-        res.destroy();
-        break;
-      }
-      chunks.push(c as Buffer);
-    }
-    return { status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8'), ...(truncated ? { truncated: true } : {}) };
-  }
-  throw new ToolFailure('tool_error', 'too many redirects');
+  return guardedRequest(rawUrl, signal, { headers: () => HEADERS, maxBytes: opts.maxBytes, maxRedirects: opts.maxRedirects, allowAddress: opts.allowAddress });
 }
 
 export function createHttpGet(opts: HttpGetOptions = {}): ToolDefinition {

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { substituteEnvRefs } from '../env-refs.js';
+import { parseJsonSetting } from '../json-setting.js';
 
 const NAME_RE = /^[a-zA-Z0-9_-]{1,32}$/;
 const stringMap = z.record(z.string(), z.string());
@@ -29,28 +30,8 @@ export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
  * problem (and the entry it is in), so the process stops at start instead of serving a catalog short of tools.
  */
 export function parseMcpServers(value: string | undefined): McpServerConfig[] {
-  const text = value?.trim() ?? '';
-  if (!text) return [];
-  let raw: unknown;
-  const inline = /^[[{]/.test(text);
-  const source = inline ? 'AGENTLOOP_MCP_SERVERS' : `AGENTLOOP_MCP_SERVERS (file ${text})`;
-  try {
-    raw = JSON.parse(inline ? text : readFileSync(text, 'utf8'));
-  } catch (e) {
-    throw new Error(`${source}: not a JSON array of servers, nor a readable file holding one: ${(e as Error).message}`);
-  }
-  const parsed = z.array(McpServerConfigSchema).safeParse(raw);
-  if (!parsed.success)
-    throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join('.')}]` : '(root)'} ${i.message}`).join('; ')}`);
-  const seen = new Set<string>();
-  for (const s of parsed.data) {
-    if (seen.has(s.name)) throw new Error(`${source}: the server name '${s.name}' is used twice`);
-    seen.add(s.name);
-  }
-  return parsed.data;
+  return parseJsonSetting('AGENTLOOP_MCP_SERVERS', value, z.array(McpServerConfigSchema), 'servers');
 }
-
-const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
  * `${env:NAME}` in a server's args, env and headers, replaced from `environment`. A server naming an unset variable
@@ -58,12 +39,7 @@ const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
  */
 export function resolveEnvRefs(s: McpServerConfig, environment: Record<string, string | undefined>): { server: McpServerConfig; missing: string[] } {
   const missing = new Set<string>();
-  const sub = (v: string) =>
-    v.replace(ENV_REF, (_, name: string) => {
-      const found = environment[name];
-      if (found === undefined) missing.add(name);
-      return found ?? '';
-    });
+  const sub = (v: string) => substituteEnvRefs(v, environment, missing);
   const subMap = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, sub(v)]));
   return { server: { ...s, args: s.args.map(sub), env: subMap(s.env), headers: subMap(s.headers) }, missing: [...missing] };
 }

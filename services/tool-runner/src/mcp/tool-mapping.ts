@@ -1,5 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { ToolDefinition } from '../tool-definition.js';
+
+/** `<server>__<tool>`: the name rules are SPEC §6's for MCP and OpenAPI tools alike. */
+export { catalogName } from '../catalog-name.js';
 
 /** What a server says of one of its tools (MCP `tools/list`), as far as the catalog needs it. */
 export interface McpToolInfo {
@@ -7,20 +9,6 @@ export interface McpToolInfo {
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean | undefined; destructiveHint?: boolean | undefined; idempotentHint?: boolean | undefined } | undefined;
-}
-
-const MAX_NAME = 64;
-const shortHash = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8);
-
-/**
- * `<server>__<tool>` with characters outside [a-zA-Z0-9_-] replaced by `_`; a name longer than 64 characters, or one
- * already in `taken`, is cut and given a hash of the server and tool names (stable across restarts and refreshes).
- */
-export function catalogName(server: string, tool: string, taken: ReadonlySet<string>): string {
-  const plain = `${server}__${tool}`.replace(/[^a-zA-Z0-9_-]/g, '_');
-  if (plain.length <= MAX_NAME && !taken.has(plain)) return plain;
-  const suffix = `_${shortHash(`${server}\0${tool}`)}`;
-  return `${plain.slice(0, MAX_NAME - suffix.length)}${suffix}`;
 }
 
 /**
