@@ -9,7 +9,7 @@ import {
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
-import { McpTools, ToolRegistry, ToolRunner, parseMcpServers } from '@agentloop/tool-runner';
+import { McpTools, ToolRegistry, ToolRunner, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
 export type Role = (typeof ROLES)[number];
@@ -38,6 +38,7 @@ const displayHost = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' 
 export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const mcpServers = parseMcpServers(config.mcpServers); // every role: a mistake stops the deployment at once
+  const openapiTools = parseOpenApiTools(config.openapiTools);
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
   for (const warning of config.warnings) logger.warn(warning);
   if (opts.roles.includes('api') && config.authRequired && config.apiKeys.size === 0) {
@@ -84,9 +85,12 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   if (has('tool-runner')) {
     // local tools are the orchestrators' (one home per tool): a runner serves the rest
     const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool !== LOCAL_POOL);
-    const pools = opts.pools?.length ? opts.pools : [...new Set([...registry.pools(), ...mcpServers.map((s) => s.pool)])];
+    const pools = opts.pools?.length ? opts.pools : [...new Set([...registry.pools(), ...mcpServers.map((s) => s.pool), ...openapiTools.map((e) => e.pool)])];
+    // OpenAPI operations of this runner's pools: their documents are loaded now (one that cannot be stops the start)
+    const serving = (pool: string) => pools.includes(pool);
+    for (const def of await startOpenApiTools(openapiTools, serving, { logger, environment: opts.env ?? process.env, taken: registry.all().map((t) => t.entry.name) })) registry.add(def);
     // an MCP server's tools join the registry (and so the catalog this runner publishes)
-    const mcp = await McpTools.start(mcpServers, (pool) => pools.includes(pool), { logger, environment: opts.env ?? process.env });
+    const mcp = await McpTools.start(mcpServers, serving, { logger, environment: opts.env ?? process.env });
     const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close() });
     mcp.attach(registry, () => runner.publishCatalog());
     // a runner that cannot start leaves no MCP server child behind

@@ -20,6 +20,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_LOCAL_TOOLS: z.string().default(''),
   /** MCP servers (SPEC §6): a JSON array, or the path of a file holding one; the tool-runner parses it. */
   AGENTLOOP_MCP_SERVERS: z.string().default(''),
+  /** OpenAPI tools (SPEC §6): a JSON array, or the path of a file holding one; the tool-runner parses it. */
+  AGENTLOOP_OPENAPI_TOOLS: z.string().default(''),
   AGENTLOOP_DRAIN_MS: intFrom(25_000),
   /** BullMQ lock duration: how soon a job of a dead worker is taken over (stalled check runs at half of it). */
   AGENTLOOP_LOCK_MS: intFrom(30_000, 1000),
@@ -173,6 +175,8 @@ export interface Config {
   localTools: string[];
   /** AGENTLOOP_MCP_SERVERS as given (services/tool-runner/src/mcp/config.ts validates it). */
   mcpServers: string;
+  /** AGENTLOOP_OPENAPI_TOOLS as given (services/tool-runner/src/openapi/config.ts validates it). */
+  openapiTools: string;
   drainMs: number;
   lockMs: number;
   orchestratorConcurrency: number;
@@ -248,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     toolModules: e.AGENTLOOP_TOOL_MODULES.split(',').map((s) => s.trim()).filter(Boolean),
     localTools: list(e.AGENTLOOP_LOCAL_TOOLS),
     mcpServers: e.AGENTLOOP_MCP_SERVERS,
+    openapiTools: e.AGENTLOOP_OPENAPI_TOOLS,
     drainMs: e.AGENTLOOP_DRAIN_MS,
     lockMs: e.AGENTLOOP_LOCK_MS,
     orchestratorConcurrency: e.AGENTLOOP_ORCHESTRATOR_CONCURRENCY,

@@ -17,7 +17,6 @@ export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> 
   REDIS_SENTINELS: { reason: SENTINEL },
   REDIS_SENTINEL_NAME: { reason: SENTINEL },
   AGENTLOOP_PARTITIONS: { reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)', harmless: (v) => v === '1' },
-  AGENTLOOP_OPENAPI_TOOLS: { reason: 'OpenAPI tools are not supported by this build: their tools would be missing from the catalog' },
 };
 
 const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';

@@ -7,3 +7,5 @@ export * from './builtins/http-get.js';
 export * from './builtins/sleep.js';
 export * from './mcp/config.js';
 export * from './mcp/mcp-tools.js';
+export * from './openapi/config.js';
+export * from './openapi/openapi-tools.js';

@@ -4,8 +4,8 @@ import { CLI_MAIN, testRedisUrl } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 
 /** `agentloop serve` as an operator starts it, with only the given environment (and PATH). */
-function serveOnce(env: Record<string, string>, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', REDIS_URL: testRedisUrl(), AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function serveOnce(env: Record<string, string>, timeoutMs = 20_000, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...args], { env: { PATH: process.env.PATH ?? '', REDIS_URL: testRedisUrl(), AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -22,12 +22,25 @@ describe('what a process says at start', () => {
   });
 
   it('a SPEC variable this build does not support stops it before it serves anything, saying so', async () => {
-    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-unsupported', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', AGENTLOOP_OPENAPI_TOOLS: '[{"secret":"sk-do-not-echo"}]' });
+    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-unsupported', REDIS_CLUSTER_NODES: '127.0.0.1:7000,127.0.0.1:7001', REDIS_SENTINELS: 'sk-do-not-echo:26379' });
     expect(r.code).toBe(1);
     expect(r.stdout).not.toContain('agentloop ready');
     expect(r.stderr).toContain('REDIS_CLUSTER_NODES is set, but Redis Cluster is not supported by this build');
-    expect(r.stderr).toContain('AGENTLOOP_OPENAPI_TOOLS is set, but OpenAPI tools');
+    expect(r.stderr).toContain('REDIS_SENTINELS is set, but Redis Sentinel');
     expect(r.stderr).not.toContain('sk-do-not-echo'); // a value is never echoed
+  });
+
+  it('an OpenAPI tools entry whose document cannot be loaded stops a tool-runner at start, naming the entry and the problem', async () => {
+    const entry = { name: 'crm', spec: '/nonexistent/crm.yaml', baseUrl: 'https://crm.internal/api', headers: { Authorization: 'Bearer ${env:CRM_TOKEN}' }, operations: ['getCustomer'] };
+    const r = await serveOnce({ AGENTLOOP_PREFIX: 'startup-openapi', AGENTLOOP_METRICS_PORT: '0', CRM_TOKEN: 'sk-crm-do-not-echo', AGENTLOOP_OPENAPI_TOOLS: JSON.stringify([entry]) }, 20_000, ['--role', 'tool-runner']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain('agentloop ready');
+    expect(r.stderr).toMatch(/AGENTLOOP_OPENAPI_TOOLS \[crm\]: the document \/nonexistent\/crm.yaml cannot be loaded/);
+    expect(r.stderr).not.toContain('sk-crm-do-not-echo');
+    // a malformed entry stops every role, an api too
+    const malformed = await serveOnce({ AGENTLOOP_PREFIX: 'startup-openapi', AGENTLOOP_OPENAPI_TOOLS: JSON.stringify([{ ...entry, operations: [] }]) });
+    expect(malformed.code).toBe(1);
+    expect(malformed.stderr).toContain('AGENTLOOP_OPENAPI_TOOLS: [0.operations] list the operationIds to expose as tools');
   });
 
   it('OpenTelemetry variables (set by platforms for every process) start it, with one warning that no traces are exported', async () => {
