@@ -28,7 +28,7 @@ const json = (res: http.ServerResponse, status: number, body: unknown) => res.wr
 /**
  * A real HTTP server for crm.yaml's operations, on loopback, recording every request. `/api/customers/missing` is a
  * 404, `/api/customers/flaky` a 503, `/api/customers/echo-auth` answers with the Authorization header it got,
- * `redirect-home` redirects there, `redirect-away` to another loopback host,
+ * `slow` never answers, `redirect-home` redirects there, `redirect-away` to another loopback host,
  * `/api/admin` is what a path traversal would reach (never called by a correct client). The document itself is
  * served at `/openapi.yaml`.
  */
@@ -52,6 +52,7 @@ export async function startCrmApi(): Promise<CrmApi> {
       const id = decodeURIComponent(seg[2]!);
       if (id === 'missing') return json(res, 404, { error: `no customer ${id}` });
       if (id === 'flaky') return json(res, 503, { error: 'try again later' });
+      if (id === 'slow') return; // never answers (closed with the server)
       if (id === 'redirect-home') return res.writeHead(302, { location: '/api/customers/echo-auth' }).end();
       if (id === 'redirect-away') return res.writeHead(302, { location: `http://127.0.0.2:${port}/api/admin` }).end();
       if (id === 'echo-auth') return json(res, 200, { authorization: req.headers.authorization ?? null });

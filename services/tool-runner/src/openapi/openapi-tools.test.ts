@@ -112,6 +112,11 @@ describe('OpenAPI tools against a real HTTP server (SPEC §6)', () => {
     expect(await call('meta__getCustomer', { customerId: 'c-1' })).toMatchObject({ status: 'error', error: { code: 'blocked_url' } });
   });
 
+  it('a server slower than the entry’s timeoutMs: the call is answered timeout and its request aborted', async () => {
+    const { call } = await registryOf([{ name: 'slow', spec: CRM_OPENAPI_DOC, baseUrl: api.baseUrl, operations: ['getCustomer'], allowPrivate: true, timeoutMs: 300 }]);
+    expect(await call('slow__getCustomer', { customerId: 'slow' })).toMatchObject({ status: 'error', error: { code: 'timeout', message: 'the tool did not finish within 300 ms' } });
+  });
+
   it('an unreachable server is a retryable tool_error', async () => {
     const gone = await startCrmApi();
     await gone.close();
