@@ -13,7 +13,7 @@ export const OpenApiToolsConfigSchema = z
       .record(z.string(), z.string())
       .refine((h) => Object.keys(h).every((k) => /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)), 'a key is not a header name')
       .default({}),
-    operations: z.array(z.string().min(1)).min(1, 'list the operationIds to expose as tools'),
+    operations: z.array(z.string().min(1).max(200)).min(1, 'list the operationIds to expose as tools').max(500, 'at most 500 operations an entry (each is a tool in every model request that offers it)'),
     sideEffects: z.record(z.string(), z.enum(SIDE_EFFECTS)).default({}),
     pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'pool names are lowercase letters, digits and -').default('default'),
     timeoutMs: z.number().int().positive().max(24 * 3_600_000).default(30_000),

@@ -63,9 +63,9 @@ export function jsonSchemaOf(schema: unknown, depth = 0): Schema {
   return out;
 }
 
-/** GET/HEAD are `read` unless the entry says otherwise, others `external`; retried after a crash when idempotent. */
+/** SPEC §6: GET is `read` unless the entry says otherwise, every other method `external`; retried after a crash when idempotent. */
 export function sideEffectOf(method: string, configured: ToolDefinition['sideEffect'] | undefined): Pick<ToolDefinition, 'sideEffect' | 'retry'> {
-  const sideEffect = configured ?? (method === 'GET' || method === 'HEAD' ? 'read' : 'external');
+  const sideEffect = configured ?? (method === 'GET' ? 'read' : 'external');
   // RFC 9110 §9.2.2: a request with an idempotent method may be sent again; POST and PATCH are answered outcome_unknown
   const idempotent = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'].includes(method);
   return { sideEffect, retry: sideEffect === 'read' || idempotent ? 'safe' : 'never' };
