@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CRM_OPENAPI_DOC, startCrmApi, stepOf, stepResults, type CrmApi, type MockRequest, type ReplySpec } from '@agentloop/testing';
-import { InProcessStack } from '../test-support/stack.js';
+import { InProcessStack, ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
 
 const TOKEN = 'crm-token-never-shown-1234';
@@ -97,5 +97,32 @@ describe('OpenAPI tools through the product (SPEC §6)', () => {
     const metrics = await (await fetch(s.proc.metricsUrl)).text();
     expect(metrics).toContain('agentloop_tool_calls_total{tool="crm__getCustomer"');
     expect(metrics).not.toContain(TOKEN);
+  });
+});
+
+describe('OpenAPI tools on a pool of their own, each role its own process', () => {
+  let api: CrmApi;
+  let s: ProcessStack;
+  afterAll(async () => {
+    await s?.stop();
+    await api?.close();
+  });
+
+  it('only the tool-runners of the entry’s pool load its document and serve its tools', async () => {
+    api = await startCrmApi();
+    const entry = { name: 'crm', spec: CRM_OPENAPI_DOC, baseUrl: api.baseUrl, headers: { Authorization: 'Bearer ${env:CRM_TOKEN}' }, operations: ['getCustomer'], allowPrivate: true, pool: 'crm' };
+    s = await ProcessStack.start(['api', 'orchestrator'], { script: byScenario(scenarios, 'lookup'), env: { AGENTLOOP_OPENAPI_TOOLS: JSON.stringify([entry]) } });
+    // the default pool's runner has no CRM_TOKEN: were it to start the entry, it would log that it could not
+    await s.spawn('tool-runner#default', { LOG_LEVEL: 'info' }, ['--pools', 'default']);
+    await s.spawn('tool-runner#crm', { LOG_LEVEL: 'info', CRM_TOKEN: TOKEN }, ['--pools', 'crm']);
+    const id = await s.a.startRun(body('lookup', ['crm__getCustomer']));
+    const { snap, messages } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(toolResult(messages)).toMatchObject({ status: 200, body: { id: 'c-1' } });
+    expect(api.requests.find((q) => q.url === '/api/customers/c-1?expand=true')?.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    const said = (name: string) => s.procs.get(name)!.output.filter((l) => l.includes('OpenAPI tools'));
+    expect(said('tool-runner#default')).toEqual([]);
+    expect(said('tool-runner#crm').map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ msg: 'OpenAPI tools ready', openapiTools: 'crm', tools: ['crm__getCustomer'] })]);
+    for (const p of s.procs.values()) expect(p.output.join('\n')).not.toContain(TOKEN);
   });
 });

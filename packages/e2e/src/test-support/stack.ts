@@ -123,14 +123,15 @@ export class ProcessStack extends BaseStack {
 
   /**
    * Starts a process for `name` (`role`, `role#n`, or `all` for every role in one process); resolves once it printed
-   * its ready line. A restarted api takes the first api's port unless `extraEnv` says otherwise.
+   * its ready line. A restarted api takes the first api's port unless `extraEnv` says otherwise. `args`: more of
+   * `serve`'s arguments (`--pools crm`).
    */
-  async spawn(name: string, extraEnv: Record<string, string> = {}): Promise<RoleProcess> {
+  async spawn(name: string, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<RoleProcess> {
     const role = name.split('#')[0] as Role | 'all';
     const env = { ...process.env, ...this.env };
     if ((role === 'api' || role === 'all') && this.a) env.AGENTLOOP_PORT = new URL(this.a.baseUrl).port;
     Object.assign(env, extraEnv);
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...(role === 'all' ? [] : ['--role', role])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...(role === 'all' ? [] : ['--role', role]), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const output: string[] = [];
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const rp: RoleProcess = { name, child, output, exited };
