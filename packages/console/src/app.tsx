@@ -21,7 +21,8 @@ export function App() {
 
   if (!client)
     return <SignIn onSignedIn={(k) => { storeKey(k); setKey(k); }} />;
-  const signOut = () => { forgetKey(); setKey(null); };
+  // the next person starts at the runs list, not on a page of the previous key's tenant
+  const signOut = () => { forgetKey(); setKey(null); location.hash = '#/runs'; };
   const current = (screen: string) => (route.screen === screen || (screen === 'runs' && route.screen === 'run') ? 'page' : undefined);
   return (
     <>

@@ -13,7 +13,7 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
  * api has AGENTLOOP_CONSOLE_TRACE_URL.
  */
 export const traceIdOf = (snap: RunSnapshot): string | null => {
-  const t = (snap as { traceId?: unknown }).traceId;
+  const t = snap.traceId;
   return typeof t === 'string' && /^[0-9a-f]{32}$/.test(t) ? t : null;
 };
 

@@ -24,15 +24,9 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
   const problems: string[] = [];
   const waitStatus = (want: string) => page.getByTestId('run-status').filter({ hasText: new RegExp(`^${want}$`) }).waitFor({ timeout: 20_000 });
   const inboxCount = (n: number) => page.getByTestId('inbox-count').filter({ hasText: `${n} call${n === 1 ? '' : 's'} waiting` }).waitFor({ timeout: 10_000 });
-  const signIn = async (key: string) => {
-    await page.goto(`${s.a.baseUrl}/console/`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Runs' }).waitFor();
-  };
 
   beforeAll(async () => {
-    s = await ProcessStack.start(['all'], { script: byScenario(scenarios, 'stream') });
+    s = await ProcessStack.start(['all'], { script: byScenario(scenarios, 'stream'), env: { AGENTLOOP_CONSOLE_TRACE_URL: 'http://traces.example/trace/{traceId}' } });
     browser = await launchChromium();
     ctx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     page = await ctx.newPage();
@@ -136,6 +130,13 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await inboxCount(1);
     await page.goto(`${s.a.baseUrl}/console/#/runs/${cancelled}`);
     await waitStatus('paused');
+    // arguments the schema allows but the server refuses (nested past its depth limit): its 400 is shown, nothing changes
+    let deep = '"sda"';
+    for (let i = 0; i < 70; i++) deep = `[${deep}]`;
+    await page.getByLabel(/Arguments \(JSON/).fill(`{"disk": "sda", "extra": ${deep}}`);
+    await page.getByRole('button', { name: 'Approve with edits' }).click();
+    await page.getByRole('alert').filter({ hasText: /The server refused: 400 .*nested deeper than 64 levels/ }).waitFor();
+    expect((await s.a.getRun(cancelled)).json.status).toBe('paused');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await waitStatus('cancelled');
     await page.goto(`${s.a.baseUrl}/console/#/inbox`);
@@ -164,9 +165,35 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await s.a.request('POST', `/v1/runs/${id}/cancel`);
   });
 
+  it('shows a run\'s trace id, linked to the trace UI, when its snapshot carries one', async () => {
+    const id = await s.a.startRun(runBody('stream'));
+    await s.a.waitTerminal(id);
+    await page.goto(`${s.a.baseUrl}/console/#/runs/${id}`);
+    await waitStatus('completed');
+    expect(await page.getByText('none recorded').count()).toBe(1); // this build's snapshots carry none (SPEC §8)
+    // a snapshot as a server with tracing on answers it
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await page.route(`**/v1/runs/${id}`, async (route) => {
+      const res = await route.fetch().catch(() => null);
+      if (res) await route.fulfill({ response: res, json: { ...(await res.json()), traceId } }).catch(() => {}); // (a reload may abort it)
+    });
+    await page.reload();
+    const link = page.getByRole('link', { name: traceId });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toBe(`http://traces.example/trace/${traceId}`);
+    expect(await link.getAttribute('rel')).toContain('noreferrer');
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+  });
+
   it("another tenant's key sees none of it", async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn('key-b');
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    // by keyboard alone: Tab to the key, type it, Enter
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe('api-key');
+    await page.keyboard.type('key-b');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
     await page.getByText('No runs.').waitFor();
     await page.goto(`${s.a.baseUrl}/console/#/inbox`);
     await inboxCount(0);
