@@ -12,7 +12,10 @@ export function App() {
   const [tools, setTools] = useState<Map<string, ToolInfo>>(new Map());
   const [config, setConfig] = useState<ConsoleConfig>({ traceUrl: null });
   const route = useRoute();
-  const client = useMemo(() => (key ? clientFor(key) : null), [key]);
+  const [notice, setNotice] = useState<string | null>(null);
+  // the next person starts at the runs list, not on a page of the previous key's tenant
+  const signOut = (why: string | null = null) => { forgetKey(); setKey(null); setNotice(why); location.hash = '#/runs'; };
+  const client = useMemo(() => (key ? clientFor(key, () => signOut('The server refused the API key (401): sign in again.')) : null), [key]);
 
   useEffect(() => void loadConfig().then(setConfig), []);
   useEffect(() => {
@@ -20,9 +23,7 @@ export function App() {
   }, [client]);
 
   if (!client)
-    return <SignIn onSignedIn={(k) => { storeKey(k); setKey(k); }} />;
-  // the next person starts at the runs list, not on a page of the previous key's tenant
-  const signOut = () => { forgetKey(); setKey(null); location.hash = '#/runs'; };
+    return <SignIn notice={notice} onSignedIn={(k) => { storeKey(k); setNotice(null); setKey(k); }} />;
   const current = (screen: string) => (route.screen === screen || (screen === 'runs' && route.screen === 'run') ? 'page' : undefined);
   return (
     <>
@@ -33,7 +34,7 @@ export function App() {
           <a href="#/runs" aria-current={current('runs')}>Runs</a>
           <a href="#/inbox" aria-current={current('inbox')}>Approvals</a>
         </nav>
-        <button type="button" onClick={signOut}>Sign out</button>
+        <button type="button" onClick={() => signOut()}>Sign out</button>
       </header>
       <main id="main" tabIndex={-1}>
         {route.screen === 'runs' && <RunsList client={client} toolNames={[...tools.keys()]} />}

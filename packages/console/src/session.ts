@@ -7,8 +7,20 @@ export const storedKey = (): string | null => sessionStorage.getItem(KEY);
 export const storeKey = (key: string): void => sessionStorage.setItem(KEY, key);
 export const forgetKey = (): void => sessionStorage.removeItem(KEY);
 
-/** A client of the api that serves this page (same origin): the key goes out only as `Authorization: Bearer`. */
-export const clientFor = (apiKey: string): AgentloopClient => new AgentloopClient({ baseUrl: location.origin, apiKey });
+/**
+ * A client of the api that serves this page (same origin): the key goes out only as `Authorization: Bearer`.
+ * `onUnauthorized`: the api refused the key (revoked, or the server's keys changed).
+ */
+export const clientFor = (apiKey: string, onUnauthorized?: () => void): AgentloopClient =>
+  new AgentloopClient({
+    baseUrl: location.origin,
+    apiKey,
+    fetch: async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.status === 401) onUnauthorized?.();
+      return res;
+    },
+  });
 
 /** What the api tells the console (GET /console/config.json): where a trace id links to. */
 export interface ConsoleConfig {

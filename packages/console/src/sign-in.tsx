@@ -3,7 +3,7 @@ import { clientFor } from './session.js';
 import { errorText } from './poll.js';
 
 /** Asks for an API key and checks it with one request; it is then kept in this tab's sessionStorage only. */
-export function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
+export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string) => void; notice: string | null }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -23,6 +23,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (key: string) => void }) {
   return (
     <main id="main" class="signin">
       <h1>agentloop console</h1>
+      {notice && <p role="alert" class="error">{notice}</p>}
       <form onSubmit={(e) => void submit(e)} aria-label="Sign in" method="post" action="#">
         <label for="api-key">API key</label>
         <input id="api-key" name="api-key" type="password" autocomplete="off" required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />

@@ -202,4 +202,13 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await page.getByRole('alert').filter({ hasText: '404' }).waitFor();
     expect(problems).toEqual([]);
   });
+
+  it('a key the server refuses later sends the tab back to sign-in, saying why', async () => {
+    await page.evaluate(() => sessionStorage.setItem('agentloop.apiKey', 'revoked-key'));
+    await page.goto(`${s.a.baseUrl}/console/#/inbox`);
+    await page.reload(); // a new page load reads the key from sessionStorage
+    await page.getByRole('alert').filter({ hasText: 'The server refused the API key (401): sign in again.' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('agentloop.apiKey'))).toBeNull();
+    await page.getByLabel('API key').waitFor();
+  });
 });
