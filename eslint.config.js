@@ -30,10 +30,12 @@ export default tseslint.config(
     },
   },
   // Files stay small: one concept each (tests and recorded-fixture replays excepted).
-  { files: ['packages/*/src/**/*.ts', 'services/*/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: { 'max-lines': ['error', 300] } },
+  { files: ['packages/*/src/**/*.ts', 'packages/*/src/**/*.tsx', 'services/*/src/**/*.ts'], ignores: ['**/*.test.ts'], rules: { 'max-lines': ['error', 300] } },
   // Dependencies point one way: protocol ← llm ← runtime ← services ← cli. A service never imports another one.
   ...layer('packages/protocol', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
   ...layer('packages/client', ['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'ioredis']),
+  // the web console runs in a browser: the client and the protocol only
+  { files: ['packages/console/src/**/*.ts', 'packages/console/src/**/*.tsx'], rules: restrict(['@agentloop/llm', '@agentloop/runtime', ...SERVICES, '@agentloop/cli', '@agentloop/testing', 'ioredis', 'bullmq']) },
   ...layer('packages/llm', ['@agentloop/runtime', ...SERVICES, '@agentloop/cli', 'bullmq', 'ioredis']),
   ...layer('packages/runtime', [...SERVICES, '@agentloop/cli']),
   // the CLI ships in the image: no test support in it (the e2e package holds the stacks, the demo and the tests)

@@ -177,6 +177,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       intake: newIntake(),
       limiter: tenantLimiter,
       corsOrigins: config.corsOrigins,
+      console: { traceUrl: config.consoleTraceUrl },
       metrics,
       ready,
       publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),

@@ -55,6 +55,8 @@ export const RunSnapshotSchema = z.object({
   pending: z.array(PendingCallSchema),
   usage: UsageSchema,
   metadata: z.record(z.string(), z.unknown()),
+  /** The run's trace id (SPEC §8: 32 hex digits) when it was created with tracing on; the web console links it. */
+  traceId: z.string().optional(),
   messages: z.array(MessageSchema).optional(),
   history: z.array(MessageSchema).optional(),
 });

@@ -70,6 +70,13 @@ describe('the environment, validated once at start', () => {
     expect(loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]' }).openapiTools).toBe('[]'); // built: passed on to the tool-runner
   });
 
+  it('AGENTLOOP_CONSOLE_TRACE_URL: the console links trace ids there; anything but an http(s) URL with {traceId} stops the process', () => {
+    expect(loadConfig({}).consoleTraceUrl).toBeNull();
+    expect(loadConfig({ AGENTLOOP_CONSOLE_TRACE_URL: 'http://localhost:16686/trace/{traceId}' }).consoleTraceUrl).toBe('http://localhost:16686/trace/{traceId}');
+    for (const bad of ['http://localhost:16686/trace/', 'javascript:alert(1)//{traceId}', 'ftp://x/{traceId}'])
+      expect(() => loadConfig({ AGENTLOOP_CONSOLE_TRACE_URL: bad }), bad).toThrow(/AGENTLOOP_CONSOLE_TRACE_URL/);
+  });
+
   it('AGENTLOOP_CORS_ORIGINS: none by default; origins as browsers send them; anything but an origin stops the process', () => {
     expect(loadConfig({}).corsOrigins).toEqual([]);
     expect(loadConfig({ AGENTLOOP_CORS_ORIGINS: ' https://app.example.com, http://localhost:5173,HTTPS://Admin.Example.com:443,http://[::1]:8080, https://app.example.com' }).corsOrigins).toEqual([

@@ -53,6 +53,8 @@ export const EnvSchema = z.object({
   AGENTLOOP_MODEL_PRICES: z.string().default('{}'),
   /** Origins whose browser apps may call the API (CORS): scheme://host[:port], comma-separated. */
   AGENTLOOP_CORS_ORIGINS: z.string().default(''),
+  /** The web console links a run's trace id here: an http(s) URL with {traceId} in it (e.g. a Jaeger UI's /trace/{traceId}). */
+  AGENTLOOP_CONSOLE_TRACE_URL: z.string().regex(/^https?:\/\/[^\s]*\{traceId\}[^\s]*$/, 'must be an http(s) URL with {traceId} in it').optional(),
   /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200},"tenantA":{...}}. */
   AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
   /** The model the compressor summarizes with ("provider/name"; default: the run's own). */
@@ -196,6 +198,7 @@ export interface Config {
   tenantLimits: Record<string, TenantLimit>;
   /** Origins allowed to call the API from a browser (CORS), serialized as browsers send them; none by default. */
   corsOrigins: string[];
+  consoleTraceUrl: string | null;
   runRetentionS: number;
   /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
   runLayout: RunLayout;
@@ -271,6 +274,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
     tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
     corsOrigins: [...new Set(list(e.AGENTLOOP_CORS_ORIGINS).map((o) => corsOrigin(o)!))],
+    consoleTraceUrl: e.AGENTLOOP_CONSOLE_TRACE_URL ?? null,
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
     runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,

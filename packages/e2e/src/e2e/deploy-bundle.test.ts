@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -38,6 +39,11 @@ describe('the production bundle the image ships', () => {
     const shipped = execFileSync('find', ['-L', path.join(out, 'dist'), path.join(out, 'node_modules/@agentloop'), '-name', '*.test.js'], { encoding: 'utf8' });
     expect(shipped).toBe('');
     expect(fs.existsSync(path.join(out, 'node_modules/@agentloop/runtime/lua/startIteration-6.lua'))).toBe(true);
+    // the web console ships built, without its build tools or sources
+    const consoleDir = path.dirname(createRequire(fs.realpathSync(path.join(out, 'node_modules/@agentloop/orchestrator/package.json'))).resolve('@agentloop/console/package.json'));
+    expect(fs.readdirSync(consoleDir).sort()).toEqual(['dist', 'package.json']);
+    expect(fs.existsSync(path.join(consoleDir, 'dist/index.html'))).toBe(true);
+    expect(fs.readdirSync(path.join(out, 'node_modules/.pnpm')).filter((d) => /^(vite|preact|rolldown)@/.test(d))).toEqual([]);
     const child = spawn(process.execPath, [path.join(out, 'dist/main.js'), 'serve'], {
       cwd: out,
       env: {
@@ -59,6 +65,9 @@ describe('the production bundle the image ships', () => {
       const snap = await c.waitTerminal(id);
       expect(snap.status).toBe('completed');
       expect(snap.output).toContain('17 × 23 = 391');
+      const page = await fetch(`${url}/console/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<div id="app"></div>');
     } finally {
       child.kill('SIGTERM');
       expect(await new Promise((r) => child.once('exit', (code) => r(code)))).toBe(0);

@@ -9,6 +9,7 @@ import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
 import { streamEvents, type ServerEventStreams } from './sse.js';
 import { corsMiddleware } from './cors.js';
+import { CONSOLE_PATH, consoleRouter, type ConsoleOptions } from './console.js';
 
 export interface ApiDeps {
   store: RunStore;
@@ -34,6 +35,8 @@ export interface ApiDeps {
   eventStreams?: ServerEventStreams;
   /** AGENTLOOP_CORS_ORIGINS: browser origins allowed to call the API (none: no CORS headers at all). */
   corsOrigins?: readonly string[];
+  /** The web console at /console (its built directory, its trace link); false: not served. */
+  console?: ConsoleOptions | false;
 }
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
@@ -85,6 +88,7 @@ export function createApp(d: ApiDeps): express.Express {
   }));
   app.get('/v1/openapi.json', (_req, res) => void res.json(openApiDocument()));
   if (d.admin) app.use(ADMIN_PATH, d.admin);
+  if (d.console !== false) app.use(CONSOLE_PATH, consoleRouter(d.console));
 
   app.use('/v1', (req: Authed, _res, next) => {
     if (!d.authRequired) {
