@@ -3,6 +3,9 @@ import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
 import type { RunLayout } from './run-state.js';
 import { otelWarning, unsupportedSettingProblems } from './unsupported-settings.js';
+import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
+
+export * from './limits-config.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');
@@ -84,40 +87,6 @@ export const EnvSchema = z.object({
 });
 
 const PoolPickupSchema = z.record(z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, 'a pool name or *'), z.number().int().min(1000));
-
-export const ProviderLimitSchema = z
-  .object({
-    /** Model calls in flight at once, across all orchestrators. */
-    concurrency: z.number().int().min(1).optional(),
-    /** Model calls started per minute, across all orchestrators. */
-    rpm: z.number().positive().optional(),
-    /** Calls that may start back to back before the rpm spacing applies [1]. */
-    burst: z.number().int().min(1).default(1),
-  })
-  .strict();
-export const ProviderLimitsSchema = z.partialRecord(z.enum(['openai', 'google', 'deepseek', 'openai-compatible']), ProviderLimitSchema);
-export type ProviderLimit = z.infer<typeof ProviderLimitSchema>;
-export type ProviderLimits = Partial<Record<string, ProviderLimit>>;
-
-export const TenantLimitSchema = z
-  .object({
-    /** Authenticated requests per second (token bucket refill rate), shared by every api process. */
-    requestsPerSecond: z.number().positive().optional(),
-    /** Bucket size: requests that may arrive back to back [requestsPerSecond, at least 1]. */
-    burst: z.number().int().min(1).optional(),
-    /** Runs queued, running or paused at once. */
-    activeRuns: z.number().int().min(0).optional(),
-    /** Event streams (GET /v1/runs/:id/events) open at once, across every api process. */
-    streams: z.number().int().min(0).optional(),
-  })
-  .strict();
-export const TenantLimitsSchema = z.record(z.string(), TenantLimitSchema);
-export type TenantLimit = z.infer<typeof TenantLimitSchema>;
-
-export const ModelPricesSchema = z.record(
-  z.string().regex(/^[a-z-]+\/.+$/, 'keys are "provider/model"'),
-  z.object({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional() }).strict(),
-);
 
 /** A JSON-valued variable, parsed and validated; a bad value stops the process with the variable's name and path. */
 function parseJsonEnv<T>(name: string, raw: string, schema: z.ZodType<T>, example: string): T {
