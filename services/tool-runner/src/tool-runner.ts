@@ -177,10 +177,15 @@ export class ToolRunner {
    * made by this delivery's own checkpoint, so none can have a result yet (no read of their status first).
    */
   async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false): Promise<void> {
-    const done = (await Promise.all(calls.map((data) => this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh)))).filter((r) => r !== null);
-    if (!done.length) return;
-    const recorded = await this.o.store.recordToolResults(done[0]!.runId, done);
-    done.forEach((r, i) => this.recorded(r, recorded[i] ?? null));
+    const settled = await Promise.allSettled(calls.map((data) => this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh)));
+    // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
+    const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+    if (done.length) {
+      const recorded = await this.o.store.recordToolResults(done[0]!.runId, done);
+      done.forEach((r, i) => this.recorded(r, recorded[i] ?? null));
+    }
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
