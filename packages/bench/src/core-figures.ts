@@ -52,12 +52,17 @@ async function measured(admin: Redis, loop: BenchLoop, runs: number, parallel: n
   return { ...cpu, commands, redisBytes: { in: bytes('total_net_input_bytes'), out: bytes('total_net_output_bytes') } };
 }
 
+export type LoopFigures = { loaded: Measured; sequential: Measured };
 export interface CoreFigures {
   provider: Provider;
-  raw: { loaded: Measured; sequential: Measured };
+  raw: LoopFigures;
   /** The raw loop plus SPEC's durability round trips alone (durable-floor-loop.ts). */
-  floor: { loaded: Measured; sequential: Measured };
-  product: { loaded: Measured; sequential: Measured };
+  floor: LoopFigures;
+  product: LoopFigures;
+  /** Issue 26: the product with the tool local, the raw loop with the tool inline, the OpenAI Agents SDK. */
+  local: LoopFigures;
+  inline: LoopFigures;
+  sdk: LoopFigures;
   /** Each round's CPU per iteration at 50 runs, product ÷ raw: how far one round's ratio is from another's. */
   roundRatios: number[];
   /** What each fresh process paid over its warm-up runs (its JIT compiling). */
@@ -79,11 +84,19 @@ const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, s
  */
 export async function coreFigures(ctx: CoreContext, provider: Provider): Promise<CoreFigures> {
   const start = CORE.shared ? localLoop : forkedLoop;
-  const names: Record<LoopKind, string> = { raw: `raw loop (${provider})`, floor: `durable floor (${provider})`, product: `agentloop (${provider})` };
-  const prefixes: Record<LoopKind, string> = { raw: `bench-core-raw-${provider}`, floor: `bench-core-floor-${provider}`, product: `bench-core-${provider}` };
+  const names: Record<LoopKind, string> = {
+    raw: `raw loop (${provider})`, floor: `durable floor (${provider})`, product: `agentloop (${provider})`,
+    local: `agentloop, tool local (${provider})`, inline: `raw loop, tool inline (${provider})`, sdk: `OpenAI Agents SDK (${provider})`,
+  };
+  const prefixes: Record<LoopKind, string> = {
+    raw: `bench-core-raw-${provider}`, floor: `bench-core-floor-${provider}`, product: `bench-core-${provider}`,
+    local: `bench-core-local-${provider}`, inline: `bench-core-inline-${provider}`, sdk: `bench-core-sdk-${provider}`,
+  };
   const { admin: _admin, ...env } = ctx;
-  const kinds = (['raw', 'floor', 'product'] as const).filter((k) => !CORE.only || CORE.only.includes(k));
-  const out: CoreFigures = { provider, raw: { loaded: ZERO, sequential: ZERO }, floor: { loaded: ZERO, sequential: ZERO }, product: { loaded: ZERO, sequential: ZERO }, roundRatios: [], warmup: {} };
+  // the Agents SDK speaks Chat Completions here (the mock's wire and the product's `openai` provider)
+  const kinds = LOOP_KINDS.filter((k) => (!CORE.only || CORE.only.includes(k)) && (k !== 'sdk' || provider === 'openai'));
+  const none = () => ({ loaded: ZERO, sequential: ZERO });
+  const out: CoreFigures = { provider, raw: none(), floor: none(), product: none(), local: none(), inline: none(), sdk: none(), roundRatios: [], warmup: {} };
   const loops: Array<[LoopKind, BenchLoop]> = [];
   try {
     for (const kind of kinds) loops.push([kind, await start({ ...env, kind, provider, prefix: prefixes[kind] })]);
@@ -108,6 +121,8 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
   }
 }
 
+export const LOOP_KINDS = ['raw', 'floor', 'product', 'local', 'inline', 'sdk'] as const;
+const LABELS: Record<LoopKind, string> = { raw: 'raw', floor: 'floor', product: 'agentloop', local: 'agentloop, local tool', inline: 'raw, tool inline', sdk: 'OpenAI Agents SDK' };
 const perIt = (m: Measured, v: number) => v / m.iterations;
 const f2 = (n: number) => n.toFixed(2);
 const kb = (m: Measured, bytes: number) => (bytes / m.iterations / 1024).toFixed(1);
@@ -115,20 +130,20 @@ const kb = (m: Measured, bytes: number) => (bytes / m.iterations / 1024).toFixed
 /** The figures of one provider, for the report. */
 export function coreLines(c: CoreFigures): string[] {
   const row = (name: string, m: { loaded: Measured; sequential: Measured }) =>
-    `  ${name.padEnd(10)} ${(m.loaded.iterations / m.loaded.seconds).toFixed(0).padStart(12)} ${f2(perIt(m.loaded, m.loaded.cpuMs)).padStart(14)} ${perIt(m.loaded, m.loaded.commands).toFixed(1).padStart(17)} ${perIt(m.sequential, m.sequential.commands).toFixed(1).padStart(16)} ${f2(perIt(m.sequential, m.sequential.cpuMs)).padStart(14)}`;
+    `  ${name.padEnd(21)} ${(m.loaded.iterations / m.loaded.seconds).toFixed(0).padStart(12)} ${f2(perIt(m.loaded, m.loaded.cpuMs)).padStart(14)} ${perIt(m.loaded, m.loaded.commands).toFixed(1).padStart(17)} ${perIt(m.sequential, m.sequential.commands).toFixed(1).padStart(16)} ${f2(perIt(m.sequential, m.sequential.cpuMs)).padStart(14)}`;
   return [
     `core figures via ${c.provider} (raw loop: ${RAW_API[c.provider]} API through its SDK; ${c.product.loaded.iterations} iterations at ${CORE.parallel} runs in flight, ${c.product.sequential.iterations} one run at a time, in ${CORE.rounds} alternating rounds; ${CORE.warmup} warm-up runs each):`,
-    `  ${''.padEnd(10)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
-    ...(['raw', 'floor', 'product'] as const).filter((k) => c[k].loaded.iterations).map((k) => row(k === 'product' ? 'agentloop' : k, c[k])),
-    `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${(['raw', 'floor', 'product'] as const).flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
+    `  ${''.padEnd(21)} ${'iterations/s'.padStart(12)} ${'CPU ms / iter'.padStart(14)} ${'Redis cmds / iter'.padStart(17)} ${'cmds / iter, 1×'.padStart(16)} ${'CPU ms, 1×'.padStart(14)}`,
+    ...LOOP_KINDS.filter((k) => c[k].loaded.iterations).map((k) => row(LABELS[k], c[k])),
+    `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${LOOP_KINDS.flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
     ...instructionLines(c),
-    ...(CORE.only ? [] : comparisons(c)),
+    ...(CORE.only && !(['raw', 'floor', 'product'] as const).every((k) => CORE.only!.includes(k)) ? [] : comparisons(c)),
   ];
 }
 
 /** Under BENCH_CORE_CALLGRIND: instructions per iteration (millions), each loop and ÷ raw. */
 function instructionLines(c: CoreFigures): string[] {
-  const kinds = (['raw', 'floor', 'product'] as const).filter((k) => c[k].loaded.instructions);
+  const kinds = LOOP_KINDS.filter((k) => c[k].loaded.instructions);
   if (!kinds.length) return [];
   const m = (x: Measured) => x.instructions / x.iterations / 1e6;
   const vsRaw = (x: Measured) => (c.raw.loaded.instructions ? ` (${f2(m(x) / m(c.raw.loaded))}× raw)` : '');

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { RawAgentLoop } from './raw-agent-loop.js';
+import { RawInlineLoop } from './raw-inline-loop.js';
+import { AgentsSdkLoop } from './agents-sdk-loop.js';
 import { DurableFloorLoop } from './durable-floor-loop.js';
 import { rawModel } from './raw-model-call.js';
 import { MODELS, RAW_API, type Provider } from './providers.js';
@@ -10,7 +12,11 @@ import { ProductLoop, type LoopEnv } from './product-loop.js';
 import { gcFairWindows, measureWindow, type Loop, type WindowCpu } from './loop-window.js';
 import { callgrindExec } from './callgrind.js';
 
-export type LoopKind = 'raw' | 'floor' | 'product';
+/**
+ * `local`: the product with the core tool local (SPEC §6); `inline`: the raw loop with the tool run in the iteration
+ * job; `sdk`: the in-process OpenAI Agents SDK (issue 26's peers).
+ */
+export type LoopKind = 'raw' | 'floor' | 'product' | 'local' | 'inline' | 'sdk';
 export interface LoopSpec extends LoopEnv {
   kind: LoopKind;
   provider: Provider;
@@ -28,15 +34,22 @@ export interface BenchLoop {
 
 /** Builds and starts the loop `spec` names, in this process. */
 async function startLoop(spec: LoopSpec): Promise<{ loop: Loop; close(): Promise<void> }> {
-  if (spec.kind === 'product') {
-    const product = new ProductLoop(spec, spec.prefix, spec.provider);
+  if (spec.kind === 'product' || spec.kind === 'local') {
+    const product = new ProductLoop(spec.kind === 'local' ? { ...spec, toolsModule: spec.localToolsModule } : spec, spec.prefix, spec.provider);
     await product.start();
     return { loop: product, close: () => product.close() };
+  }
+  if (spec.kind === 'sdk') {
+    if (spec.provider !== 'openai') throw new Error('the Agents SDK loop runs on Chat Completions only (--provider openai)');
+    return { loop: new AgentsSdkLoop(spec.mockUrl, MODELS.openai.name, spec.prior), close: async () => {} };
   }
   const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
   const bull = new Redis(spec.redisUrl, { maxRetriesPerRequest: null });
   const model = await rawModel(RAW_API[spec.provider], spec.mockUrl, MODELS[spec.provider].name, tools);
-  const loop = spec.kind === 'raw' ? new RawAgentLoop(bull, spec.prefix, model, spec.prior, spec.concurrency) : new DurableFloorLoop(bull, spec.prefix, model, spec.prior, spec.concurrency);
+  const loop =
+    spec.kind === 'raw' ? new RawAgentLoop(bull, spec.prefix, model, spec.prior, spec.concurrency)
+    : spec.kind === 'inline' ? new RawInlineLoop(bull, spec.prefix, model, spec.prior, spec.concurrency.orchestrator)
+    : new DurableFloorLoop(bull, spec.prefix, model, spec.prior, spec.concurrency);
   await loop.start();
   return {
     loop,

@@ -15,6 +15,7 @@ import { idleCpuAfterLoad, type IdleFigures } from './idle.js';
 import { MODELS, providersFromArgs, type Provider } from './providers.js';
 import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFigures } from './core-figures.js';
 import { productEnv } from './product-loop.js';
+import { localToolLines, localToolTargetLines } from './local-figures.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
@@ -26,13 +27,14 @@ const CONCURRENCY = { orchestrator: 50, tools: 20 };
 /** BENCH_TOOL_POOL=local: the core workload's tool runs locally, in the orchestrator's iteration (SPEC §6). */
 const TOOL_POOL = process.env.BENCH_TOOL_POOL ?? 'default';
 const TOOLS_MODULE = path.join(os.tmpdir(), `agentloop-bench-tools-${process.pid}.mjs`);
-fs.writeFileSync(
-  TOOLS_MODULE,
-  `export default [
-  { name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', pool: ${JSON.stringify(TOOL_POOL)}, async execute() { return { ok: true }; } },
+/** The same tools with `noop` local: the core figures' `local` loop (issue 26) runs on it. */
+const LOCAL_TOOLS_MODULE = path.join(os.tmpdir(), `agentloop-bench-tools-local-${process.pid}.mjs`);
+const toolsModule = (pool: string) => `export default [
+  { name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', pool: ${JSON.stringify(pool)}, async execute() { return { ok: true }; } },
   { name: 'notify', description: 'an external effect (needs approval)', parameters: { type: 'object' }, sideEffect: 'external', async execute() { return { ok: true }; } },
-];\n`,
-);
+];\n`;
+fs.writeFileSync(TOOLS_MODULE, toolsModule(TOOL_POOL));
+fs.writeFileSync(LOCAL_TOOLS_MODULE, toolsModule('local'));
 const PROVIDERS = providersFromArgs(process.argv.slice(2));
 /** BENCH_ONLY=core: only the core figures (raw loop vs product: CPU, throughput, Redis commands) and the idle CPU. */
 const ONLY_CORE = process.env.BENCH_ONLY === 'core';
@@ -118,7 +120,7 @@ async function main() {
   const bull = new Redis(server.url, { maxRetriesPerRequest: null });
   const mock = await startMockProcess(['tool-loop', String(ITERATIONS)]);
   try {
-    const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
+    const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, localToolsModule: LOCAL_TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
     if (process.env.BENCH_ONLY === 'webhooks') {
       console.log(webhookDeliveryLines(await webhookDelivery(coreCtx, admin, Number(process.env.BENCH_WEBHOOK_RUNS ?? 1000))).join('\n'));
       return;
@@ -138,9 +140,10 @@ async function main() {
     const cores: CoreFigures[] = [];
     for (const provider of PROVIDERS) {
       cores.push(await coreFigures(coreCtx, provider));
-      console.log(`${coreLines(cores[cores.length - 1]!).join('\n')}\n`);
+      const c = cores[cores.length - 1]!;
+      console.log(`${[...coreLines(c), ...localToolLines(c)].join('\n')}\n`);
     }
-    const coreTargets = () => cores.forEach((c) => console.log(coreTargetLines(c).join('\n')));
+    const coreTargets = () => cores.forEach((c) => console.log([...coreTargetLines(c), ...localToolTargetLines(c)].join('\n')));
     if (ONLY_CORE) {
       console.log(`${idleFirst ? idleLine(idleFirst) : 'idle CPU: not measured (BENCH_IDLE=0)'}\n\ntargets:`);
       coreTargets();
@@ -248,6 +251,7 @@ async function main() {
     bull.disconnect();
     await server.stop();
     fs.rmSync(TOOLS_MODULE, { force: true });
+    fs.rmSync(LOCAL_TOOLS_MODULE, { force: true });
   }
 }
 

@@ -9,6 +9,8 @@ export interface LoopEnv {
   redisUrl: string;
   mockUrl: string;
   toolsModule: string;
+  /** The same tools with `noop` local (SPEC §6): the module of the `local` loop. */
+  localToolsModule: string;
   /** Model calls per run (the mock's `tool-loop N`: N-1 with one no-op tool call, then the answer). */
   iterations: number;
   concurrency: { orchestrator: number; tools: number };

@@ -103,3 +103,17 @@ export interface CallMeta {
   /** Cap of the result text the model sees (kept for calls dispatched later, after a decision). */
   maxResultTokens?: number;
 }
+
+/** The data of a `tool.call` event. */
+export type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
+
+/** One local call's outcome for RunStore.recordToolResults: the arguments recordToolResult takes for it. */
+export interface LocalResult {
+  callId: string;
+  outcome: ToolOutcome;
+  eventData: ToolCallData;
+  /** Its `running` event, when its start was not recorded first (a read tool safe to retry). */
+  unstarted?: ToolCallData;
+  /** The delivery that recorded its start ('' with `unstarted`). */
+  owner: string;
+}

@@ -267,6 +267,38 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(statuses).toEqual(['t1:running', 't1:completed', 't2:running', 't2:error']);
   });
 
+  it('records a batch of local results in one step, each call checked on its own: recorded, stale under another owner, a duplicate, cancelled', async () => {
+    const withCalls = async (ids: string[]) => {
+      const runId = await create();
+      await toIteration1(runId);
+      const calls = ids.map((id) => ({ id, meta: meta('a'), outcome: null }));
+      await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+      return runId;
+    };
+    const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
+    const result = (text: string) => ({ status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true });
+    const read = (id: string, text: string) => ({ callId: id, outcome: result(text), eventData: ev(id, 'completed'), unstarted: ev(id, 'running'), owner: '' });
+    const owned = (id: string, text: string, owner: string) => ({ callId: id, outcome: result(text), eventData: ev(id, 'completed'), owner });
+    const runId = await withCalls(['r1', 'e1', 'e2', 'r2']);
+    expect(await t.store.markToolRunning(runId, 'e1', ev('e1', 'running'), 'job@A')).toBe('first');
+    expect(await t.store.markToolRunning(runId, 'e2', ev('e2', 'running'), 'job@B')).toBe('first'); // another delivery took e2
+    await t.store.recordToolResult(runId, 'r2', result('before'), ev('r2', 'completed'), ev('r2', 'running')); // r2 answered already
+    const seq0 = (await t.store.events(runId)).length;
+    expect(await t.store.recordToolResults(runId, [read('r1', 'one'), owned('e1', 'two', 'job@A'), owned('e2', 'three', 'job@A'), read('r2', 'again')])).toEqual(['recorded', 'recorded', 'stale', null]);
+    const outs = await t.store.calls.metaAndOutcomes(runId, ['r1', 'e1', 'e2', 'r2']);
+    expect(outs.map((o) => o.outcome?.content ?? null)).toEqual(['one', 'two', null, 'before']);
+    const after = (await t.store.events(runId)).slice(seq0).map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
+    expect(after).toEqual(['r1:running', 'r1:completed', 'e1:completed']); // in batch order, one step
+    expect(await t.store.recordToolResults(runId, [read('r1', 'dup'), owned('e1', 'dup', 'job@A')])).toEqual([null, null]); // a duplicate delivery
+    const all = await t.store.events(runId);
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1)); // gap-free, nothing added by the duplicate
+    expect(all.length).toBe(seq0 + 3);
+    const cancelled = await withCalls(['r1', 'r2']);
+    await t.store.requestCancel(cancelled, 'stop');
+    expect(await t.store.recordToolResults(cancelled, [read('r1', 'x'), read('r2', 'y')])).toEqual(['cancelled', 'cancelled']);
+    expect((await t.store.calls.metaAndOutcomes(cancelled, ['r1', 'r2'])).map((o) => o.outcome?.status)).toEqual(['cancelled', 'cancelled']);
+  });
+
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
     const runId = await create();
     await toIteration1(runId);

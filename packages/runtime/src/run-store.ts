@@ -14,16 +14,13 @@ import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
-import {
-  DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision,
-} from './run-store-types.js';
+import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
 
 export * from './run-store-types.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
 
 /** Builds a script's events (`ev`): whole envelopes, stamped with the same time as the script's head arguments. */
 type EventArg = (events: readonly NewEvent[]) => string;
-type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -274,6 +271,12 @@ export class RunStore {
     if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
     if (r.outcome === 'stale') return 'stale';
     return r.outcome === 'recorded' ? 'recorded' : null;
+  }
+
+  /** recordToolResult for a batch of local calls in one step (each checked on its own); one answer per call, in order. */
+  async recordToolResults(runId: string, batch: LocalResult[]): Promise<Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null>> {
+    const entries = (ev: EventArg) => batch.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
+    return (await this.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(ev))])).values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale')));
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */

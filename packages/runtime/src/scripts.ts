@@ -23,6 +23,7 @@ export const SCRIPTS = {
   closeToolCall: { keys: 6, outcomes: ['closed', 'answered', 'stale'] },
   markToolRunning: { keys: 6, outcomes: ['first', 'taken', 'owned', 'answered', 'cancel', 'expired'] },
   recordToolResult: { keys: 6, outcomes: ['recorded', 'closed', 'stale', 'answered'] },
+  recordToolResults: { keys: 6, outcomes: ['recorded'] },
   endRun: { keys: 6, outcomes: ['ended', 'stale'] },
   requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
   applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },

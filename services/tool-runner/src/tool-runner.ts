@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
@@ -170,16 +170,40 @@ export class ToolRunner {
   }
 
   /**
-   * A local call (SPEC §6), in the iteration that holds the run: executed here, in the orchestrator, with no tool job —
-   * owned by the iteration's delivery (`owner`) and recorded like any call. `mayTakeOver(from)`: whether this delivery
-   * may take a call over that another delivery started (that one lost its job: crashed, or stalled past its lock).
+   * A batch's local calls (SPEC §6), in the iteration that holds the run: executed here, in the orchestrator, with no
+   * tool job, in parallel — owned by the iteration's delivery (`owner`) and recorded by the same compare-and-set as any
+   * call, all in one step once the last has finished. `mayTakeOver(from)`: whether this delivery may take a call over
+   * that another delivery started (that one lost its job: crashed, or stalled past its lock). `fresh`: the calls were
+   * made by this delivery's own checkpoint, so none can have a result yet (no read of their status first).
    */
-  async runLocal(data: ToolJob, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
-    await this.runCall(data, LOCAL_POOL, owner, mayTakeOver);
+  async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false): Promise<void> {
+    const settled = await Promise.allSettled(calls.map((data) => this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh)));
+    // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
+    const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+    if (done.length) {
+      const recorded = await this.o.store.recordToolResults(done[0]!.runId, done);
+      done.forEach((r, i) => this.recorded(r, recorded[i] ?? null));
+    }
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
   private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
+    const r = await this.execute(data, pool, owner, mayTakeOver, false);
+    if (r) this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
+  }
+
+  /** What recording a result answered, in the logs and metrics. */
+  private recorded(r: Executed, recorded: 'recorded' | 'cancelled' | 'skipped' | 'stale' | null): void {
+    if (recorded === 'stale') this.fenced('tool_result', r.runId, r.callId, r.by);
+    else if (recorded === 'recorded') this.count(r.name, r.outcome.status, r.outcome.status === 'cancelled' ? 'cancelled' : undefined);
+    else if (recorded === 'cancelled') this.count(r.name, 'cancelled', 'cancelled');
+    else if (recorded === 'skipped') this.count(r.name, 'skipped', 'budget_exceeded');
+  }
+
+  /** A call's start (unless a read) and execution: its result to record, or null when this delivery does not run it. */
+  private async execute(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh: boolean): Promise<Executed | null> {
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
     const display = argumentsForDisplay(data.arguments);
@@ -187,7 +211,7 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    if (oneStep ? await this.o.store.calls.answered(runId, callId) : !(await this.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return;
+    if (oneStep ? !fresh && (await this.o.store.calls.answered(runId, callId)) : !(await this.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return null;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -209,15 +233,18 @@ export class ToolRunner {
       if (!set.size) this.inFlight.delete(runId);
     }
     if (this.handingBack && ac.signal.aborted && !(await this.runCancelled(runId))) throw new HandedBackError();
-    const label = tool ? name : 'unknown';
-    this.o.metrics.toolDuration.observe({ tool: label, pool }, (performance.now() - t0) / 1000);
-    const final = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };
-    const recorded = await this.o.store.recordToolResult(runId, callId, outcome, final, oneStep ? { callId, name, arguments: display, status: 'running' } : undefined, oneStep ? '' : owner);
-    if (recorded === 'stale') this.fenced('tool_result', runId, callId, owner);
-    else if (recorded === 'recorded') this.count(name, outcome.status, outcome.status === 'cancelled' ? 'cancelled' : undefined);
-    else if (recorded === 'cancelled') this.count(name, 'cancelled', 'cancelled');
-    else if (recorded === 'skipped') this.count(name, 'skipped', 'budget_exceeded');
+    this.o.metrics.toolDuration.observe({ tool: tool ? name : 'unknown', pool }, (performance.now() - t0) / 1000);
+    const eventData = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };
+    return { runId, callId, name, outcome, eventData, unstarted: oneStep ? { callId, name, arguments: display, status: 'running' } : undefined, owner: oneStep ? '' : owner, by: owner };
   }
+}
+
+/** An executed call, its result still to record (RunStore.recordToolResults' entry, and who ran it). */
+interface Executed extends LocalResult {
+  runId: string;
+  name: string;
+  /** The delivery that ran it (the fenced-write log names it). */
+  by: string;
 }
 
 /** A call's logger, made (its bindings serialized) only when the tool logs: most calls never do. */

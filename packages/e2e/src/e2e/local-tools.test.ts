@@ -110,4 +110,61 @@ describe('local tools across a crash', () => {
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
   }, 120_000);
+
+  it('past the drain deadline, a batch\'s unfinished local call is handed back; the call that finished keeps its result and never runs again', async () => {
+    const script = (req: MockRequest): ReplySpec =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 50, label: 'fast' } }, { name: 'local_effect', args: { ms: 4000, label: 'slow' } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` };
+    // a 30 s lock: a stalled job would wait that long; a handed-back one is retried at once
+    s = await ProcessStack.start(['api', 'orchestrator', 'orchestrator#2', 'tool-runner'], { script, env: { AGENTLOOP_DRAIN_MS: '300', AGENTLOOP_LOCK_MS: '30000' } });
+    const id = await s.a.startRun({ input: 'go', model, tools: ['local_effect'] });
+    await until('the fast call to end', () => s!.effects().some((e) => e.label === 'fast' && e.phase === 'end'));
+    const pid = s.effects().find((e) => e.label === 'slow')!.pid as number;
+    const name = [...s.procs.entries()].find(([, p]) => p.child.pid === pid)![0];
+    s.procs.get(name)!.child.kill('SIGTERM');
+    expect(await s.procs.get(name)!.exited).toBe(0);
+    s.procs.delete(name);
+    const snap = await s.a.waitTerminal(id, 30_000);
+    expect(snap.status).toBe('completed');
+    const starts = (label: string) => s!.effects().filter((e) => e.label === label && e.phase === 'start');
+    expect(starts('fast')).toHaveLength(1); // recorded with the batch before the hand-back: not run again
+    expect(starts('slow')).toHaveLength(2); // handed back, run again…
+    expect(new Set(starts('slow').map((e) => e.key)).size).toBe(1); // …with the same idempotency key
+    expect(snap.output).toContain('{"done":"fast"}');
+    expect(snap.output).toContain('{"done":"slow"}');
+    expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+  }, 120_000);
+
+  it('an orchestrator stalled mid local call (SIGSTOP past its lock): the other one owns the calls — the safe one runs again with the same key, the never one is outcome_unknown and never runs twice; the stalled results are refused', async () => {
+    const script = (req: MockRequest): ReplySpec =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 3000, label: 'safe' } }, { name: 'local_once', args: { ms: 3000 } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` };
+    // a 6 s lock: a process only starved by a loaded machine keeps its job
+    s = await ProcessStack.start(['api', 'orchestrator', 'orchestrator#2', 'tool-runner'], { script, env: { AGENTLOOP_LOCK_MS: '6000' } });
+    try {
+      const id = await s.a.startRun({ input: 'go', model, tools: ['local_effect', 'local_once'] });
+      await until('both local calls to start', () => s!.effects().filter((e) => e.phase === 'start').length === 2);
+      const pid = s.effects().find((e) => e.phase === 'start')!.pid as number;
+      const stalled = [...s.procs.values()].find((p) => p.child.pid === pid)!;
+      stalled.child.kill('SIGSTOP');
+      const snap = await s.a.waitTerminal(id, 60_000); // the other orchestrator takes the iteration once the lock expires
+      stalled.child.kill('SIGCONT');
+      expect(snap.status).toBe('completed');
+      await until('the stalled calls to end', () => s!.effects().filter((e) => e.phase === 'end' && e.pid === pid).length === 2);
+      const url = /metrics=(\S+)/.exec(stalled.output.find((l) => l.startsWith('agentloop ready')) ?? '')?.[1];
+      await until('the stalled results to be refused', async () => /^agentloop_fenced_writes_total\{step="tool_result"\} 2$/m.test(await (await fetch(url!)).text()));
+      const eff = s.effects();
+      const safe = eff.filter((e) => e.tool === 'local_effect' && e.phase === 'start');
+      expect(safe.map((e) => e.pid === pid)).toEqual([true, false]); // run again, by the other orchestrator…
+      expect(new Set(safe.map((e) => e.key)).size).toBe(1); // …with the same idempotency key
+      expect(eff.filter((e) => e.tool === 'local_once' && e.phase === 'start')).toHaveLength(1); // never twice
+      expect(snap.output).toContain('{"done":"safe"}');
+      expect(snap.output).toContain('outcome_unknown');
+      const events = (await s.a.events(id)).events;
+      const statuses = events.filter((e) => e.type === 'tool.call').map((e) => (e.data as { status: string }).status);
+      expect(statuses.filter((x) => x !== 'proposed' && x !== 'running').sort()).toEqual(['completed', 'error']); // each call answered once
+      expect(checkEvents(events)).toEqual([]);
+      expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    } finally {
+      for (const p of s.procs.values()) p.child.kill('SIGCONT'); // never leave a stopped process behind
+    }
+  }, 120_000);
 });

@@ -2,7 +2,8 @@
  * Records the histories the orchestrator's replay test reads (services/orchestrator/src/loop/histories/v<N>/): real
  * runs through every role in this process, against the mock model, each decision of the pure deciders written as one
  * JSON line. Run once per schemaVersion (`node packages/e2e/dist/test-support/record-histories.js`) and commit the
- * result; a recorded version is never regenerated.
+ * result; a recorded version is never regenerated. A scenario added later is recorded alone, by name
+ * (`… record-histories.js local`): the recorded ones stay as they are.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,6 +45,15 @@ const SCENARIOS: Record<string, { reply: (req: MockRequest) => ReplySpec; body: 
     reply: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'a' }, id: 'call_t1' }, { name: 'lookup', args: { key: 'b' }, id: 'call_t2' }] } : { text: 'out of budget' }),
     body: { tools: ['lookup'], limits: { maxToolCalls: 1 } },
   },
+  // local calls (SPEC §6): a mixed batch (a local call between two pooled ones), then a batch of local calls only
+  local: {
+    reply: (req) => [
+      { toolCalls: [{ name: 'lookup', args: { key: 'p' }, id: 'call_m1' }, { name: 'local_effect', args: { label: 'here' }, id: 'call_m2' }, { name: 'calculator', args: { expression: '6*7' }, id: 'call_m3' }] },
+      { toolCalls: [{ name: 'local_effect', args: { label: 'again' }, id: 'call_n1' }, { name: 'local_once', args: {}, id: 'call_n2' }] },
+      { text: `done: ${stepResults(req, 0).join(' | ')}` },
+    ][Math.min(stepOf(req), 2)]!,
+    body: { tools: ['lookup', 'calculator', 'local_effect', 'local_once'] },
+  },
 };
 
 async function main(): Promise<void> {
@@ -52,8 +62,9 @@ async function main(): Promise<void> {
   const s = await InProcessStack.start({ script: byScenario(scripts, 'parallel'), planner: recordingPlanner((e) => entries.push(e)) });
   const dir = path.join(REPO_ROOT, `services/orchestrator/src/loop/histories/v${SCHEMA_VERSION}`);
   fs.mkdirSync(dir, { recursive: true });
+  const only = process.argv.slice(2);
   try {
-    for (const [name, sc] of Object.entries(SCENARIOS)) {
+    for (const [name, sc] of Object.entries(SCENARIOS).filter(([n]) => !only.length || only.includes(n))) {
       entries.length = 0;
       const id = await s.a.startRun({ input: `[${name}] please`, model, ...sc.body });
       if (sc.decide) {

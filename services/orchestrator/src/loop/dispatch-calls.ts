@@ -6,8 +6,11 @@ import { ownerOf } from './start-iteration.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
 export interface LocalCalls {
-  /** `owner`: the iteration's delivery; `mayTakeOver(from)`: whether it may take over a call `from` started. */
-  runLocal(data: ToolJob, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void>;
+  /**
+   * A batch's local calls, their results recorded in one step. `owner`: the iteration's delivery; `mayTakeOver(from)`:
+   * whether it may take over a call `from` started; `fresh`: the calls were made by this delivery's checkpoint.
+   */
+  runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh?: boolean): Promise<void>;
 }
 
 export interface DispatchDeps {
@@ -24,10 +27,12 @@ export interface DispatchDeps {
  * in place and in parallel, owned by this iteration's delivery — recorded like any call, so a crash mid-call runs a
  * `safe` one again and answers a `never` one outcome_unknown (the redelivery finds it running under the dead owner).
  * The others go to their pools as children of the next iteration's job, once the local ones are recorded (at most
- * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. A batch of
- * local calls only needs no child: the next iteration's job follows alone.
+ * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. The local
+ * calls' results are recorded in one step once the last has finished (the cheapest path: one script per batch, not
+ * one per call), and a batch of local calls only needs no child: the next iteration's job follows alone. `fresh`:
+ * the calls were made by this delivery's own checkpoint (none can be answered yet), not re-dispatched.
  */
-export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null): Promise<void> {
+export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<void> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
   if (local.length) {
     const owner = ownerOf(job);
@@ -41,7 +46,7 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
     };
     const cap = maxResultTokens(st.request);
     const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
-    await Promise.all(local.map((c) => d.local!.runLocal(data(c), owner, mayTakeOver)));
+    await d.local!.runLocal(local.map(data), owner, mayTakeOver, fresh);
   }
   await d.scheduler.afterCheckpoint(st, k, local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls, pausedUntil);
 }

@@ -279,7 +279,7 @@ export class IterationWorker {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null);
+    await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
   }
 
   /** A recorded model call in the metrics, labelled with the model that answered (a fallback's, when one did). */
