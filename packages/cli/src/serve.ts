@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, startTracing, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, parseMcpServers } from '@agentloop/tool-runner';
 
@@ -52,6 +52,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
   const publisher = createRedis(config.redisUrl, 'agentloop-pub', logger);
   const shutdown = new Shutdown(logger);
+  // SPEC §8: the SDK is loaded only when an OTLP endpoint is set; closed last, after the workers drained
+  const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) => logger.warn(m));
+  shutdown.add('tracing', () => tracing.shutdown());
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
   });

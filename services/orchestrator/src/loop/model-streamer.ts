@@ -1,6 +1,6 @@
 import { LlmError, callModelChain, providerReadyOutput, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import type { NewEvent } from '@agentloop/protocol';
-import { HandedBackError, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, endChatSpan, startChatSpan, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
 import type { Fitted } from './context-gate.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import type { RunEnder } from './run-ender.js';
@@ -73,6 +73,7 @@ export class ModelStreamer {
     };
     const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
+    const span = startChatSpan(st, k, () => fitted.view.messages);
     try {
       const response = await callModelChain(
         this.d.providers,
@@ -98,8 +99,10 @@ export class ModelStreamer {
         },
         { attemptsPerModel: this.d.llmAttempts, baseDelayMs: this.d.llmRetryBaseMs, maxDelayMs: this.d.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.d.gate },
       );
+      endChatSpan(span, { response });
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {
+      endChatSpan(span, { error: e });
       deltas.discard();
       await deltas.flush();
       const err = e instanceof LlmError ? e : null;
