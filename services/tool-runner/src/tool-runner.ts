@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, endToolSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
@@ -199,11 +199,11 @@ export class ToolRunner {
     try {
       const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
       const unavailable = tool ? undefined : this.o.registry.unavailable(name);
-      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
+      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await inSpan(span, () => executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
         countTokens: this.counter.count,
-      });
+      }));
     } catch (e) {
       outcome = toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e));
     } finally {

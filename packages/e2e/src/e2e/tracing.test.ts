@@ -36,7 +36,7 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     r = await OtlpReceiver.start();
     s = await ProcessStack.start(ROLES, {
       script: byScenario(scenarios, 'demo'),
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'agentloop-test', NODE_OPTIONS: PROBE },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'agentloop-test', NODE_OPTIONS: PROBE, LOG_LEVEL: 'info' },
     });
   });
   afterAll(async () => {
@@ -87,6 +87,10 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const tool = spans.find((x) => x.name === 'execute_tool send_email')!;
     expect(tool.parentSpanId).toBe(resumed.spanId);
     expect(JSON.stringify(spans)).not.toContain('secret-body');
+    // the run's log lines carry its trace id
+    const logged = s.procs.get('tool-runner')!.output.filter((l) => l.includes('"email sent"') && l.includes(id)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ runId: id, trace_id: root.traceId, span_id: tool.spanId });
   });
 });
 

@@ -135,6 +135,11 @@ export function startToolSpan(call: { runId: string; tenantId: string; callId: s
   return span;
 }
 
+/** Runs `fn` with the span active (its log lines name it; what it starts hangs under it); a plain call without one. */
+export function inSpan<T>(span: Span | null, fn: () => T): T {
+  return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
+}
+
 export function endToolSpan(span: Span | null, outcome: { status: string; content?: string; error?: { code: string; message: string } }): void {
   if (!span) return;
   span.setAttribute('agentloop.tool.status', outcome.status);
