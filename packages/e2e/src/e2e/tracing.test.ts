@@ -71,6 +71,19 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     expect(sdkLoaded(s).length).toBeGreaterThan(0); // the probe sees the SDK when it is on
   });
 
+  it('the iteration and model-latency histograms carry trace ids as exemplars (OpenMetrics)', async () => {
+    const url = /metrics=(\S+)/.exec(s.procs.get('orchestrator')!.output.find((l) => l.startsWith('agentloop ready'))!)![1]!;
+    const res = await fetch(url);
+    expect(res.headers.get('content-type')).toMatch(/^application\/openmetrics-text/);
+    const text = await res.text();
+    const traced = new Set(r.spans.map((x) => x.traceId));
+    for (const metric of ['agentloop_llm_request_duration_seconds_bucket', 'agentloop_iteration_overhead_seconds_bucket']) {
+      const ids = [...text.matchAll(new RegExp(`^${metric}\\{[^}]*\\} \\d+ # \\{trace_id="([0-9a-f]{32})"\\}`, 'gm'))].map((m) => m[1]!);
+      expect(ids.length, metric).toBeGreaterThan(0);
+      for (const id of ids) expect(traced.has(id), `${metric} exemplar ${id}`).toBe(true);
+    }
+  });
+
   it('after an approval pause the resumed spans hang under a span of the same trace that links to the root', async () => {
     const id = await s.a.startRun(EMAIL);
     const paused = await s.a.waitFor(id, (x) => x.status === 'paused');

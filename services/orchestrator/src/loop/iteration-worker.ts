@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, traceIdOf, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
@@ -125,7 +125,7 @@ export class IterationWorker {
     const outcome = await withTraceparent(trace, () => this.advance(job, token, runId, k, plan));
     const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
     const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
-    this.o.metrics.iterationOverhead.observe(overheadSeconds);
+    this.o.metrics.observeIterationOverhead(overheadSeconds, traceIdOf(trace));
     this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
   }
 

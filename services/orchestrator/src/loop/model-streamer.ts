@@ -74,6 +74,7 @@ export class ModelStreamer {
     const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
     const span = startChatSpan(st, k, () => fitted.view.messages);
+    const traceId = span?.spanContext().traceId ?? '';
     try {
       const response = await callModelChain(
         this.d.providers,
@@ -95,7 +96,7 @@ export class ModelStreamer {
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
-          onAttempt: (a) => this.d.metrics.llmDuration.observe({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
+          onAttempt: (a) => this.d.metrics.observeLlmDuration({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds, traceId),
         },
         { attemptsPerModel: this.d.llmAttempts, baseDelayMs: this.d.llmRetryBaseMs, maxDelayMs: this.d.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.d.gate },
       );
