@@ -5,8 +5,15 @@ import { byScenario, finishedRun, until } from '../test-support/helpers.js';
 import { OtlpReceiver, type ReceivedSpan } from '../test-support/otlp-receiver.js';
 
 const demo = demoAgentScript({ delayMs: 5 });
+const lastUser = (req: MockRequest) => req.messages.findLastIndex((m) => m.role === 'user');
+/** Tool-call turns since the last user message (a thread's earlier runs do not count). */
+const turnStep = (req: MockRequest) => req.messages.slice(lastUser(req)).filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   demo: (req) => demo(req) as ReplySpec,
+  thread: (req) => {
+    if (turnStep(req) > 0) return { text: 'done' };
+    return (req.messages[lastUser(req)]!.content ?? '').includes('email') ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { toolCalls: [{ name: 'calculator', args: { expression: '2+2' } }] };
+  },
   email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c', body: 'secret-body' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
 };
 const MODEL = { provider: 'openai', name: 'gpt-4o-mini' };
@@ -104,6 +111,21 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const logged = s.procs.get('tool-runner')!.output.filter((l) => l.includes('"email sent"') && l.includes(id)).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ runId: id, trace_id: root.traceId, span_id: tool.spanId });
+  });
+
+  it("a run started without a trace in its job (a thread's next run, started by the relay) still gets its whole tree", async () => {
+    const thread = { model: MODEL, tools: ['send_email', 'calculator'], threadId: `t${Date.now()}`, threadPolicy: 'enqueue' };
+    const first = await s.a.startRun({ ...thread, input: '[thread] send an email' });
+    const paused = await s.a.waitFor(first, (x) => x.status === 'paused');
+    const next = await s.a.startRun({ ...thread, input: '[thread] now add' }); // waits for the thread
+    await s.a.request('POST', `/v1/runs/${first}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    expect((await finishedRun(s.a, next)).snap.status).toBe('completed');
+    const spans = await spansOf(r, next, { chat: 2, tools: 1, invoke: 1 });
+    const root = spans.find((x) => x.name === 'invoke_agent')!;
+    expect(spans.every((x) => x.traceId === root.traceId)).toBe(true);
+    expect(spans.filter((x) => x !== root).map((x) => [x.name, x.parentSpanId])).toEqual(
+      expect.arrayContaining([['chat gpt-4o-mini', root.spanId], ['execute_tool calculator', root.spanId]]),
+    );
   });
 });
 

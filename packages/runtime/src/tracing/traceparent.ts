@@ -26,6 +26,15 @@ export function activeTraceparent(): string | undefined {
   return sc && trace.isSpanContextValid(sc) ? formatTraceparent(sc) : undefined;
 }
 
+/**
+ * The trace a job's spans, published jobs and log lines join: its own `trace`, else (tracing on) the root stored with
+ * the run — a job published without one (by a reconciler, or a thread's relay starting its next run) still joins it.
+ */
+export async function traceOfJob(trace: string | undefined, storedRoot: () => Promise<string | null | undefined>): Promise<string | undefined> {
+  if (trace || !tracingState.on) return trace;
+  return (await storedRoot()) ?? undefined;
+}
+
 /** A context whose parent span is the traceparent's (ROOT_CONTEXT when there is none). */
 export function contextOf(tp: string | undefined): Context {
   const sc = parseTraceparent(tp);
