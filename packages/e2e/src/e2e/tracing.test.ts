@@ -8,7 +8,15 @@ const demo = demoAgentScript({ delayMs: 5 });
 const lastUser = (req: MockRequest) => req.messages.findLastIndex((m) => m.role === 'user');
 /** Tool-call turns since the last user message (a thread's earlier runs do not count). */
 const turnStep = (req: MockRequest) => req.messages.slice(lastUser(req)).filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
+const flakyCalls = new Map<string, number>();
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
+  broken: () => ({ error: { status: 400, message: 'no such thing' } }),
+  // the first request of each [flaky] input fails with a 500, its retry answers
+  flaky: (req) => {
+    const key = req.messages.find((m) => m.role === 'user')!.content ?? '';
+    flakyCalls.set(key, (flakyCalls.get(key) ?? 0) + 1);
+    return flakyCalls.get(key) === 1 ? { error: { status: 500, message: 'boom' } } : { text: 'fine' };
+  },
   demo: (req) => demo(req) as ReplySpec,
   thread: (req) => {
     if (turnStep(req) > 0) return { text: 'done' };
@@ -111,6 +119,21 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const logged = s.procs.get('tool-runner')!.output.filter((l) => l.includes('"email sent"') && l.includes(id)).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ runId: id, trace_id: root.traceId, span_id: tool.spanId });
+  });
+
+  it('a retried model call is one chat span with the retry as an event', async () => {
+    const id = await s.a.startRun({ input: `[flaky] ${Date.now()}`, model: MODEL });
+    expect((await finishedRun(s.a, id)).snap.status).toBe('completed');
+    const [chat] = (await spansOf(r, id, { chat: 1, tools: 0, invoke: 1 })).filter((x) => x.name.startsWith('chat '));
+    expect(chat!.events).toEqual([{ name: 'llm.retry', attributes: { 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'agentloop.attempt': 2, 'agentloop.reason': expect.any(String) } }]);
+    expect(chat!.attributes['gen_ai.response.finish_reasons']).toEqual(['stop']);
+    expect(chat!.status).toBe(0);
+    // a model call that fails for good: its span says so
+    const failed = await s.a.startRun({ input: '[broken] hi', model: MODEL });
+    expect((await s.a.waitTerminal(failed)).status).toBe('failed');
+    const [bad] = (await spansOf(r, failed, { chat: 1, tools: 0, invoke: 1 })).filter((x) => x.name.startsWith('chat '));
+    expect(bad!.status).toBe(2);
+    expect(bad!.attributes['error.type']).toBe('LlmError');
   });
 
   it("a run started without a trace in its job (a thread's next run, started by the relay) still gets its whole tree", async () => {

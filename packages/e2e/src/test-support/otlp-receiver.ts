@@ -11,6 +11,9 @@ export interface ReceivedSpan {
   name: string;
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string; attributes: Record<string, unknown> }>;
+  events: Array<{ name: string; attributes: Record<string, unknown> }>;
+  /** 2 = error (OTLP's STATUS_CODE_ERROR), 0 unset. */
+  status: number;
   /** The resource's `service.name` and `agentloop.roles`. */
   service: string;
   roles: string;
@@ -26,7 +29,9 @@ message ArrayValue { repeated AnyValue values = 1; }
 message KeyValue { string key = 1; AnyValue value = 2; }
 message Resource { repeated KeyValue attributes = 1; }
 message Link { bytes trace_id = 1; bytes span_id = 2; repeated KeyValue attributes = 4; }
-message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; repeated Link links = 13; }
+message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3; }
+message Status { string message = 2; int32 code = 3; }
+message Span { bytes trace_id = 1; bytes span_id = 2; bytes parent_span_id = 4; string name = 5; int32 kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8; repeated KeyValue attributes = 9; repeated Event events = 11; repeated Link links = 13; Status status = 15; }
 message ScopeSpans { repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
@@ -105,6 +110,8 @@ export class OtlpReceiver {
           this.spans.push({
             traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, attributes: attrs(s.attributes),
             links: ((s.links ?? []) as Json[]).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: attrs(l.attributes) })),
+            events: ((s.events ?? []) as Json[]).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
+            status: Number(s.status?.code ?? 0),
             service: String(resource['service.name'] ?? ''), roles: String(resource['agentloop.roles'] ?? ''), encoding,
           });
         }

@@ -88,11 +88,13 @@ export class ModelStreamer {
         },
         {
           onRetry: async (r) => {
+            span?.addEvent('llm.retry', { 'gen_ai.provider.name': r.provider, 'gen_ai.request.model': r.model, 'agentloop.attempt': r.attempt, 'agentloop.reason': r.reason });
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner));
           },
           onFallback: async (f) => {
+            span?.addEvent('llm.fallback', { 'agentloop.from': f.from, 'agentloop.to': f.to });
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
