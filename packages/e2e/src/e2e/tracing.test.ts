@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeploymentKeys } from '@agentloop/protocol';
 import { demoAgentScript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun, until } from '../test-support/helpers.js';
@@ -179,6 +180,38 @@ describe('tracing on with content capture, OTLP http/protobuf', () => {
     expect(first).toBeDefined();
     expect(String(first.attributes['gen_ai.output.messages'])).toContain('send_email');
     expect(spans.find((x) => x.name === 'execute_tool send_email')!.attributes['gen_ai.tool.call.arguments']).toContain('secret-body');
+  });
+});
+
+describe('sampling (OTEL_TRACES_SAMPLER=traceidratio): a run is traced whole or not at all', () => {
+  let s: ProcessStack;
+  let r: OtlpReceiver;
+  let stopped = false;
+  beforeAll(async () => {
+    r = await OtlpReceiver.start();
+    s = await ProcessStack.start(ROLES, {
+      script: byScenario(scenarios, 'demo'),
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
+    });
+  });
+  afterAll(async () => {
+    if (!stopped) await s?.stop();
+    await r?.close();
+  });
+
+  it('the decision is minted into the stored traceparent, and every process follows it', async () => {
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => s.a.startRun({ input: `[thread] add ${i}`, model: MODEL, tools: ['calculator'] })));
+    for (const id of ids) expect((await s.a.waitTerminal(id)).status).toBe('completed');
+    const keys = new DeploymentKeys(s.prefix);
+    const flags = await Promise.all(ids.map(async (id) => (await s.redis.hget(keys.run(id).state, 'tp'))!.slice(-2)));
+    const sampled = ids.filter((_, i) => flags[i] === '01');
+    expect(flags.every((f) => f === '01' || f === '00')).toBe(true);
+    expect(sampled.length).toBeGreaterThan(0); // 12 runs at 0.5: all on one side once in 2,048
+    expect(sampled.length).toBeLessThan(ids.length);
+    for (const id of sampled) await spansOf(r, id, { chat: 2, tools: 1, invoke: 1 });
+    await s.stop(); // every process flushes what it holds as it drains: whatever was recorded has arrived now
+    stopped = true;
+    for (const id of ids.filter((x) => !sampled.includes(x))) expect(runSpans(r, id), id).toEqual([]);
   });
 });
 

@@ -61,7 +61,8 @@ export function newRunTrace(): { traceparent: string; record: (run: TracedRun) =
   const ids = { traceId: randomHex(16), spanId: randomHex(8) };
   const startTime = Date.now();
   return {
-    traceparent: formatTraceparent({ ...ids, traceFlags: TraceFlags.SAMPLED }),
+    // the flag is the root sampler's decision, so the run's later spans (parent-based) are kept or dropped with it
+    traceparent: formatTraceparent({ ...ids, traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }),
     record: (run) => {
       const span = startPinned(ids, 'invoke_agent', { kind: SpanKind.INTERNAL, startTime, attributes: { 'gen_ai.operation.name': 'invoke_agent', ...runAttributes(run) } });
       span.end();

@@ -24,6 +24,15 @@ describe('tracingConfig (SPEC §8: the standard OTEL_* variables only)', () => {
     expect(c.problem).toBe('OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported (http/json and http/protobuf are): no spans are exported');
   });
 
+  it('reads the sampler: per run, by its trace id; an unknown one keeps always on', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318' };
+    expect(tracingConfig(on).sampler).toEqual({ kind: 'always_on', ratio: 1 });
+    expect(tracingConfig({ ...on, OTEL_TRACES_SAMPLER: 'parentbased_always_off' }).sampler).toEqual({ kind: 'always_off', ratio: 0 });
+    expect(tracingConfig({ ...on, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).sampler).toEqual({ kind: 'ratio', ratio: 0.25 });
+    expect(tracingConfig({ ...on, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '7' }).sampler).toEqual({ kind: 'ratio', ratio: 1 });
+    expect(tracingConfig({ ...on, OTEL_TRACES_SAMPLER: 'jaeger_remote' }).sampler).toEqual({ kind: 'always_on', ratio: 1 });
+  });
+
   it('reads content capture and the batch processor settings; a malformed number keeps the default', () => {
     const c = tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'TRUE', OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: 'lots' });
     expect(c.captureContent).toBe(true);

@@ -7,6 +7,11 @@ export interface TracingConfig {
   /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: prompts and results go on the spans. */
   captureContent: boolean;
   serviceName: string;
+  /**
+   * OTEL_TRACES_SAMPLER (+ _ARG): which runs are traced, decided once per run by its trace id (every sampler is
+   * parent-based here: a run's spans follow its root). An unknown name keeps the default, always on.
+   */
+  sampler: { kind: 'always_on' | 'always_off' | 'ratio'; ratio: number };
   /** OTEL_BSP_*: the batch span processor's settings (the SDK's defaults where unset). */
   batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
   /** Why tracing is off although variables ask for it (an unsupported protocol), for one warning line. */
@@ -16,6 +21,22 @@ export interface TracingConfig {
 const ProtocolSchema = z.enum(['http/json', 'http/protobuf']);
 const BSP = { scheduledDelayMillis: 'OTEL_BSP_SCHEDULE_DELAY', maxQueueSize: 'OTEL_BSP_MAX_QUEUE_SIZE', maxExportBatchSize: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', exportTimeoutMillis: 'OTEL_BSP_EXPORT_TIMEOUT' } as const;
 const PositiveInt = z.coerce.number().int().positive();
+const Ratio = z.coerce.number().min(0).max(1);
+
+function sampler(name: string | undefined, arg: string | undefined): TracingConfig['sampler'] {
+  switch (name?.toLowerCase()) {
+    case 'always_off':
+    case 'parentbased_always_off':
+      return { kind: 'always_off', ratio: 0 };
+    case 'traceidratio':
+    case 'parentbased_traceidratio': {
+      const r = Ratio.safeParse(arg ?? '1');
+      return { kind: 'ratio', ratio: r.success ? r.data : 1 };
+    }
+    default:
+      return { kind: 'always_on', ratio: 1 };
+  }
+}
 const set = (v: string | undefined): string | undefined => (v !== undefined && v.trim() !== '' ? v.trim() : undefined);
 
 /**
@@ -31,6 +52,7 @@ export function tracingConfig(env: Record<string, string | undefined>, defaultSe
   const base = {
     captureContent: set(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)?.toLowerCase() === 'true',
     serviceName: set(env.OTEL_SERVICE_NAME) ?? defaultServiceName,
+    sampler: sampler(set(env.OTEL_TRACES_SAMPLER), set(env.OTEL_TRACES_SAMPLER_ARG)),
     // a malformed value keeps the SDK's default, as the SDK does for its own variables
     batch: Object.fromEntries(Object.entries(BSP).flatMap(([k, name]) => {
       const n = PositiveInt.safeParse(set(env[name]));

@@ -1,10 +1,13 @@
-import { context, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, context, trace } from '@opentelemetry/api';
+import type { Sampler } from '@opentelemetry/sdk-trace'; // a type only: erased, loads nothing
 import type { TracingConfig } from './tracing-config.js';
 import { pinned } from './pinned-trace.js';
 
 export interface TracingSdk {
   /** Exports what is still buffered and stops (SIGTERM, after the workers drained). */
   shutdown(): Promise<void>;
+  /** The root sampler's decision for a new run's trace id (the same one its root span gets when recorded). */
+  sampled(traceId: string): boolean;
 }
 
 /**
@@ -24,8 +27,14 @@ export async function loadTracingSdk(config: TracingConfig, attributes: Record<s
   const resource = resources
     .resourceFromAttributes({ 'service.name': config.serviceName, ...attributes })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new sdk.TracerProvider({ resource, idGenerator, spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })] });
+  const { kind, ratio } = config.sampler;
+  const root: Sampler = kind === 'always_off' ? new sdk.AlwaysOffSampler() : kind === 'ratio' ? new sdk.TraceIdRatioBasedSampler(ratio) : new sdk.AlwaysOnSampler();
+  const sampler = new sdk.ParentBasedSampler({ root });
+  const provider = new sdk.TracerProvider({ resource, idGenerator, sampler, spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })] });
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
-  return { shutdown: () => provider.shutdown() };
+  return {
+    shutdown: () => provider.shutdown(),
+    sampled: (traceId) => root.shouldSample(ROOT_CONTEXT, traceId, 'invoke_agent', SpanKind.INTERNAL, {}, []).decision === sdk.SamplingDecision.RECORD_AND_SAMPLED,
+  };
 }

@@ -1,7 +1,12 @@
 import { tracingConfig } from './tracing-config.js';
 
 /** Whether this process exports spans (set once at start); every seam checks it first, so tracing off costs a branch. */
-export const tracingState = { on: false, captureContent: false };
+export const tracingState = {
+  on: false,
+  captureContent: false,
+  /** Whether the run of this trace id is sampled (the SDK's root sampler decides; minted into its traceparent's flags). */
+  sampled: (_traceId: string): boolean => true,
+};
 
 export interface Tracing {
   /** Exports what is still buffered; a no-op when tracing is off. */
@@ -19,6 +24,7 @@ export async function startTracing(env: Record<string, string | undefined>, attr
   const { loadTracingSdk } = await import('./tracing-sdk.js');
   const sdk = await loadTracingSdk(config, attributes);
   tracingState.on = true;
+  tracingState.sampled = sdk.sampled;
   tracingState.captureContent = config.captureContent;
   return {
     shutdown: async () => {
