@@ -16,6 +16,7 @@ describe('traceparent (job data, run state): hostile values are ignored, never t
     for (const bad of [undefined, '', 'garbage', TP.toUpperCase(), `${TP}-x`, '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', `00-${'0'.repeat(32)}-b7ad6b7169203331-01`, `00-0af7651916cd43dd8448eb211c80319c-${'0'.repeat(16)}-01`])
       expect(parseTraceparent(bad), String(bad)).toBeNull();
     expect(traceIdOf('garbage')).toBe('');
+    expect(traceIdOf(TP.replace(/-01$/, '-00'))).toBe(''); // not sampled: no exemplar leads to it
   });
 
   it('with tracing off, a traceparent changes nothing: no active span, no log fields, no stored-root read', async () => {

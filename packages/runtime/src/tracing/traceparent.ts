@@ -14,9 +14,10 @@ export function formatTraceparent(sc: SpanContext): string {
   return `00-${sc.traceId}-${sc.spanId}-0${sc.traceFlags & TraceFlags.SAMPLED}`;
 }
 
-/** The trace id a traceparent names ('' when none). */
+/** The trace id a traceparent names, when its run is sampled (an exemplar must lead to a stored trace); '' otherwise. */
 export function traceIdOf(tp: string | undefined): string {
-  return parseTraceparent(tp)?.traceId ?? '';
+  const sc = parseTraceparent(tp);
+  return sc && sc.traceFlags & TraceFlags.SAMPLED ? sc.traceId : '';
 }
 
 /** The span context active here as a traceparent, for the jobs published from here (undefined when tracing is off or none is active). */

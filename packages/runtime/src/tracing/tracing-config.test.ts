@@ -37,5 +37,8 @@ describe('tracingConfig (SPEC §8: the standard OTEL_* variables only)', () => {
     const c = tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'TRUE', OTEL_BSP_SCHEDULE_DELAY: '200', OTEL_BSP_MAX_QUEUE_SIZE: 'lots' });
     expect(c.captureContent).toBe(true);
     expect(c.batch).toEqual({ scheduledDelayMillis: 200 });
+    expect(c.attributeValueLengthLimit).toBeUndefined();
+    expect(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096' }).attributeValueLengthLimit).toBe(4096);
+    expect(tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT: '4096', OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: '100' }).attributeValueLengthLimit).toBe(100);
   });
 });

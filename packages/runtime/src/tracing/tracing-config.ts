@@ -12,6 +12,8 @@ export interface TracingConfig {
    * parent-based here: a run's spans follow its root). An unknown name keeps the default, always on.
    */
   sampler: { kind: 'always_on' | 'always_off' | 'ratio'; ratio: number };
+  /** OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT (or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT): longer string attributes are cut [none]. */
+  attributeValueLengthLimit?: number;
   /** OTEL_BSP_*: the batch span processor's settings (the SDK's defaults where unset). */
   batch: { scheduledDelayMillis?: number; maxQueueSize?: number; maxExportBatchSize?: number; exportTimeoutMillis?: number };
   /** Why tracing is off although variables ask for it (an unsupported protocol), for one warning line. */
@@ -22,6 +24,11 @@ const ProtocolSchema = z.enum(['http/json', 'http/protobuf']);
 const BSP = { scheduledDelayMillis: 'OTEL_BSP_SCHEDULE_DELAY', maxQueueSize: 'OTEL_BSP_MAX_QUEUE_SIZE', maxExportBatchSize: 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', exportTimeoutMillis: 'OTEL_BSP_EXPORT_TIMEOUT' } as const;
 const PositiveInt = z.coerce.number().int().positive();
 const Ratio = z.coerce.number().min(0).max(1);
+
+function lengthLimit(v: string | undefined): { attributeValueLengthLimit?: number } {
+  const n = PositiveInt.safeParse(v);
+  return v !== undefined && n.success ? { attributeValueLengthLimit: n.data } : {};
+}
 
 function sampler(name: string | undefined, arg: string | undefined): TracingConfig['sampler'] {
   switch (name?.toLowerCase()) {
@@ -53,6 +60,7 @@ export function tracingConfig(env: Record<string, string | undefined>, defaultSe
     captureContent: set(env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)?.toLowerCase() === 'true',
     serviceName: set(env.OTEL_SERVICE_NAME) ?? defaultServiceName,
     sampler: sampler(set(env.OTEL_TRACES_SAMPLER), set(env.OTEL_TRACES_SAMPLER_ARG)),
+    ...lengthLimit(set(env.OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT) ?? set(env.OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT)),
     // a malformed value keeps the SDK's default, as the SDK does for its own variables
     batch: Object.fromEntries(Object.entries(BSP).flatMap(([k, name]) => {
       const n = PositiveInt.safeParse(set(env[name]));

@@ -30,7 +30,8 @@ export async function loadTracingSdk(config: TracingConfig, attributes: Record<s
   const { kind, ratio } = config.sampler;
   const root: Sampler = kind === 'always_off' ? new sdk.AlwaysOffSampler() : kind === 'ratio' ? new sdk.TraceIdRatioBasedSampler(ratio) : new sdk.AlwaysOnSampler();
   const sampler = new sdk.ParentBasedSampler({ root });
-  const provider = new sdk.TracerProvider({ resource, idGenerator, sampler, spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })] });
+  const spanLimits = config.attributeValueLengthLimit ? { attributeValueLengthLimit: config.attributeValueLengthLimit } : {};
+  const provider = new sdk.TracerProvider({ resource, idGenerator, sampler, spanLimits, spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })] });
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
   return {

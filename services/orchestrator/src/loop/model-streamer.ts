@@ -74,7 +74,7 @@ export class ModelStreamer {
     const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
     const span = startChatSpan(st, k, () => fitted.view.messages);
-    const traceId = span?.spanContext().traceId ?? '';
+    const traceId = span?.isRecording() ? span.spanContext().traceId : ''; // the exemplar of a sampled call only
     try {
       const response = await callModelChain(
         this.d.providers,
