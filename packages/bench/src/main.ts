@@ -19,6 +19,7 @@ import { localToolLines, localToolTargetLines } from './local-figures.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
+import { tracingCost, tracingCostLines } from './tracing-cost.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -123,6 +124,12 @@ async function main() {
     const coreCtx: CoreContext = { redisUrl: server.url, admin, mockUrl: mock.url, toolsModule: TOOLS_MODULE, localToolsModule: LOCAL_TOOLS_MODULE, iterations: ITERATIONS, concurrency: CONCURRENCY, prior: priorConversation(10) };
     if (process.env.BENCH_ONLY === 'webhooks') {
       console.log(webhookDeliveryLines(await webhookDelivery(coreCtx, admin, Number(process.env.BENCH_WEBHOOK_RUNS ?? 1000))).join('\n'));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'tracing') {
+      // SPEC §8: CPU and bytes exported per iteration, tracing on vs off (BENCH_TRACING_BASELINE_CLI: a build without tracing, to compare off with)
+      const o = { runs: Number(process.env.BENCH_TRACING_RUNS ?? 400), parallel: 50, warmup: Number(process.env.BENCH_TRACING_WARMUP ?? 200), rounds: Number(process.env.BENCH_TRACING_ROUNDS ?? 3), baselineCli: process.env.BENCH_TRACING_BASELINE_CLI };
+      console.log(tracingCostLines(await tracingCost({ ...coreCtx }, o), { ...o, iterations: ITERATIONS }).join('\n'));
       return;
     }
     if (process.env.BENCH_ONLY === 'threads') {

@@ -33,9 +33,12 @@ export async function startMockProcess(args: string[], onLine?: (line: string) =
   return { url: await firstMatch(child, /listening on (\S+)/, 'mock', onLine), child };
 }
 
-/** `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL once ready. */
-export async function startServeProcess(env: Record<string, string>): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+/**
+ * `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL once ready.
+ * `cli`: another build's CLI entry (a baseline to compare with) [this build's].
+ */
+export async function startServeProcess(env: Record<string, string>, cli = CLI_MAIN): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [cli, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let apiUrl = '';
   // both lines may arrive in one chunk: one reader sees them in order
   await firstMatch(child, /agentloop (ready)/, 'agentloop serve', (line) => {

@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
@@ -53,6 +53,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
   const publisher = createRedis(config.redisUrl, 'agentloop-pub', logger);
   const shutdown = new Shutdown(logger);
+  // SPEC §8: the SDK is loaded only when an OTLP endpoint is set; closed last, after the workers drained
+  const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) => logger.warn(m));
+  shutdown.add('tracing', () => tracing.shutdown());
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
   });
@@ -64,7 +67,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const webhooks = new WebhookPolicy(config.webhooks);
   const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter, providers: providerCatalog, webhooks });
   const newProviders = () => new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
-  const metrics = new Metrics();
+  const metrics = new Metrics({ exemplars: tracingState.on });
   const queues = new QueueSet(publisher, config.prefix);
   shutdown.add('queues', () => queues.close());
   const scheduler = new RunScheduler(queues); // the only publisher of a run's jobs
@@ -173,7 +176,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const app = createApp({
       admin,
       eventStreams,
-      store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText,
+      store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText, metricsContentType: metrics.contentType,
       intake: newIntake(),
       limiter: tenantLimiter,
       corsOrigins: config.corsOrigins,
@@ -201,7 +204,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     started.unshift('api');
     console.log(`agentloop api listening on ${apiUrl}`);
   } else {
-    const server = createMetricsServer({ metricsText, ready });
+    const server = createMetricsServer({ metricsText, contentType: metrics.contentType, ready });
     await listen(server, config.metricsPort, config.host);
     metricsUrl = `http://${displayHost(config.host)}:${(server.address() as AddressInfo).port}/metrics`;
     shutdown.add('metrics-http', () => closeServer(server));

@@ -10,6 +10,12 @@ export const TenantIdSchema = z.string().regex(TENANT_ID_RE, 'a tenant id matche
 /** A run id: generated (`run_…`) or given at queue intake; safe in keys and job ids. */
 export const RunIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a run id matches [A-Za-z0-9_-]{1,64}');
 
+/**
+ * The W3C traceparent a job's spans hang under (SPEC §8): the run's root span, or the span of its resume. Set by the
+ * publisher only when tracing is on; a malformed one is ignored (the job's spans fall back to the run's stored root).
+ */
+export const JobTraceSchema = z.string().max(128).optional();
+
 /** `advance` job on the orchestrator queue: start iteration `iteration` of the run (jobId `<runId>-<iteration>`). */
 export const AdvanceJobSchema = z.object({
   runId: RunIdSchema,
@@ -20,6 +26,7 @@ export const AdvanceJobSchema = z.object({
    * stale plan fails the compare-and-set and the job reads the state and decides as usual.
    */
   plan: z.object({ callMode: CallModeSchema, pendingFinal: z.union([FinalizeReasonSchema, z.literal('')]), iterUsage: z.record(z.string(), z.unknown()) }).optional(),
+  trace: JobTraceSchema,
 });
 export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
 export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
@@ -71,6 +78,7 @@ export const ToolJobSchema = z.object({
   iteration: z.number().int(),
   /** Cap of the result text the model sees: min(context.toolResultMaxTokens, a quarter of the context window). */
   maxResultTokens: z.number().int().positive().default(DEFAULT_RESULT_TOKENS),
+  trace: JobTraceSchema,
 });
 export type ToolJob = z.infer<typeof ToolJobSchema>;
 

@@ -9,7 +9,7 @@
   reservedIds (call ids the input transcript already uses: a model cannot reuse them), layout ('3', '2' or '1': the
   older ones for builds that know only those), structured ('1' when the request has output.schema), src ('q': a
   backend enqueued it on `requests`: its end is reported on `results`; '' otherwise), threadId ('' = none),
-  threadPolicy, systemCount (the leading system messages of `messages`: the thread's conversation goes after them),
+  tp (the W3C traceparent of the run's root span, '' = tracing off), threadPolicy, systemCount (the leading system messages of `messages`: the thread's conversation goes after them),
   threadBusyEvents / threadBusyError (a queue-intake run refused by a busy thread is created failed; '' = refuse)
   Threads (SPEC §2): one run per thread at a time, decided here, atomically with the creation. A free thread's run
   becomes its active run and starts with the thread's conversation before its input; a busy thread's run is refused
@@ -68,6 +68,7 @@ set('iteration', 0); set('createdAt', nowMs); set('updatedAt', nowMs); set('requ
 set('mode', a.mode); set('metadata', a.metadata); set('structured', a.structured); set('maxWallMs', a.maxWallMs); set('error', errorJson); set('cancel', '')
 set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.retention); set('idem', idemKey); set('bodyHash', a.bodyHash)
 set('src', a.src)
+if a.tp and a.tp ~= '' then set('tp', a.tp) end
 if a.wh ~= '' then set('wh', a.wh); set('whUrl', a.whUrl); useNotify(a.wh) end
 if L2 then set('lay', a.layout) end
 local msgs = a.messages

@@ -85,11 +85,4 @@ describe('the environment, validated once at start', () => {
     for (const bad of ['app.example.com', 'https://app.example.com/', 'https://app.example.com/app', 'https://app.example.com?x=1', 'https://app.example.com#x', 'https://u:p@app.example.com', '*', 'null', 'ftp://files.example.com', 'https://app.example.com:99999'])
       expect(() => loadConfig({ AGENTLOOP_CORS_ORIGINS: `https://ok.example.com,${bad}` }), bad).toThrow(/invalid environment:\n {2}AGENTLOOP_CORS_ORIGINS: '.*' is not an origin/);
   });
-
-  it('OpenTelemetry variables start the process with one warning', () => {
-    expect(loadConfig({}).warnings).toEqual([]);
-    expect(loadConfig({ OTEL_SERVICE_NAME: 'svc', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel:4318', OTEL_TRACES_SAMPLER: '' }).warnings).toEqual([
-      'OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME are set, but tracing is not supported by this build: no spans are exported',
-    ]);
-  });
 });

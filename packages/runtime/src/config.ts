@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
 import type { RunLayout } from './run-state.js';
-import { otelWarning, unsupportedSettingProblems } from './unsupported-settings.js';
+import { unsupportedSettingProblems } from './unsupported-settings.js';
 import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
 
 export * from './limits-config.js';
@@ -266,6 +266,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => cleaned[k]),
       openaiCustomHeaders: e.OPENAI_CUSTOM_HEADERS,
     },
-    warnings: [otelWarning(cleaned)].filter((w) => w !== null),
+    warnings: [],
   };
 }

@@ -41,6 +41,8 @@ export interface CreateRunArgs {
   wh: string;
   /** A run with notify: where its deliveries go. */
   whUrl: string;
+  /** The traceparent of the run's root span `invoke_agent` ('' when tracing is off): every later span parents or links to it. */
+  tp: string;
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
@@ -79,6 +81,7 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     threadBusyError: wellFormedJson(THREAD_BUSY_ERROR),
     wh: notify ? `,${[...new Set(notify.events ?? DEFAULT_NOTIFY_EVENTS)].join(',')},` : '',
     whUrl: notify?.url ?? '',
+    tp: input.traceparent ?? '',
   };
   return wellFormedJson(args);
 }

@@ -1,24 +1,18 @@
 import client from 'prom-client';
 
+/** An observation's exemplar labels (prom-client types them as the metric's own label names, which trace_id is not). */
+const exemplar = (traceId: string) => (traceId ? { trace_id: traceId } : {}) as never;
+
 /** Every metric of SPEC §7, in one registry per process; each role updates the ones it owns. */
 export class Metrics {
-  readonly registry = new client.Registry();
+  readonly registry = new client.Registry<client.RegistryContentType>();
   readonly runsStarted = new client.Counter({ name: 'agentloop_runs_started_total', help: 'Runs that started their first iteration', registers: [this.registry] });
   readonly runsFinished = new client.Counter({ name: 'agentloop_runs_finished_total', help: 'Runs that ended', labelNames: ['status', 'stop_reason'], registers: [this.registry] });
   readonly loopIterations = new client.Counter({ name: 'agentloop_loop_iterations_total', help: 'Model calls of the loop (iterations)', labelNames: ['provider', 'model'], registers: [this.registry] });
-  readonly iterationOverhead = new client.Histogram({
-    name: 'agentloop_iteration_overhead_seconds',
-    help: 'Time an iteration job spends outside model and tool calls',
-    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
-    registers: [this.registry],
-  });
-  readonly llmDuration = new client.Histogram({
-    name: 'agentloop_llm_request_duration_seconds',
-    help: 'Model request duration',
-    labelNames: ['provider', 'model', 'outcome'],
-    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-    registers: [this.registry],
-  });
+  /** Observed through observeIterationOverhead (exemplars). */
+  readonly iterationOverhead: client.Histogram;
+  /** Observed through observeLlmDuration (exemplars). */
+  readonly llmDuration: client.Histogram<'provider' | 'model' | 'outcome'>;
   readonly llmTokens = new client.Counter({ name: 'agentloop_llm_tokens_total', help: 'Tokens by kind', labelNames: ['provider', 'model', 'kind'], registers: [this.registry] });
   readonly llmFallbacks = new client.Counter({ name: 'agentloop_llm_fallbacks_total', help: 'Fallbacks to the next model of the chain', labelNames: ['from', 'to'], registers: [this.registry] });
   readonly llmThrottled = new client.Counter({ name: 'agentloop_llm_throttled_total', help: 'Model calls held back by a per-provider limit (AGENTLOOP_PROVIDER_LIMITS)', labelNames: ['provider', 'limit'], registers: [this.registry] });
@@ -57,7 +51,28 @@ export class Metrics {
   readonly compressions = new client.Counter({ name: 'agentloop_compressions_total', help: 'Context compressions', labelNames: ['strategy', 'outcome'], registers: [this.registry] });
   readonly queueJobs = new client.Gauge({ name: 'agentloop_queue_jobs', help: 'Jobs per queue and state (read at scrape time)', labelNames: ['queue', 'state'], registers: [this.registry] });
 
-  constructor() {
+  /**
+   * `exemplars` (tracing on, SPEC §8): the registry speaks OpenMetrics, and the iteration and model-latency histograms
+   * carry the trace id of an observation as an exemplar (`trace_id`), so a slow bucket leads to a trace.
+   */
+  constructor(private readonly opts: { exemplars?: boolean } = {}) {
+    const enableExemplars = opts.exemplars === true;
+    if (enableExemplars) this.registry.setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
+    this.iterationOverhead = new client.Histogram({
+      name: 'agentloop_iteration_overhead_seconds',
+      help: 'Time an iteration job spends outside model and tool calls',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1],
+      registers: [this.registry],
+      enableExemplars,
+    });
+    this.llmDuration = new client.Histogram({
+      name: 'agentloop_llm_request_duration_seconds',
+      help: 'Model request duration',
+      labelNames: ['provider', 'model', 'outcome'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers: [this.registry],
+      enableExemplars,
+    });
     // event-loop delay sampled every 5 s, not prom-client's 10 ms: each wake-up of an idle process costs ~0.5 ms of
     // CPU (measured: 1 s → 10 s took 0.5–0.8 ms/s off an idle product), and a few samples per scrape still show a
     // stalled loop; nodejs_eventloop_lag_seconds itself is measured at scrape time
@@ -73,6 +88,22 @@ export class Metrics {
       this.toolCalls.inc({ tool: known.has(name) ? name : 'unknown', status });
       if (skipReason) this.toolsSkipped.inc({ reason: skipReason });
     }
+  }
+
+  /** `traceId`: the trace of the iteration ('' when none), its exemplar when exemplars are on. */
+  observeIterationOverhead(seconds: number, traceId = ''): void {
+    if (this.opts.exemplars) this.iterationOverhead.observe({ value: seconds, labels: {}, exemplarLabels: exemplar(traceId) });
+    else this.iterationOverhead.observe(seconds);
+  }
+
+  observeLlmDuration(labels: { provider: string; model: string; outcome: string }, seconds: number, traceId = ''): void {
+    if (this.opts.exemplars) this.llmDuration.observe({ value: seconds, labels, exemplarLabels: exemplar(traceId) });
+    else this.llmDuration.observe(labels, seconds);
+  }
+
+  /** The Content-Type of text(): OpenMetrics when exemplars are on, else Prometheus text 0.0.4. */
+  get contentType(): string {
+    return this.registry.contentType;
   }
 
   async text(): Promise<string> {

@@ -4,6 +4,13 @@ import {
   DEFAULT_RESULT_TOKENS, DeploymentKeys, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CallToRun, type CompressJob, type RunRequest, type ToolJob,
 } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
+import { activeTraceparent } from './tracing/traceparent.js';
+
+/** The trace a published job joins: the span active where it is published (none when tracing is off). */
+function traced(): { trace?: string } {
+  const trace = activeTraceparent();
+  return trace ? { trace } : {};
+}
 
 /** BullMQ's lowest job priority (its PRIORITY_LIMIT); 1 is the highest. */
 const LOWEST_PRIORITY = 2 ** 21 - 1;
@@ -36,7 +43,7 @@ export class RunScheduler {
    * re-adding a job a crash lost, after the run waited long already) it ranks first.
    */
   async start(runId: string, planned = false, tenant?: string): Promise<void> {
-    const data: AdvanceJob = { runId, iteration: 1, ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
+    const data: AdvanceJob = { runId, iteration: 1, ...traced(), ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
     const priority = tenant === undefined ? 1 : await this.rankInTenantLine(tenant);
     await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), priority });
   }
@@ -86,7 +93,7 @@ export class RunScheduler {
 
   /** An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless). */
   async advance(runId: string, k: number, jobId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
+    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
   }
 
   /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
@@ -108,7 +115,8 @@ export class RunScheduler {
   }
 
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
-    const data: AdvanceJob = { runId, iteration: k + 1, ...(plan ? { plan } : {}) };
+    const trace = traced();
+    const data: AdvanceJob = { runId, iteration: k + 1, ...trace, ...(plan ? { plan } : {}) };
     const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix) };
     if (!calls.length) {
       await this.queues.orchestrator.add('advance', data, opts);
@@ -122,7 +130,7 @@ export class RunScheduler {
       children: calls.map((c) => ({
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
-        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS } satisfies ToolJob,
+        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace } satisfies ToolJob,
         opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true },
       })),
     });

@@ -21,6 +21,8 @@ export interface RunState {
   mode: 'interactive' | 'headless';
   /** The thread the run continues (SPEC §2 Threads), or null. */
   threadId: string | null;
+  /** The traceparent of the run's root span `invoke_agent` (SPEC §8), absent when it was created with tracing off. */
+  traceparent?: string;
   metadata: Record<string, unknown>;
   seq: number;
   error: ErrorInfo | null;
@@ -84,7 +86,7 @@ export const STATE_FIELDS = [
   'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'request', 'model', 'mode', 'metadata', 'seq', 'error', 'cancel',
   'batch', 'pendingFinal', 'callMode', 'owner', 'stopReason', 'output', STATE_FIELD.outputJson, STATE_FIELD.outputRepair,
   'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls', 'toolCalls',
-  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv', 'threadId',
+  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv', 'threadId', 'tp',
 ] as const;
 
 /** HMGET of STATE_FIELDS, back into a hash (absent fields left out). */
@@ -145,6 +147,7 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     mode: (h.mode as RunState['mode']) || 'interactive',
     metadata: json(h.metadata, {}),
     threadId: h.threadId || null,
+    ...(h.tp ? { traceparent: h.tp } : {}),
     seq: num(h.seq),
     error: json(h.error, null),
     cancel: h.cancel ?? '',

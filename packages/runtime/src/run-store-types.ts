@@ -20,6 +20,8 @@ export interface CreateRunInput {
   activeRuns?: { limit: number; atLimit: 'refuse' | 'fail' } | null;
   /** A backend enqueued it on `requests`: when it ends, its result is added to `results` (SPEC §2). */
   fromQueue?: boolean;
+  /** The traceparent of the run's root span (SPEC §8), stored with the run; absent when tracing is off. */
+  traceparent?: string;
 }
 
 export type CreateRunResult =

@@ -27,12 +27,3 @@ export function unsupportedSettingProblems(env: Record<string, string | undefine
     .filter(([name, s]) => isSet(env[name]) && !s.harmless?.(env[name].trim()))
     .map(([name, s]) => `${name} is set, but ${s.reason}; unset it to start`);
 }
-
-/**
- * Platforms set OpenTelemetry's variables for every process they run, so they do not stop it: one warning says that
- * this build exports no traces.
- */
-export function otelWarning(env: Record<string, string | undefined>): string | null {
-  const names = Object.keys(env).filter((k) => k.startsWith('OTEL_') && isSet(env[k])).sort();
-  return names.length ? `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} set, but tracing is not supported by this build: no spans are exported` : null;
-}

@@ -139,6 +139,7 @@ export default [
     sideEffect: 'external',
     async execute(args, ctx) {
       effect({ tool: 'send_email', key: ctx.idempotencyKey, to: args.to, phase: 'send' });
+      ctx.logger.info({ to: args.to }, 'email sent'); // a log line of the run (tracing tests: it carries the trace id)
       return { sent: true };
     },
   },

@@ -3,7 +3,7 @@ import {
   MAX_JSON_DEPTH, RunRequestSchema, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
-import { RunStore, type Metrics, type ProviderCatalog, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { RunStore, newRunTrace, withTraceparent, type Metrics, type ProviderCatalog, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
 import { outputValidator } from './output/isolated-validator.js';
 import { WebhookPolicy } from './webhooks/webhook-policy.js';
@@ -155,7 +155,11 @@ export class RunIntake {
       // the run id or key names a run made from another body: that run is not this request's (and is left alone)
       return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
-    const res = await this.store.create({ runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid });
+    const runTrace = newRunTrace(); // SPEC §8: the root span's context is stored with the run
+    const res = await this.store.create({
+      runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid, traceparent: runTrace?.traceparent,
+    });
+    if (res.created) runTrace?.record({ id: runId, tenant, request: v.request });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns };
@@ -181,7 +185,7 @@ export class RunIntake {
       return { kind: 'created', runId };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
-    await this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant);
+    await withTraceparent(runTrace?.traceparent, () => this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant));
     return { kind: 'created', runId };
   }
 

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
@@ -165,7 +165,8 @@ export class ToolRunner {
     const parsed = ToolJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
     const owner = `${job.id ?? ''}@${token ?? ''}`;
-    await this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1);
+    // the call's span and log lines join the run's trace (SPEC §8)
+    await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
     return { callId: parsed.data.callId };
   }
 
@@ -218,20 +219,22 @@ export class ToolRunner {
     set.add(ac);
     let outcome: ToolOutcome;
     const t0 = performance.now();
+    const span = startToolSpan(data, pool);
     try {
       const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
       const unavailable = tool ? undefined : this.o.registry.unavailable(name);
-      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
+      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await inSpan(span, () => executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
         maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
         maxResultTokens: data.maxResultTokens,
         countTokens: this.counter.count,
-      });
+      }));
     } catch (e) {
       outcome = toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e));
     } finally {
       set.delete(ac);
       if (!set.size) this.inFlight.delete(runId);
     }
+    endToolSpan(span, outcome);
     if (this.handingBack && ac.signal.aborted && !(await this.runCancelled(runId))) throw new HandedBackError();
     this.o.metrics.toolDuration.observe({ tool: tool ? name : 'unknown', pool }, (performance.now() - t0) / 1000);
     const eventData = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };

@@ -60,6 +60,15 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
       expect(used).toContain(needed);
   });
 
+  it('the dashboard links a run id to its trace, and its latency panels show exemplars (SPEC §8)', () => {
+    expect(dashboard.templating.list.map((v: { name: string }) => v.name)).toContain('run_id');
+    const trace = (dashboard.links as Array<{ url: string }>).find((l) => l.url.includes('agentloop.run.id'));
+    expect(decodeURIComponent(trace!.url)).toContain('tags={"agentloop.run.id":"${run_id}"}');
+    const exemplars = dashboard.panels.filter((p: { targets: Array<{ exemplar?: boolean }> }) => p.targets.some((t) => t.exemplar)).flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
+    expect(exemplars.join(' ')).toMatch(/agentloop_iteration_overhead_seconds_bucket/);
+    expect(exemplars.join(' ')).toMatch(/agentloop_llm_request_duration_seconds_bucket/);
+  });
+
   it('every alert names only exported metrics (and passes promtool where Debian’s prometheus is installed)', () => {
     expect(alertExprs).toHaveLength(6);
     for (const name of new Set(alertExprs.flatMap(metricNames))) expect(families, `alert uses ${name}`).toContain(name);

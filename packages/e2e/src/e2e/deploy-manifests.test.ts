@@ -85,6 +85,12 @@ describe('docker-compose.yml and the Dockerfile', () => {
     expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['redis', 'api', 'orchestrator', 'tool-runner', 'compressor', 'prometheus', 'grafana', 'mock', 'demo']));
     expect(compose.services.redis.command).toContain('--appendonly');
     expect(compose.services.mock.profiles).toEqual(['demo']);
+    // tracing (SPEC §8): a Jaeger receives OTLP from every role
+    expect(compose.services.jaeger.image).toMatch(/^jaegertracing\/jaeger:2\./);
+    for (const role of ['api', 'orchestrator', 'tool-runner', 'compressor']) {
+      expect(compose.services[role].environment.OTEL_EXPORTER_OTLP_ENDPOINT, role).toMatch(/http:\/\/jaeger:4318\}$/);
+      expect(compose.services[role].environment.OTEL_EXPORTER_OTLP_PROTOCOL, role).toBe('http/protobuf');
+    }
   });
 
   it('builds one non-root image with a health check and a signal-forwarding init', () => {

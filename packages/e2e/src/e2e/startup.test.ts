@@ -43,11 +43,11 @@ describe('what a process says at start', () => {
     expect(malformed.stderr).toContain('AGENTLOOP_OPENAPI_TOOLS: [0.operations] list the operationIds to expose as tools');
   });
 
-  it('OpenTelemetry variables (set by platforms for every process) start it, with one warning that no traces are exported', async () => {
-    s = await ProcessStack.start(['api'], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SERVICE_NAME: 'agentloop-api', LOG_LEVEL: 'info' } });
-    const warnings = s.procs.get('api')!.output.filter((l) => l.includes('tracing is not supported by this build'));
+  it('an OTLP protocol this build does not speak (grpc) starts it, with one warning that no spans are exported', async () => {
+    s = await ProcessStack.start(['api'], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', LOG_LEVEL: 'info' } });
+    const warnings = s.procs.get('api')!.output.filter((l) => l.includes('OTEL_EXPORTER_OTLP_PROTOCOL'));
     expect(warnings).toHaveLength(1);
-    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, msg: 'OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME are set, but tracing is not supported by this build: no spans are exported' });
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, msg: 'OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported (http/json and http/protobuf are): no spans are exported' });
     expect((await s.a.request('GET', '/v1/runs')).status).toBe(200); // and it serves
   });
 

@@ -21,6 +21,8 @@ export interface ApiDeps {
   apiKeys: Map<string, string>;
   authRequired: boolean;
   metricsText: () => Promise<string>;
+  /** Of metricsText (OpenMetrics when exemplars are on) [Prometheus text 0.0.4]. */
+  metricsContentType?: string;
   /** Why the process is not ready (null: ready; notReadyReason). Must answer at once, also while Redis is away. */
   ready: () => Promise<string | null>;
   /** Bull Board (mounted at /admin/queues when an admin key is configured). */
@@ -84,7 +86,7 @@ export function createApp(d: ApiDeps): express.Express {
     res.status(answer.status).json(answer.body);
   }));
   app.get('/metrics', wrap(async (_req, res) => {
-    res.type('text/plain; version=0.0.4').send(await d.metricsText());
+    res.type(d.metricsContentType ?? 'text/plain; version=0.0.4').send(await d.metricsText());
   }));
   app.get('/v1/openapi.json', (_req, res) => void res.json(openApiDocument()));
   if (d.admin) app.use(ADMIN_PATH, d.admin);

@@ -1,6 +1,6 @@
 import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, wellFormedJson, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
-import type { CallMeta, Metrics, PreparedDecision, RunScheduler, RunState, RunStore, ToolCatalog } from '@agentloop/runtime';
+import { resumeSpan, tracingState, withTraceparent, type CallMeta, type Metrics, type PreparedDecision, type RunScheduler, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
 import { capText } from '@agentloop/llm';
 
@@ -148,7 +148,9 @@ export class DecisionService {
     const { iteration: k, tenant, approved } = resume;
     const metas = approved.length ? await this.store.calls.meta(runId, approved) : [];
     const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? DEFAULT_RESULT_TOKENS }] : []));
-    await this.scheduler.resume(runId, tenant, k, calls, known?.plan);
+    // SPEC §8: the resumed iterations hang under a span of their own that links to the run's root (days old, maybe)
+    const resumed = tracingState.on ? resumeSpan({ id: runId, tenant }, (await this.store.fieldsOf(runId, ['tp']))?.tp ?? undefined, k) : undefined;
+    await withTraceparent(resumed, () => this.scheduler.resume(runId, tenant, k, calls, known?.plan));
   }
 
   /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */

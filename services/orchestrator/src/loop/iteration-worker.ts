@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
 import { RunEnder } from './run-ender.js';
@@ -119,12 +119,13 @@ export class IterationWorker {
     if (await this.timers.handle(job)) return;
     const advance = AdvanceJobSchema.safeParse(job.data);
     if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
-    const { runId, iteration: k, plan } = advance.data;
+    const { runId, iteration: k, plan, trace } = advance.data;
     const t0 = performance.now();
-    const outcome = await this.advance(job, token, runId, k, plan);
+    const parent = await traceOfJob(trace, async () => (await this.o.store.fieldsOf(runId, ['tp']))?.tp); // SPEC §8
+    const outcome = await withTraceparent(parent, () => this.advance(job, token, runId, k, plan));
     const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
     const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
-    this.o.metrics.iterationOverhead.observe(overheadSeconds);
+    this.o.metrics.observeIterationOverhead(overheadSeconds, traceIdOf(parent));
     this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
   }
 

@@ -1,6 +1,6 @@
 import { LlmError, callModelChain, providerReadyOutput, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import type { NewEvent } from '@agentloop/protocol';
-import { HandedBackError, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, endChatSpan, startChatSpan, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
 import type { Fitted } from './context-gate.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import type { RunEnder } from './run-ender.js';
@@ -73,6 +73,8 @@ export class ModelStreamer {
     };
     const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
     this.inFlight.set(runId, ac);
+    const span = startChatSpan(st, k, () => fitted.view.messages);
+    const traceId = span?.isRecording() ? span.spanContext().traceId : ''; // the exemplar of a sampled call only
     try {
       const response = await callModelChain(
         this.d.providers,
@@ -86,20 +88,24 @@ export class ModelStreamer {
         },
         {
           onRetry: async (r) => {
+            span?.addEvent('llm.retry', { 'gen_ai.provider.name': r.provider, 'gen_ai.request.model': r.model, 'agentloop.attempt': r.attempt, 'agentloop.reason': r.reason });
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner));
           },
           onFallback: async (f) => {
+            span?.addEvent('llm.fallback', { 'agentloop.from': f.from, 'agentloop.to': f.to });
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
-          onAttempt: (a) => this.d.metrics.llmDuration.observe({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds),
+          onAttempt: (a) => this.d.metrics.observeLlmDuration({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds, traceId),
         },
         { attemptsPerModel: this.d.llmAttempts, baseDelayMs: this.d.llmRetryBaseMs, maxDelayMs: this.d.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.d.gate },
       );
+      endChatSpan(span, { response });
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
     } catch (e) {
+      endChatSpan(span, { error: e });
       deltas.discard();
       await deltas.flush();
       const err = e instanceof LlmError ? e : null;

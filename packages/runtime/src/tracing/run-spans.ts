@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Span, type SpanOptions, type Context } from '@opentelemetry/api';
+import type { ModelResponse } from '@agentloop/llm';
+import type { RunRequest } from '@agentloop/protocol';
+import { pinned } from './pinned-trace.js';
+import { contextOf, formatTraceparent, parseTraceparent } from './traceparent.js';
+import { tracingState } from './tracing-state.js';
+
+const tracer = () => trace.getTracer('agentloop');
+
+/** A run as its spans name it: GenAI semantic conventions plus agentloop's own ids (SPEC §8). */
+export interface TracedRun {
+  id: string;
+  tenant: string;
+  request: Pick<RunRequest, 'model'>;
+}
+
+function runAttributes(run: TracedRun): Attributes {
+  return {
+    'gen_ai.provider.name': run.request.model.provider,
+    'gen_ai.request.model': run.request.model.name,
+    'gen_ai.conversation.id': run.id,
+    'agentloop.run.id': run.id,
+    'agentloop.tenant.id': run.tenant,
+  };
+}
+
+/** The parent of a job's span: the span active here (the job's traceparent), else the run's root as stored; null when neither is known. */
+function parentContext(rootTp: string | undefined): Context | null {
+  const active = context.active();
+  if (trace.getSpanContext(active)) return active;
+  return parseTraceparent(rootTp) ? contextOf(rootTp) : null;
+}
+
+function failed(span: Span, err: unknown): void {
+  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+  span.setAttribute('error.type', err instanceof Error ? err.name : 'error');
+}
+
+/** Starts a span with pinned ids (see pinned-trace.ts). */
+function startPinned(ids: { traceId: string; spanId?: string }, name: string, options: SpanOptions): Span {
+  pinned.traceId = ids.traceId;
+  pinned.spanId = ids.spanId ?? null;
+  try {
+    return tracer().startSpan(name, { ...options, root: true });
+  } finally {
+    pinned.traceId = null;
+    pinned.spanId = null;
+  }
+}
+
+const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
+
+/**
+ * The root span `invoke_agent` of a run at intake: its traceparent is minted first, stored with the run (field `tp`)
+ * and carried by every job the run publishes; the span itself is recorded (`record`) only once the run exists, so
+ * a refused or repeated request leaves no trace behind. Null when tracing is off.
+ */
+export function newRunTrace(): { traceparent: string; record: (run: TracedRun) => void } | null {
+  if (!tracingState.on) return null;
+  const ids = { traceId: randomHex(16), spanId: randomHex(8) };
+  const startTime = Date.now();
+  return {
+    // the flag is the root sampler's decision, so the run's later spans (parent-based) are kept or dropped with it
+    traceparent: formatTraceparent({ ...ids, traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }),
+    record: (run) => {
+      const span = startPinned(ids, 'invoke_agent', { kind: SpanKind.INTERNAL, startTime, attributes: { 'gen_ai.operation.name': 'invoke_agent', ...runAttributes(run) } });
+      span.end();
+    },
+  };
+}
+
+/**
+ * A parked run resumes: a span `invoke_agent` in the run's trace that LINKS to the root instead of hanging under it
+ * (the root may be days old); the resumed iterations' spans hang under this one. Its traceparent, or undefined
+ * when tracing is off or the run has no stored root (created with tracing off).
+ */
+export function resumeSpan(run: { id: string; tenant: string }, rootTp: string | undefined, iteration: number): string | undefined {
+  const root = tracingState.on ? parseTraceparent(rootTp) : null;
+  if (!root) return undefined;
+  const span = startPinned({ traceId: root.traceId }, 'invoke_agent', {
+    kind: SpanKind.INTERNAL,
+    links: [{ context: root, attributes: { 'agentloop.link': 'run_root' } }],
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': run.id, 'agentloop.run.id': run.id, 'agentloop.tenant.id': run.tenant, 'agentloop.resumed': true, 'agentloop.iteration': iteration + 1 },
+  });
+  span.end();
+  return formatTraceparent(span.spanContext());
+}
+
+/** One model call of the loop: `chat <model>` (null when tracing is off). `input`: the messages sent, recorded only when content capture is on. */
+export function startChatSpan(run: TracedRun & { traceparent?: string }, iteration: number, input: () => unknown): Span | null {
+  const parent = tracingState.on ? parentContext(run.traceparent) : null;
+  if (!parent) return null; // off, or a run created with tracing off: no stray trace of its own
+  const span = tracer().startSpan(
+    `chat ${run.request.model.name}`,
+    { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', ...runAttributes(run), 'agentloop.iteration': iteration } },
+    parent,
+  );
+  if (tracingState.captureContent) span.setAttribute('gen_ai.input.messages', JSON.stringify(input()));
+  return span;
+}
+
+export function endChatSpan(span: Span | null, outcome: { response: ModelResponse } | { error: unknown }): void {
+  if (!span) return;
+  if ('error' in outcome) failed(span, outcome.error);
+  else {
+    const r = outcome.response;
+    span.setAttributes({
+      'gen_ai.response.model': r.model,
+      'gen_ai.usage.input_tokens': r.usage.promptTokens,
+      'gen_ai.usage.output_tokens': r.usage.completionTokens,
+      'gen_ai.response.finish_reasons': [r.finishReason],
+    });
+    span.setAttribute('agentloop.response.provider', r.provider); // differs from gen_ai.provider.name after a fallback
+    if (tracingState.captureContent) span.setAttribute('gen_ai.output.messages', JSON.stringify([r.message]));
+  }
+  span.end();
+}
+
+/** One tool execution: `execute_tool <tool>` (null when tracing is off). */
+export function startToolSpan(call: { runId: string; tenantId: string; callId: string; name: string; arguments: string }, pool: string, rootTp?: string): Span | null {
+  const parent = tracingState.on ? parentContext(rootTp) : null;
+  if (!parent) return null;
+  const span = tracer().startSpan(
+    `execute_tool ${call.name}`,
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.callId, 'gen_ai.tool.type': 'function',
+        'gen_ai.conversation.id': call.runId, 'agentloop.run.id': call.runId, 'agentloop.tenant.id': call.tenantId, 'agentloop.tool.pool': pool,
+      },
+    },
+    parent,
+  );
+  if (tracingState.captureContent) span.setAttribute('gen_ai.tool.call.arguments', call.arguments);
+  return span;
+}
+
+/** Runs `fn` with the span active (its log lines name it; what it starts hangs under it); a plain call without one. */
+export function inSpan<T>(span: Span | null, fn: () => T): T {
+  return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
+}
+
+export function endToolSpan(span: Span | null, outcome: { status: string; content?: string; error?: { code: string; message: string } }): void {
+  if (!span) return;
+  span.setAttribute('agentloop.tool.status', outcome.status);
+  if (outcome.error) failed(span, new Error(`${outcome.error.code}: ${outcome.error.message}`));
+  if (tracingState.captureContent && outcome.content !== undefined) span.setAttribute('gen_ai.tool.call.result', outcome.content);
+  span.end();
+}
