@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { traceIdOf } from './tracing/traceparent.js';
 import {
   CallModeSchema, FinalizeReasonSchema, RunPhaseSchema, RunStatusSchema, StopReasonSchema, type CallMode, type FinalizeReason, type RunPhase,
   SCHEMA_VERSION, argumentsForDisplay, type ErrorInfo, type Message, type ModelSpec, type PendingCall, type RunRequest, type RunSnapshot,
@@ -202,6 +203,8 @@ export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?:
     pending: s.pending.map((p) => ({ ...p, arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments })),
     usage: s.usage,
     metadata: s.metadata,
+    // the run's trace (SPEC §8), for a run created with tracing on and sampled: the console links it
+    ...(traceIdOf(s.traceparent) ? { traceId: traceIdOf(s.traceparent) } : {}),
     ...more,
   };
 }

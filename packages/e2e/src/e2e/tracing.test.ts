@@ -62,10 +62,12 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
 
   it('one trace per run: invoke_agent at the api, a chat span per model call, an execute_tool span per tool, GenAI attributes, no content', async () => {
     const id = await s.a.startRun(DEMO);
-    expect((await finishedRun(s.a, id)).snap.status).toBe('completed');
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
     const spans = await spansOf(r, id, { chat: 3, tools: 3, invoke: 1 });
     expect(new Set(spans.map((x) => x.traceId)).size).toBe(1);
     const root = spans.find((x) => x.name === 'invoke_agent')!;
+    expect(snap.traceId).toBe(root.traceId); // the snapshot names the run's trace (the console links it)
     expect(root).toMatchObject({ parentSpanId: '', roles: 'api', service: 'agentloop-test', encoding: 'json' });
     expect(root.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.conversation.id': id, 'agentloop.tenant.id': expect.any(String) });
     const chats = spans.filter((x) => x.name.startsWith('chat '));
