@@ -19,10 +19,6 @@ export const QUEUES = {
 export class RunKeys {
   readonly state: string;
   readonly messages: string;
-  /** Layouts 1 and 2 only: the run's events (layout 3 keeps them in the state hash, fields `e:<seq>`). */
-  readonly events: string;
-  /** Layout 1 only (earlier builds, AGENTLOOP_RUN_LAYOUT=1): the run's calls; layout 2 keeps them in the state hash. */
-  readonly calls: string;
   readonly eventsChannel: string;
   readonly compressions: string;
   /** Runs with `notify` only: the delivery log (hash; lua/enqueueWebhook-7.lua lists its fields). */
@@ -35,8 +31,6 @@ export class RunKeys {
     const base = `${prefix}:run:{${runId}}`;
     this.state = base;
     this.messages = `${base}:msgs`;
-    this.events = `${base}:events`;
-    this.calls = `${base}:calls`;
     this.eventsChannel = `${base}:ev`;
     this.compressions = `${base}:compressions`;
     this.webhooks = `${base}:webhooks`;

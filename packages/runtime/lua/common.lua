@@ -1,20 +1,19 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
   Run scripts take the same four keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list (layouts 1, 2)   KEYS[4] the legacy calls hash (layout 1)
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] the deployment's parked runs   KEYS[4] its resuming runs
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
   A script reads what it needs in one HMGET (readState), queues state updates with set() and events with
-  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and, on layout 3, the events
-  themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
+  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and the events themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
   handler, is in the future).
-  The run's calls and events live in its state hash too (layouts below, at useLayout). Every event is appended under
+  The run's calls and events live in its state hash too (checkLayout). Every event is appended under
   the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
   know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
   Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
-local stateKey, msgsKey, eventsKey, legacyCallsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local stateKey, msgsKey = KEYS[1], KEYS[2]
 local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local updates, events = {}, {}
 
@@ -39,24 +38,17 @@ local function withList(head, list)
   return head
 end
 
--- A run's calls. Layout 2: fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome,
--- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 3: its events too
--- ('e:<seq>', written by the HSET of the step's state; layouts 1 and 2 RPUSH them to KEYS[3]). Layout 1 (builds
--- that know only it, AGENTLOOP_RUN_LAYOUT=1): the call fields, unprefixed, in the calls hash KEYS[4]. A run keeps the
--- layout it was created with; a script learns it from its first read (useLayout).
-local LAYOUT2, LAYOUT3 = '2', '3'
-local L2, L3, layoutKnown = true, false, false
-local function useLayout(lay)
-  L2 = lay == LAYOUT2 or lay == LAYOUT3
-  L3 = lay == LAYOUT3
-  layoutKnown = true
+-- A run's calls are fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome, ':dec' a
+-- decision — and so are its events ('e:<seq>'): a step reads the run and its calls in one HMGET and writes them, with
+-- its events, in one HSET. This is the only layout (`lay` LAYOUT, set at creation; run-state.ts RUN_LAYOUT). A run of layout 1 or 2, made by a
+-- build before 2026-12-03, is refused (checkLayout): drain those before rolling this build out (docs/OPERATIONS.md).
+-- A future layout gets new script names (BullMQ-style versions), never a branch inside these scripts.
+local function checkLayout(status, lay)
+  if status and lay ~= LAYOUT then
+    error('LEGACY_LAYOUT run ' .. runId .. ' is stored in layout ' .. tostring(lay or '1') .. ' of an earlier build; this build serves layout ' .. LAYOUT .. ' only: drain old runs first (docs/OPERATIONS.md)')
+  end
 end
-local function callsHash() if L2 then return stateKey end return legacyCallsKey end
-local function cf(callId, suffix)
-  if L2 then return 'c:' .. callId .. (suffix or '') end
-  return callId .. (suffix or '')
-end
-local callUpdates = {} -- layout 1: call fields commit() writes to the calls hash
+local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
 local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
@@ -70,7 +62,7 @@ local function useNotify(wh)
 end
 
 -- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
--- run's layout, and `callFields` (e.g. '<id>:st') read in the same command on layout 2. Returns the state values
+-- run's layout, and `callFields` (e.g. '<id>:st') read in the same command. Returns the state values
 -- (in `fields` order) and the call values.
 local function readState(fields, callFields)
   local all = withList(withList({}, fields), STATUS_INFO)
@@ -79,18 +71,12 @@ local function readState(fields, callFields)
   local n0 = #all
   for _, f in ipairs(callFields or {}) do all[#all + 1] = 'c:' .. f end
   local r = hmgetSliced(stateKey, all)
-  useLayout(r[n0])
   useNotify(r[n0 - 1])
   statusInfo = {}
   for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
+  checkLayout(statusInfo[1], r[n0])
   local calls = {}
-  if callFields and #callFields > 0 then
-    if L2 then
-      for i = 1, #callFields do calls[i] = r[n0 + i] end
-    else
-      calls = hmgetSliced(legacyCallsKey, callFields)
-    end
-  end
+  for i = 1, #(callFields or {}) do calls[i] = r[n0 + i] end
   return r, calls
 end
 
@@ -124,12 +110,8 @@ local function set(field, value)
   updates[#updates + 1] = value
 end
 
--- A call field written by commit(), with the state on layout 2, to the calls hash on layout 1.
-local function setCall(callId, suffix, value)
-  if L2 then return set(cf(callId, suffix), value) end
-  callUpdates[#callUpdates + 1] = cf(callId, suffix)
-  callUpdates[#callUpdates + 1] = value
-end
+-- A call field, written by commit() with the state.
+local function setCall(callId, suffix, value) set(cf(callId, suffix), value) end
 
 -- an event this script built itself (its data JSON), in the callers' envelope
 local function emit(etype, dataJson)
@@ -154,15 +136,13 @@ local function runIndex(tenant, status)
 end
 -- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
 -- once the transcript was compressed (transcript version tv > 0).
-local RUN_KEY_SUFFIXES = { '', ':msgs' } -- (and ':events' before layout 3, ':calls' on layout 1)
+local RUN_KEY_SUFFIXES = { '', ':msgs' }
 
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
 local function expireRun(tenant, retentionS, idemKey, tv)
   for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
-  if not L3 then rcall('EXPIRE', eventsKey, retentionS) end
   if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
-  if not L2 then rcall('EXPIRE', legacyCallsKey, retentionS) end
   if notifyTypes then rcall('EXPIRE', stateKey .. ':webhooks', retentionS) end -- (the relay creates it with the run's TTL when it comes later)
   if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
   rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
@@ -234,20 +214,12 @@ local function commit(seq, watch)
   end
   local n = #events
   if n > 0 then
-    if not layoutKnown then error('commit: events of run ' .. runId .. ' before its layout was read') end
-    if L3 then
-      for i, tail in ipairs(events) do set('e:' .. (seq + i), '{"seq":' .. (seq + i) .. tail) end
-    else
-      local items = {}
-      for i, tail in ipairs(events) do items[i] = '{"seq":' .. (seq + i) .. tail end
-      callSliced('RPUSH', eventsKey, items)
-    end
+    for i, tail in ipairs(events) do set('e:' .. (seq + i), '{"seq":' .. (seq + i) .. tail) end
     set('seq', seq + n)
     if notifyTypes then notifyOutbox(seq) end
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7], statusChange[8]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
-  if #callUpdates > 0 then callSliced('HSET', legacyCallsKey, callUpdates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end
 end
 
@@ -285,11 +257,11 @@ local closedNames = {}
 
 -- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
 local function closeCall(callId, status, code, message, retryable)
-  local meta = cjson.decode(rcall('HGET', callsHash(), cf(callId)))
+  local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
   closedNames[#closedNames + 1] = meta.name
   local err = { code = code, message = message, retryable = retryable }
   local content = cjson.encode({ ok = false, error = err })
-  rcall('HSET', callsHash(), cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
+  rcall('HSET', stateKey, cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
   emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
   return content
 end
@@ -305,7 +277,7 @@ local function batchMessages(batchJson, fill, outs)
   if not outs then
     local fields = {}
     for i, id in ipairs(ids) do fields[i] = cf(id, ':out') end
-    outs = hmgetSliced(callsHash(), fields)
+    outs = hmgetSliced(stateKey, fields)
   end
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
@@ -332,7 +304,7 @@ local function batchInFlight(batchJson)
   if #ids == 0 then return false end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = cf(id, ':st') end
-  for _, v in ipairs(hmgetSliced(callsHash(), fields)) do
+  for _, v in ipairs(hmgetSliced(stateKey, fields)) do
     if v == 'queued' or v == 'running' then return true end
   end
   return false
@@ -344,7 +316,7 @@ local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopRea
   local msgs, executed = batchMessages(batchJson, 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-  rcall('ZREM', KEYS[5], runId)
+  rcall('ZREM', KEYS[3], runId)
   completeIteration(it, phase, iterUsage)
   set('status', status); set('phase', 'done'); set('stopReason', stopReason); set('pending', ''); set('updatedAt', nowMs)
 end

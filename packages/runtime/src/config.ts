@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
-import type { RunLayout } from './run-state.js';
 import { otelWarning, unsupportedSettingProblems } from './unsupported-settings.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
@@ -59,7 +58,11 @@ export const EnvSchema = z.object({
   AGENTLOOP_HTTP_CLIENT: z.enum(['node', 'fetch']).default('node'),
   /** How long a finished run stays readable (seconds). */
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
-  AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
+  /** Gone: runs have one layout. Accepted as 3 only, so a deployment still set to 1 or 2 stops with a reason. */
+  AGENTLOOP_RUN_LAYOUT: z
+    .string()
+    .refine((v) => v.trim() === '3', 'layouts 1 and 2 were removed: unset it, and drain runs of a build before 2026-12-03 first (docs/OPERATIONS.md)')
+    .optional(),
   /** `tenantA=whsec_<base64>,…`: the tenants' webhook signing secrets (SPEC §2). */
   AGENTLOOP_WEBHOOK_SECRETS: z.string().default(''),
   AGENTLOOP_WEBHOOK_RETRY_BASE_MS: intFrom(5000, 1),
@@ -193,8 +196,6 @@ export interface Config {
   /** Origins allowed to call the API from a browser (CORS), serialized as browsers send them; none by default. */
   corsOrigins: string[];
   runRetentionS: number;
-  /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
-  runLayout: RunLayout;
   compressionModel: string | null;
   webhooks: {
     /** Tenant → the key its webhooks are signed with; a tenant without one cannot use `notify`. */
@@ -267,7 +268,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
     corsOrigins: [...new Set(list(e.AGENTLOOP_CORS_ORIGINS).map((o) => corsOrigin(o)!))],
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
-    runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,
     webhooks: {
       secrets: webhookSecrets(e.AGENTLOOP_WEBHOOK_SECRETS),

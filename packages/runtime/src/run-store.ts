@@ -7,7 +7,7 @@ import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
 import { eventLines } from './event-lines.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { editedBatchMessage } from './batch-edit.js';
-import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
+import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
 import { createRunArgs } from './create-run-args.js';
@@ -27,7 +27,7 @@ type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
- * appends the events it implies; reads are plain commands, but for the events (one script reads every layout).
+ * appends the events it implies; reads are plain commands, but for the events (a script reads a page of them).
  */
 export class RunStore {
   readonly keys: DeploymentKeys;
@@ -44,8 +44,6 @@ export class RunStore {
     readonly prefix: string,
     /** How long a finished run's keys live (seconds). */
     readonly retentionS = DEFAULT_RETENTION_S,
-    /** The layout new runs are created with (lua/common.lua: 2 keeps a run's calls in its state hash, 3 its events too). */
-    readonly layout: RunLayout = 3,
   ) {
     this.keys = new DeploymentKeys(prefix);
     this.calls = new RunCalls(redis, this.keys);
@@ -56,7 +54,7 @@ export class RunStore {
 
   private runKeys(runId: string): string[] {
     const k = this.keys.run(runId);
-    return [k.state, k.messages, k.events, k.calls, this.keys.parkedRuns, this.keys.resumingRuns];
+    return [k.state, k.messages, this.keys.parkedRuns, this.keys.resumingRuns];
   }
 
   /** A run script: the head arguments every one takes (run id, now, its events channel), then its own. */
@@ -77,8 +75,8 @@ export class RunStore {
     const res = await this.run(
       'createRun',
       input.runId,
-      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, layout: this.layout, ev })],
-      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls, ...this.threadKeys(input)],
+      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, ev })],
+      [k.state, k.messages, this.keys.tenantRuns(input.tenant), idemKey, ...this.threadKeys(input)],
     );
     switch (res.outcome) {
       case 'limited':
@@ -169,7 +167,7 @@ export class RunStore {
     }
   }
 
-  /** Events after `after` as stored (JSON), up to `pageSize` seqs, any layout (lua/readEvents: `through`, `last`). */
+  /** Events after `after` as stored (JSON), up to `pageSize` seqs (lua/readEvents: `through`, `last`). */
   async eventsRaw(runId: string, after = 0, pageSize = 500): Promise<{ events: string[]; through: number; last: number }> {
     const [through, last, ...events] = (await this.run('readEvents', runId, () => [after, pageSize])).values;
     return { events: events.map(String), through: Number(through), last: Number(last) };

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import { statusTransitionsLua } from '@agentloop/protocol';
-import { STATE_FIELDS } from './run-state.js';
+import { RUN_LAYOUT, STATE_FIELDS } from './run-state.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
@@ -14,27 +14,27 @@ const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../l
  * table, so a script and its caller cannot drift apart silently.
  */
 export const SCRIPTS = {
-  createRun: { keys: 10, outcomes: ['created', 'exists', 'limited', 'taken', 'thread_busy'] },
+  createRun: { keys: 8, outcomes: ['created', 'exists', 'limited', 'taken', 'thread_busy'] },
   endThreadRun: { keys: 4, outcomes: ['next', 'idle'] },
-  startThreadRun: { keys: 6, outcomes: ['started', 'stale'] },
-  startIteration: { keys: 6, outcomes: ['started', 'stale', 'waiting'] },
-  appendEvents: { keys: 6, outcomes: ['appended', 'stale'] },
-  checkpointResponse: { keys: 6, outcomes: ['recorded', 'stale', 'ids_taken'] },
-  closeToolCall: { keys: 6, outcomes: ['closed', 'answered', 'stale'] },
-  markToolRunning: { keys: 6, outcomes: ['first', 'taken', 'owned', 'answered', 'cancel', 'expired'] },
-  recordToolResult: { keys: 6, outcomes: ['recorded', 'closed', 'stale', 'answered'] },
-  endRun: { keys: 6, outcomes: ['ended', 'stale'] },
-  requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
-  applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
-  applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
-  addUsage: { keys: 6, outcomes: ['added', 'ended'] },
-  watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
-  claimModelCall: { keys: 6, outcomes: ['claimed', 'stale'] },
-  readEvents: { keys: 6, outcomes: ['events'] },
-  enqueueWebhook: { keys: 7, outcomes: ['queued', 'idle', 'gone'] },
-  nextWebhook: { keys: 7, outcomes: ['due', 'idle', 'stale', 'gone'] },
-  saveWebhookBody: { keys: 7, outcomes: ['saved', 'stale'] },
-  recordWebhookAttempt: { keys: 7, outcomes: ['recorded', 'stale'] },
+  startThreadRun: { keys: 4, outcomes: ['started', 'stale'] },
+  startIteration: { keys: 4, outcomes: ['started', 'stale', 'waiting'] },
+  appendEvents: { keys: 4, outcomes: ['appended', 'stale'] },
+  checkpointResponse: { keys: 4, outcomes: ['recorded', 'stale', 'ids_taken'] },
+  closeToolCall: { keys: 4, outcomes: ['closed', 'answered', 'stale'] },
+  markToolRunning: { keys: 4, outcomes: ['first', 'taken', 'owned', 'answered', 'cancel', 'expired'] },
+  recordToolResult: { keys: 4, outcomes: ['recorded', 'closed', 'stale', 'answered'] },
+  endRun: { keys: 4, outcomes: ['ended', 'stale'] },
+  requestCancel: { keys: 4, outcomes: ['terminal', 'ended', 'requested'] },
+  applyDecisions: { keys: 4, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
+  applyCompression: { keys: 5, outcomes: ['applied', 'stale'] },
+  addUsage: { keys: 4, outcomes: ['added', 'ended'] },
+  watchRun: { keys: 4, outcomes: ['watching', 'gone'] },
+  claimModelCall: { keys: 4, outcomes: ['claimed', 'stale'] },
+  readEvents: { keys: 4, outcomes: ['events'] },
+  enqueueWebhook: { keys: 5, outcomes: ['queued', 'idle', 'gone'] },
+  nextWebhook: { keys: 5, outcomes: ['due', 'idle', 'stale', 'gone'] },
+  saveWebhookBody: { keys: 5, outcomes: ['saved', 'stale'] },
+  recordWebhookAttempt: { keys: 5, outcomes: ['recorded', 'stale'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
 
 export type ScriptName = keyof typeof SCRIPTS;
@@ -52,7 +52,7 @@ function loadSources(): Map<ScriptName, string> {
     // the transition table comes from protocol, the state fields from run-state.ts, compiled into every script (one
     // table for both sides)
     const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
-    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal STATE_FIELDS = ${stateFields}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
+    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     const names = Object.keys(SCRIPTS) as ScriptName[];
     sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }

@@ -50,7 +50,7 @@ export class ThreadStore {
     const next = String(r.values[0]);
     const conversation = await this.redis.lrange(t.messages, 0, -1);
     const nk = this.keys.run(next);
-    const started = await this.scripts.run('startThreadRun', [nk.state, nk.messages, nk.events, nk.calls, this.keys.parkedRuns, this.keys.resumingRuns], [...this.head(next), wellFormedJson(conversation)]);
+    const started = await this.scripts.run('startThreadRun', [nk.state, nk.messages, this.keys.parkedRuns, this.keys.resumingRuns], [...this.head(next), wellFormedJson(conversation)]);
     // (stale: it started before — its first job may still be missing after a crash, and publishing it again is harmless)
     return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued' ? { runId: next, tenant } : null;
   }

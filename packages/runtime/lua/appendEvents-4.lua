@@ -4,7 +4,7 @@
   that lost it (BullMQ handed its job to another after a missed lock renewal) has its events refused
   Returns {'appended'}, or {'stale'} when the run has moved on or ended (the events are dropped). ]]
 local st = rcall('HMGET', stateKey, 'status', 'iteration', 'phase', 'seq', 'watch', 'owner', 'lay', 'wh')
-useLayout(st[7])
+checkLayout(st[1], st[7])
 useNotify(st[8])
 if isTerminal(st[1]) then return { 'stale' } end
 if ARGV[5] ~= '' and (tonumber(st[2]) ~= tonumber(ARGV[5]) or st[3] ~= 'model') then return { 'stale' } end

@@ -5,7 +5,7 @@
   ARGV[11] '1': also return the state hash after the start (a caller that did not read it first)
   ARGV[12] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
   ARGV[13] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
-  KEYS[6] the deployment's resuming-runs zset (left when a resumed run starts)
+  KEYS[4] the deployment's resuming-runs zset (left when a resumed run starts)
   A run waiting on its thread (thrWait) does not start: the thread's relay makes it startable first.
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
@@ -30,7 +30,7 @@ if st[9] == '1' then
   resumed = 1
   if st[10] == '1' then resumed = 2 end -- a decision rewrote the transcript's arguments
   set('resuming', ''); set('edited', '')
-  rcall('ZREM', KEYS[6], runId)
+  rcall('ZREM', KEYS[4], runId)
 end
 local toolCalls = (tonumber(st[8]) or 0) + executed
 set('toolCalls', toolCalls)

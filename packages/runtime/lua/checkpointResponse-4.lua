@@ -11,7 +11,7 @@
   ARGV[10] events (envelope lines)  ARGV[11] parked-until score (target paused)
   ARGV[12] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it records nothing
   ARGV[13] usage increments JSON [field, increment, ...] (USAGE_FIELDS): this call's usage, added to the stored totals
-  KEYS[5] the deployment's parked-runs zset
+  KEYS[3] the deployment's parked-runs zset
   Returns {'recorded'}, {'stale'} when iteration k is no longer calling the model, or {'ids_taken', callId, ...}
   (nothing written) when call ids of the batch are already used by the run (a provider reused them: the caller
   renames them and checkpoints again). ]]
@@ -43,7 +43,7 @@ end
 mustTransition(st[1], target[1])
 local len = rcall('RPUSH', msgsKey, ARGV[6])
 set('batchMsg', len - 1)
-if ARGV[7] == 'paused' then rcall('ZADD', KEYS[5], ARGV[11], runId) end
+if ARGV[7] == 'paused' then rcall('ZADD', KEYS[3], ARGV[11], runId) end
 for i = 1, #u, 2 do set(u[i], u[i + 1]) end
 local inc = cjson.decode(ARGV[13] or '[]')
 for i = 1, #inc, 2 do

@@ -3,7 +3,7 @@
   and the next one becomes the head.
   Returns {'recorded'}; {'stale'} the log is another generation's or expired, or another delivery of this job
   recorded an attempt first (nothing is written). ]]
-local log = KEYS[7]
+local log = KEYS[5]
 local f = rcall('HMGET', log, 'job', 'head', ARGV[6])
 if f[1] ~= ARGV[5] or tonumber(f[2]) ~= tonumber(ARGV[6]) or f[3] ~= ARGV[7] then return { 'stale' } end
 rcall('HSET', log, ARGV[6], ARGV[8])

@@ -1,6 +1,6 @@
 --[[ Records a webhook delivery in the run's delivery log and names the job that works the log off: the relay's step
   for an outbox entry 'W|<runId>|<seq>|<type>', and the step of a delivery job that failed for good.
-  KEYS[7] the run's delivery log, a hash: 'n' how many deliveries; '<i>' delivery i's record (WebhookRecord JSON, i
+  KEYS[5] the run's delivery log, a hash: 'n' how many deliveries; '<i>' delivery i's record (WebhookRecord JSON, i
   from 1, oldest first); 's:<seq>' the i of event seq's delivery (an entry relayed twice is one delivery); 'b:<i>' its
   body once built (every attempt sends the same bytes); 'head' the oldest delivery not finished (delivered or given
   up): deliveries go one at a time, in order; 'job' the generation of the one delivery job that works the log off (''
@@ -10,7 +10,7 @@
   Returns {'queued', gen}: the delivery job of generation gen must exist (adding it again is harmless: its id names
   it); {'idle'} nothing is pending; {'gone'} the run expired: nothing is recorded. ]]
 if rcall('EXISTS', stateKey) == 0 then return { 'gone' } end
-local log = KEYS[7]
+local log = KEYS[5]
 if ARGV[7] ~= '' and rcall('HGET', log, 'job') == ARGV[7] then rcall('HSET', log, 'job', '') end
 if ARGV[5] ~= '' and rcall('HSETNX', log, 's:' .. ARGV[5], '0') == 1 then
   local n = rcall('HINCRBY', log, 'n', 1)

@@ -5,7 +5,7 @@
   Answers every open call of the batch (so the transcript stays paired), then appends the events.
   ARGV[10] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it (its job was
   handed on while it stalled) cannot end the run while the new owner streams
-  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
+  KEYS[3] the deployment's parked-runs zset (a parked run leaves it)
   Returns {'ended', names of the calls it answered cancelled...}, or {'stale'} when the run already ended or moved
   past the expected iteration. ]]
 if not isTerminal(ARGV[6]) then error('endRun: ' .. tostring(ARGV[6]) .. ' is not a terminal status') end

@@ -1,7 +1,7 @@
 --[[ Mark a run for cancellation. The process holding its current step ends it (aborting streams and tools);
   a run with no step in flight (paused) is ended here.
   ARGV[5] reason  ARGV[6] events (envelope lines) of the direct end (run.cancelled)
-  KEYS[5] the deployment's parked-runs zset (a parked run leaves it)
+  KEYS[3] the deployment's parked-runs zset (a parked run leaves it)
   Returns {'terminal'} (already finished: 409), {'ended', names of the calls it cancelled...} (ended here) or
   {'requested'}. ]]
 local st = readState({ 'status', 'cancel', 'batch', 'seq', 'iteration', 'phase', 'iterUsage', 'watch' })
