@@ -1,8 +1,16 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
-  Run scripts take the same four keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] the deployment's parked runs   KEYS[4] its resuming runs
+  Every key a script touches is declared in its KEYS, built by the key space (protocol's DeploymentKeys.runScript);
+  no script builds a key name. Run scripts take the same ten keys:
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] compressions list   KEYS[4] webhook delivery log
+    KEYS[5..10] the deployment's parked, resuming, queued and running runs, the retention schedule, the outbox
+  and a script that may change the run's status eight more (DeploymentKeys.runStatusScript):
+    KEYS[11] the tenant's runs   KEYS[12..17] the tenant's runs in each status (STATUS_KEY: status -> its index)
+    KEYS[18] (IDEM_KEY) the run's idempotency key (or a placeholder)
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
+    ARGV[5] the tenant the status keys were built for ('' = none given): a run of another tenant (a run id reused
+    after retention, a stale cache of the caller) is refused before anything is written (KEYS_STALE: the caller
+    reads the run's tenant again and retries)
   A script reads what it needs in one HMGET (readState), queues state updates with set() and events with
   emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and the events themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
   handler, is in the future).
@@ -13,8 +21,9 @@
   know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
   Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
-local stateKey, msgsKey = KEYS[1], KEYS[2]
-local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local stateKey, msgsKey, compressionsKey, webhooksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local parkedKey, resumingKey, queuedKey, runningKey, retentionKey, outboxKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local runId, nowIso, nowMs, channel, keysTenant = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local updates, events = {}, {}
 
 -- Redis' Lua refuses unpack() of more than a few thousand values, and a model may send thousands of calls: long
@@ -54,6 +63,25 @@ local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
 local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
 local statusInfo
 
+-- The status keys (KEYS[11..18]) name the tenant and the idempotency key of the run as the caller knew it: a run of
+-- another tenant, or another idempotency key, is refused before any write. (createRun answers another tenant's run
+-- itself: it turns the check off.)
+local statusKeysChecked = true
+local function checkStatusKeys()
+  if not statusKeysChecked or not keysTenant or keysTenant == '' or not statusInfo[1] then return end
+  local idem = statusInfo[5] or ''
+  if statusInfo[2] ~= keysTenant or (idem ~= '' and idem ~= KEYS[IDEM_KEY]) then
+    error('KEYS_STALE run ' .. runId .. ': its tenant or idempotency key is not the one its keys were built for')
+  end
+end
+
+-- The tenant's index of runs in `status` (declared in KEYS by a script that may change the run's status).
+local function statusIndex(status)
+  local key = KEYS[STATUS_KEY[status] or 0]
+  if not key then error('run ' .. runId .. ': a status change to ' .. tostring(status) .. ' by a script not given the status keys') end
+  return key
+end
+
 -- A run with `notify`: the event types it delivers, as ',run.paused,run.completed,' (its `wh` field, set at creation
 -- and read by every script's first read); nil for other runs, which pay nothing more than that field's read.
 local notifyTypes
@@ -75,6 +103,7 @@ local function readState(fields, callFields)
   statusInfo = {}
   for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
   checkLayout(statusInfo[1], r[n0])
+  checkStatusKeys()
   local calls = {}
   for i = 1, #(callFields or {}) do calls[i] = r[n0 + i] end
   return r, calls
@@ -128,24 +157,15 @@ local function isTerminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
 
--- The deployment prefix, from the state key (<prefix>:run:{<runId>}). Index key names mirror DeploymentKeys.
-local keyPrefix = string.sub(stateKey, 1, #stateKey - #runId - 7)
-local function runIndex(tenant, status)
-  if status then return keyPrefix .. ':tenant:' .. tenant .. ':runs:' .. status end
-  return keyPrefix .. ':tenant:' .. tenant .. ':runs'
-end
--- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
--- once the transcript was compressed (transcript version tv > 0).
-local RUN_KEY_SUFFIXES = { '', ':msgs' }
-
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
 local function expireRun(tenant, retentionS, idemKey, tv)
-  for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
-  if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
-  if notifyTypes then rcall('EXPIRE', stateKey .. ':webhooks', retentionS) end -- (the relay creates it with the run's TTL when it comes later)
-  if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
-  rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
+  rcall('EXPIRE', stateKey, retentionS)
+  rcall('EXPIRE', msgsKey, retentionS)
+  if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', compressionsKey, retentionS) end
+  if notifyTypes then rcall('EXPIRE', webhooksKey, retentionS) end -- (the relay creates it with the run's TTL when it comes later)
+  if idemKey and idemKey ~= '' then rcall('EXPIRE', KEYS[IDEM_KEY], retentionS, 'LT') end -- (checkStatusKeys: it is idemKey)
+  rcall('ZADD', retentionKey, tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
 
 -- The outbox: what a run tells the outside world, written by the step that makes the transition it reports, so a
@@ -154,7 +174,7 @@ end
 -- 'E|<runId>' a thread's run that ended (its messages join the thread; the next waiting run starts).
 -- 'W|<runId>|<seq>|<type>' a webhook delivery of event seq (a run with notify: see notifyOutbox).
 local function toOutbox(entry)
-  rcall('RPUSH', keyPrefix .. ':outbox', entry)
+  rcall('RPUSH', outboxKey, entry)
 end
 
 -- Every event of this step whose type the run's notify lists (events are sequenced from seq + 1) goes to the outbox.
@@ -172,23 +192,23 @@ end
 -- when a backend enqueued it (src 'q'), reports its end to the outbox.
 local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv, src, threadId)
   if from == to then return end
-  if from then rcall('ZREM', runIndex(tenant, from), runId) end
-  rcall('ZADD', runIndex(tenant, to), createdAt, runId)
+  if from then rcall('ZREM', statusIndex(from), runId) end
+  rcall('ZADD', statusIndex(to), createdAt, runId)
   -- queued runs of every tenant, for the reconciler that re-adds a first job its creator did not live to add
-  if to == 'queued' then rcall('ZADD', keyPrefix .. ':queued', createdAt, runId) end
-  if from == 'queued' then rcall('ZREM', keyPrefix .. ':queued', runId) end
+  if to == 'queued' then rcall('ZADD', queuedKey, createdAt, runId) end
+  if from == 'queued' then rcall('ZREM', queuedKey, runId) end
   -- running runs of every tenant, for the reconciler that finds a run whose job is gone
-  if to == 'running' then rcall('ZADD', keyPrefix .. ':running', nowMs, runId) end
-  if from == 'running' then rcall('ZREM', keyPrefix .. ':running', runId) end
+  if to == 'running' then rcall('ZADD', runningKey, nowMs, runId) end
+  if from == 'running' then rcall('ZREM', runningKey, runId) end
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
   if isTerminal(to) and src == 'q' then toOutbox('R|' .. runId) end
   if isTerminal(to) and threadId and threadId ~= '' then toOutbox('E|' .. runId) end
 end
 
--- Runs of a tenant that count against activeRuns.
-local function activeRuns(tenant)
-  return rcall('ZCARD', runIndex(tenant, 'queued')) + rcall('ZCARD', runIndex(tenant, 'running')) + rcall('ZCARD', runIndex(tenant, 'paused'))
+-- Runs of the tenant (whose status keys the script was given) that count against activeRuns.
+local function activeRuns()
+  return rcall('ZCARD', statusIndex('queued')) + rcall('ZCARD', statusIndex('running')) + rcall('ZCARD', statusIndex('paused'))
 end
 
 -- A status change the transition table (protocol's STATUS_TRANSITIONS, compiled in as TRANSITIONS) does not list
@@ -316,7 +336,7 @@ local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopRea
   local msgs, executed = batchMessages(batchJson, 'cancelled')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-  rcall('ZREM', KEYS[3], runId)
+  rcall('ZREM', parkedKey, runId)
   completeIteration(it, phase, iterUsage)
   set('status', status); set('phase', 'done'); set('stopReason', stopReason); set('pending', ''); set('updatedAt', nowMs)
 end

@@ -1,7 +1,7 @@
 import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
 import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput } from './run-store-types.js';
 
-/** The one argument of `createRun-8.lua`, as it decodes it (strings where Redis stores the value as it is). */
+/** The one argument of `createRun-22.lua`, as it decodes it (strings where Redis stores the value as it is). */
 export interface CreateRunArgs {
   tenant: string;
   /** The request without its input, as stored. */

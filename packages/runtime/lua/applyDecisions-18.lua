@@ -1,22 +1,21 @@
 --[[ Apply decisions to a paused run, whole or not at all; when the last pending call is decided, flip the run to
   resuming exactly once. The caller reads nothing first: ownership, status and every decision are checked here.
-  KEYS[3] parked-runs zset  KEYS[4] resuming-runs zset
-  ARGV[5] expected iteration or '' (any)   ARGV[6] the caller's tenant or '' (no check)
-  ARGV[7] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
+  ARGV[6] expected iteration or '' (any)   ARGV[7] the caller's tenant or '' (no check)
+  ARGV[8] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
     (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
-  ARGV[8] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[9] its index  ARGV[10] the
+  ARGV[9] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[10] its index  ARGV[11] the
     SHA1 of the message it was built from: the edit applies only over that text (cjson would turn its [] into {})
   Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
   value...}, {'waiting', #names, names..., remainingCallIds...},
   {'not_found'}, {'not_paused', status}, {'conflict', callId}, {'invalid', callId, pauseType}, or {'edit_stale'} (the
   message changed since the caller read it: read it again). ]]
 local st = readState(withStateFields({ 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant', 'watch' }))
-if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
-if st[1] ~= 'paused' or (ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5])) then return { 'not_paused', st[1] } end
+if not st[1] or (ARGV[7] ~= '' and st[7] ~= ARGV[7]) then return { 'not_found' } end
+if st[1] ~= 'paused' or (ARGV[6] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[6])) then return { 'not_paused', st[1] } end
 local pending = cjson.decode(st[3])
 local pauseTypeOf = {}
 for _, p in ipairs(pending) do pauseTypeOf[p.callId] = p.pauseType end
-local decisions = cjson.decode(ARGV[7])
+local decisions = cjson.decode(ARGV[8])
 local seen = {}
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]
@@ -26,7 +25,7 @@ for _, d in ipairs(decisions) do
   if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
-if ARGV[8] ~= '' and (tonumber(ARGV[9]) ~= tonumber(st[5]) or redis.sha1hex(rcall('LINDEX', msgsKey, tonumber(st[5])) or '') ~= ARGV[10]) then
+if ARGV[9] ~= '' and (tonumber(ARGV[10]) ~= tonumber(st[5]) or redis.sha1hex(rcall('LINDEX', msgsKey, tonumber(st[5])) or '') ~= ARGV[11]) then
   return { 'edit_stale' }
 end
 mustTransition(st[1], 'running') -- (if this request completes the decisions; checked before any write)
@@ -43,8 +42,8 @@ for _, d in ipairs(decisions) do
   if d[6] ~= '' then args = d[6] .. ',"originalArguments":' .. meta.display end
   emit('tool.call', toolCallEvent(id, meta.name, args, status, d[5]))
 end
-if ARGV[8] ~= '' then
-  rcall('LSET', msgsKey, tonumber(st[5]), ARGV[8])
+if ARGV[9] ~= '' then
+  rcall('LSET', msgsKey, tonumber(st[5]), ARGV[9])
   set('edited', '1')
 end
 local remaining = {}
@@ -67,8 +66,8 @@ for _, p in ipairs(pending) do
 end
 emit('run.resumed', '{"decisions":[' .. table.concat(all, ',') .. ']}')
 set('status', 'running'); set('phase', 'tools'); set('pending', ''); set('resuming', '1'); set('updatedAt', nowMs)
-rcall('ZREM', KEYS[3], runId)
-rcall('ZADD', KEYS[4], nowMs, runId)
+rcall('ZREM', parkedKey, runId)
+rcall('ZADD', resumingKey, nowMs, runId)
 commit(st[4], st[8])
 -- the state as it is now, for the publisher's plan of the resumed iteration (no second read)
 local out = { 'resumed', #names }

@@ -1,8 +1,8 @@
 --[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
-  KEYS[1] state  KEYS[2] transcript  KEYS[3] tenant run index (zset)  KEYS[4] idempotency key
-  KEYS[5..8] the thread's hash, runs, messages and waiting list (DeploymentKeys.thread;
+  KEYS[1..18] the keys of a run script that changes the run's status (common.lua): KEYS[11] the tenant's run index,
+  KEYS[IDEM_KEY] the idempotency key (a placeholder without one)  KEYS[19..22] the thread's hash, runs, messages and waiting list (DeploymentKeys.thread;
   placeholders when the run has no thread)
-  ARGV[5] the run, one JSON object (CreateRunArgs in create-run-args.ts): tenant, request (JSON text), bodyHash,
+  ARGV[6] the run, one JSON object (CreateRunArgs in create-run-args.ts): tenant, request (JSON text), bodyHash,
   idemTtl (s, 0 = no key), messages (message JSON texts), events (envelope lines), status, error (JSON text or ''), model
   (JSON text), mode, metadata (JSON text), v (schema version), maxWallMs (0 = none), activeLimit (-1 = none),
   retention (s), limitedEvents (envelope lines of a run created failed at the limit; '' = refuse instead), limitedError,
@@ -19,11 +19,12 @@
   active run} (reject), {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
-local a = cjson.decode(ARGV[5])
+local a = cjson.decode(ARGV[6])
 if tonumber(a.idemTtl) > 0 then
-  local existing = rcall('GET', KEYS[4])
+  local existing = rcall('GET', KEYS[IDEM_KEY])
   if existing then return { 'exists', existing } end
 end
+statusKeysChecked = false -- (another tenant's run id is answered 'taken' below)
 local owner = readState({ 'tenant', 'bodyHash' }) -- (also what makes a resent createRun answer 'exists')
 if owner[1] then
   if owner[1] ~= a.tenant then return { 'taken' } end
@@ -32,7 +33,7 @@ end
 local status, errorJson, eventsJson = a.status, a.error, a.events
 local limit = tonumber(a.activeLimit)
 if limit >= 0 and status ~= 'failed' then
-  local active = activeRuns(a.tenant)
+  local active = activeRuns()
   if active >= limit then
     if a.limitedEvents == '' then return { 'limited', active } end
     status, errorJson, eventsJson = 'failed', a.limitedError, a.limitedEvents
@@ -40,7 +41,7 @@ if limit >= 0 and status ~= 'failed' then
 end
 local thread, waitsFor, threadMsgs = a.threadId or '', '', {}
 if thread ~= '' and status ~= 'failed' then
-  local active = rcall('HGET', KEYS[5], 'active')
+  local active = rcall('HGET', KEYS[19], 'active')
   if active and active ~= '' then
     if a.threadPolicy ~= 'reject' then
       waitsFor = active
@@ -50,13 +51,13 @@ if thread ~= '' and status ~= 'failed' then
       status, errorJson, eventsJson = 'failed', a.threadBusyError, a.threadBusyEvents
     end
   else
-    threadMsgs = rcall('LRANGE', KEYS[7], 0, -1)
+    threadMsgs = rcall('LRANGE', KEYS[21], 0, -1)
   end
 end
 mustTransition(nil, status)
 local idemKey = ''
 if tonumber(a.idemTtl) > 0 then
-  idemKey = KEYS[4]
+  idemKey = KEYS[IDEM_KEY]
   rcall('SET', idemKey, runId .. ' ' .. a.bodyHash, 'EX', a.idemTtl)
 end
 set('v', a.v); set('id', runId); set('tenant', a.tenant); set('status', status); set('phase', 'queued')
@@ -74,20 +75,20 @@ for _, id in ipairs(a.reservedIds) do setCall(id, ':st', 'done') end
 if thread ~= '' then
   set('threadId', thread)
   if status ~= 'failed' then
-    rcall('RPUSH', KEYS[6], runId)
-    for i = 5, 8 do rcall('PERSIST', KEYS[i]) end -- a thread expires from its last run's end, not during a run
+    rcall('RPUSH', KEYS[20], runId)
+    for i = 19, 22 do rcall('PERSIST', KEYS[i]) end -- a thread expires from its last run's end, not during a run
     if waitsFor ~= '' then
       set('thrWait', '1')
-      rcall('RPUSH', KEYS[8], runId)
+      rcall('RPUSH', KEYS[22], runId)
     else
-      rcall('HSET', KEYS[5], 'active', runId, 'tenant', a.tenant)
+      rcall('HSET', KEYS[19], 'active', runId, 'tenant', a.tenant)
       set('thrFrom', (tonumber(a.systemCount) or 0) + #threadMsgs)
     end
   end
 end
-rcall('ZADD', KEYS[3], nowMs, runId)
+rcall('ZADD', KEYS[11], nowMs, runId)
 emitAll(eventsJson)
 commit(0)
 indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src, '') -- after the keys exist: a run created failed expires (and reports) too
-if waitsFor ~= '' then rcall('ZREM', keyPrefix .. ':queued', runId) end -- it starts when the thread's relay starts it
+if waitsFor ~= '' then rcall('ZREM', queuedKey, runId) end -- it starts when the thread's relay starts it
 return { 'created', status, waitsFor }
