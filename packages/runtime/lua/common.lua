@@ -142,7 +142,13 @@ end
 -- A call field, written by commit() with the state.
 local function setCall(callId, suffix, value) set(cf(callId, suffix), value) end
 
--- an event this script built itself (its data JSON), in the callers' envelope
+-- An event this script built itself (its data JSON), in the callers' envelope. Only what the step alone knows is built
+-- here, each because its content is read in the same atomic step (a caller's earlier read could be stale):
+--   tool.call of a call answered without running (closeCall): the call's name and arguments, from its record (the
+--     answer itself — status, error, content — is CLOSED, built in TypeScript);
+--   iteration.completed of a run ending mid-iteration (completeIteration): the iteration, its phase and its usage are
+--     the state's at the end (a cancel, a reconciler or a failed job ends a run without reading it first);
+--   run.resumed (applyDecisions): the decisions of every request, the earlier ones recorded by other steps.
 local function emit(etype, dataJson)
   events[#events + 1] = ',"runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. nowIso .. '","data":' .. dataJson .. '}'
 end
@@ -275,20 +281,22 @@ end
 -- Names of the calls this step answered without running them (returned, for the tool-call metrics).
 local closedNames = {}
 
--- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
-local function closeCall(callId, status, code, message, retryable)
+-- Answer a call that will not run, for reason `kind` (CLOSED, compiled in from closed-calls.ts: its outcome, content and
+-- event members are built in TypeScript). Its tool.call event is built here because its name and arguments are
+-- the call's record, read in this step. Returns the content the model sees.
+local function closeCall(callId, kind)
+  local answer = CLOSED[kind]
+  if not answer then error('closeCall: unknown kind ' .. tostring(kind)) end
   local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
   closedNames[#closedNames + 1] = meta.name
-  local err = { code = code, message = message, retryable = retryable }
-  local content = cjson.encode({ ok = false, error = err })
-  rcall('HSET', stateKey, cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
-  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
-  return content
+  rcall('HSET', stateKey, cf(callId, ':out'), answer.outcome, cf(callId, ':st'), 'done')
+  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, answer.status, answer.suffix))
+  return answer.content
 end
 
 -- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
 -- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
--- answered first: `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed.
+-- answered first, for reason `fill` (a CLOSED kind: run_ended when the run is ending, job_failed when their job failed).
 -- `outs`: the batch's outcomes when the script's first read already fetched them.
 local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
@@ -306,10 +314,8 @@ local function batchMessages(batchJson, fill, outs)
       local out = cjson.decode(outs[i])
       content = out.content
       if out.executed then executed = executed + 1 end
-    elseif fill == 'cancelled' then
-      content = closeCall(id, 'cancelled', 'cancelled', 'The run was cancelled before this call finished.', false)
     else
-      content = closeCall(id, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
+      content = closeCall(id, fill)
     end
     msgs[i] = cjson.encode({ role = 'tool', toolCallId = id, content = content })
   end
@@ -333,7 +339,7 @@ end
 -- Ends the run at `status` (phase done): answers the open calls of the batch cancelled, so the transcript stays
 -- paired, leaves the parked set, and reports the iteration it ends in.
 local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopReason)
-  local msgs, executed = batchMessages(batchJson, 'cancelled')
+  local msgs, executed = batchMessages(batchJson, 'run_ended')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
   rcall('ZREM', parkedKey, runId)

@@ -16,13 +16,13 @@ if ARGV[10] ~= '' and own ~= ARGV[10] and (stt == 'running' or stt == 'done') th
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
 if ARGV[9] ~= '' and stt == 'queued' then
   if isTerminal(st[3]) or (st[4] and st[4] ~= '') then
-    closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
+    closeCall(callId, 'cancelled')
     commit(st[1], st[2])
     return { 'closed', 'cancelled' }
   end
   local wall = tonumber(st[6]) or 0
   if wall > 0 and tonumber(nowMs) > (tonumber(st[5]) or 0) + wall then
-    closeCall(callId, 'skipped', 'skipped', 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', false)
+    closeCall(callId, 'skipped')
     set('pendingFinal', 'budget_exceeded')
     commit(st[1], st[2])
     return { 'closed', 'skipped' }

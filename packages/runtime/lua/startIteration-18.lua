@@ -23,7 +23,7 @@ if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a
 mustTransition(st[1], 'running')
 local outs -- the batch's outcomes, when the caller's guess of the batch was right
 if hint ~= '' and hint == st[5] then outs = hintedOuts end
-local msgs, executed = batchMessages(st[5], 'error', outs)
+local msgs, executed = batchMessages(st[5], 'job_failed', outs)
 local resumed = 0
 if st[9] == '1' then
   resumed = 1

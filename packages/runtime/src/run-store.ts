@@ -4,6 +4,7 @@ import {
   DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
 import { RunScripts } from './run-scripts.js';
+import type { CloseKind } from './closed-calls.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { editedBatchMessage } from './batch-edit.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
@@ -236,7 +237,7 @@ export class RunStore {
    * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
    * answered call's owner from here on). False when nothing was answered.
    */
-  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed' | 'no_runner', fence?: { seen: string; by: string }): Promise<boolean> {
+  async closeToolCall(runId: string, callId: string, kind: Exclude<CloseKind, 'run_ended'>, fence?: { seen: string; by: string }): Promise<boolean> {
     return (await this.scripts.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
   }
 
