@@ -22,3 +22,4 @@ export * from './run-indexes.js';
 export * from './provider-catalog.js';
 export * from './address-guard.js';
 export * from './webhook-log.js';
+export * from './iteration-delivery.js';
