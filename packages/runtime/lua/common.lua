@@ -60,7 +60,7 @@ end
 local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
-local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
+local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId', 'phase' }
 local statusInfo
 
 -- The status keys (KEYS[11..18]) name the tenant and the idempotency key of the run as the caller knew it: a run of
@@ -139,8 +139,17 @@ local function set(field, value)
   updates[#updates + 1] = value
 end
 
--- A call field, written by commit() with the state.
-local function setCall(callId, suffix, value) set(cf(callId, suffix), value) end
+-- A call field, written by commit() with the state. A call's status (`suffix` ':st') changes only as protocol's
+-- CALL_TRANSITIONS (compiled in as CALL_STATES) lists, from `from` (its status as the script read it; nil: unknown).
+local function setCall(callId, suffix, value, from)
+  if suffix == ':st' then
+    local was = from or 'unknown'
+    if was ~= value and not (CALL_STATES[was] and CALL_STATES[was][value]) then
+      error('ILLEGAL_CALL_TRANSITION run ' .. runId .. ' call ' .. callId .. ': ' .. was .. ' -> ' .. value)
+    end
+  end
+  set(cf(callId, suffix), value)
+end
 
 -- An event this script built itself (its data JSON), in the callers' envelope. Only what the step alone knows is built
 -- here, each because its content is read in the same atomic step (a caller's earlier read could be stale):
@@ -226,13 +235,23 @@ local function mustTransition(from, to)
   end
 end
 
+-- A phase change the phase table (protocol's PHASE_TRANSITIONS, compiled in as PHASES) does not list stops the script.
+local function mustPhase(from, to)
+  from = from or 'created'
+  if from ~= to and not (PHASES[from] and PHASES[from][to]) then
+    error('ILLEGAL_PHASE run ' .. runId .. ': ' .. from .. ' -> ' .. to)
+  end
+end
+
 -- `watch`: the run's watch lease (ms), read by the script's own first read: nobody follows the run, nobody is told.
 local function commit(seq, watch)
   seq = tonumber(seq) or 0
-  local newStatus, statusChange
+  local newStatus, newPhase, statusChange
   for i = 1, #updates, 2 do
     if updates[i] == 'status' then newStatus = updates[i + 1] end
+    if updates[i] == 'phase' then newPhase = updates[i + 1] end
   end
+  if newPhase then mustPhase((statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO)))[9], newPhase) end
   if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
     local cur = statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO))
     mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)

@@ -21,7 +21,7 @@ if stt == 'running' then
   commit(st[5], st[6])
   return { 'taken' }
 end
-setCall(callId, ':st', 'running')
+setCall(callId, ':st', 'running', stt)
 setCall(callId, ':own', ARGV[8])
 emitAll(ARGV[7])
 commit(st[5], st[6])

@@ -29,7 +29,7 @@ if ARGV[9] ~= '' and stt == 'queued' then
   end
   emitAll(ARGV[9])
 end
-setCall(callId, ':out', ARGV[7]); setCall(callId, ':st', 'done')
+setCall(callId, ':out', ARGV[7]); setCall(callId, ':st', 'done', stt)
 emitAll(ARGV[8])
 commit(st[1], st[2])
 return { 'recorded' }
