@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
@@ -59,7 +59,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
   });
-  const store = new RunStore(redis, config.prefix, config.runRetentionS, config.runLayout);
+  const store = new RunStore(redis, config.prefix, config.runRetentionS);
+  // runs of an earlier build's layout are not served (lua/common.lua checkLayout): stop before any role touches one
+  const legacy = await store.indexes.liveRunsOfOtherLayouts();
+  if (legacy.length) {
+    await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
+    throw new Error(`live runs stored in the layout of a build before 2026-12-03 (${legacy.join(', ')}${legacy.length >= 10 ? ', …' : ''}): this build serves layout ${RUN_LAYOUT} only. Let the earlier build finish or cancel them, then start this one (docs/OPERATIONS.md, Upgrading)`);
+  }
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;

@@ -2,7 +2,16 @@
  * The Redis key layout, in one place. Every key starts with the deployment prefix; a run's keys carry the
  * run id in a hash tag so that they share one Redis Cluster slot and one Lua script may touch them all.
  */
+import { RunStatusSchema } from './snapshot.js';
+
 export const SCHEMA_VERSION = 1;
+
+/** The statuses whose tenant index a status change moves a run between, in the order of runStatusScript's keys. */
+export const INDEXED_STATUSES = RunStatusSchema.options;
+/** How many keys every run script takes (DeploymentKeys.runScript). */
+export const RUN_SCRIPT_KEYS = 10;
+/** How many keys a run script that may change the run's status takes (DeploymentKeys.runStatusScript). */
+export const RUN_STATUS_SCRIPT_KEYS = RUN_SCRIPT_KEYS + 1 + INDEXED_STATUSES.length + 1;
 
 export const QUEUES = {
   requests: 'requests',
@@ -19,13 +28,9 @@ export const QUEUES = {
 export class RunKeys {
   readonly state: string;
   readonly messages: string;
-  /** Layouts 1 and 2 only: the run's events (layout 3 keeps them in the state hash, fields `e:<seq>`). */
-  readonly events: string;
-  /** Layout 1 only (earlier builds, AGENTLOOP_RUN_LAYOUT=1): the run's calls; layout 2 keeps them in the state hash. */
-  readonly calls: string;
   readonly eventsChannel: string;
   readonly compressions: string;
-  /** Runs with `notify` only: the delivery log (hash; lua/enqueueWebhook-7.lua lists its fields). */
+  /** Runs with `notify` only: the delivery log (hash; lua/enqueueWebhook-10.lua lists its fields). */
   readonly webhooks: string;
 
   constructor(
@@ -35,22 +40,58 @@ export class RunKeys {
     const base = `${prefix}:run:{${runId}}`;
     this.state = base;
     this.messages = `${base}:msgs`;
-    this.events = `${base}:events`;
-    this.calls = `${base}:calls`;
     this.eventsChannel = `${base}:ev`;
     this.compressions = `${base}:compressions`;
     this.webhooks = `${base}:webhooks`;
   }
 }
 
+/**
+ * A placeholder key of a run's own (the same slot as its state): declared where a script takes a key the run may not
+ * have (no idempotency key, no thread), and never touched.
+ */
+export function runPlaceholder(k: RunKeys, what: string): string {
+  return `${k.state}:${what}`;
+}
+
 /** Runs whose keys a process keeps built (each step of a run names them two or three times). */
 const RUN_KEYS_KEPT = 4096;
 
+/**
+ * The key space: every Redis key name of a deployment is built here, and every key a Lua script touches is declared in
+ * its KEYS by the lists below (runScript, runStatusScript), never derived inside the script. Redis Cluster needs
+ * exactly this; a partition-aware key space (a subclass) puts a run's keys and its partition's indexes under one
+ * hash tag by overriding the names, and the scripts do not change.
+ */
 export class DeploymentKeys {
   private readonly runs = new Map<string, RunKeys>();
 
   constructor(readonly prefix: string) {}
-  /** The tenant's runs (zset, score = createdAt ms). Mirrored in lua/common.lua (runIndex), which keeps it. */
+
+  /**
+   * Every key a run script touches (lua/common.lua, KEYS[1..10]): the run's state, transcript, compressions and
+   * webhook log, then the deployment's indexes its steps keep — parked, resuming, queued and running runs, the
+   * retention schedule and the outbox.
+   */
+  runScript(runId: string): string[] {
+    const k = this.run(runId);
+    return [k.state, k.messages, k.compressions, k.webhooks, this.parkedRuns, this.resumingRuns, this.queuedRuns, this.runningRuns, this.retention, this.outbox];
+  }
+
+  /**
+   * The keys of a run script that may change the run's status (KEYS[11..18] after runScript's): the tenant's run
+   * index, its index per status (INDEXED_STATUSES order), and the run's idempotency key (`idemKey`, the name its
+   * state's `idem` field holds; '' = none: a placeholder).
+   */
+  runStatusScript(runId: string, tenant: string, idemKey: string): string[] {
+    return [
+      ...this.runScript(runId),
+      this.tenantRuns(tenant),
+      ...INDEXED_STATUSES.map((s) => this.tenantRunsByStatus(tenant, s)),
+      idemKey || runPlaceholder(this.run(runId), 'noidem'),
+    ];
+  }
+  /** The tenant's runs (zset, score = createdAt ms), kept by createRun. */
   tenantRuns(tenantId: string): string {
     return `${this.prefix}:tenant:${tenantId}:runs`;
   }
@@ -81,11 +122,11 @@ export class DeploymentKeys {
   get parkedRuns(): string {
     return `${this.prefix}:parked`;
   }
-  /** Runs in status queued, by creation time (mirrored in lua/common.lua): the intake reconciler's work list. */
+  /** Runs in status queued, by creation time: the intake reconciler's work list. */
   get queuedRuns(): string {
     return `${this.prefix}:queued`;
   }
-  /** Runs in status running, by the time they became so (mirrored in lua/common.lua): the live-run reconciler's work list. */
+  /** Runs in status running, by the time they became so: the live-run reconciler's work list. */
   get runningRuns(): string {
     return `${this.prefix}:running`;
   }

@@ -20,15 +20,56 @@ export function canTransition(from: RunStatus | 'created', to: RunStatus): boole
   return from === to || STATUS_TRANSITIONS[from].includes(to);
 }
 
-/** The table as a Lua value: `{ created = { queued = true, … }, … }`. */
+/** The status table as a Lua value: `{ created = { queued = true, … }, … }`. */
 export function statusTransitionsLua(): string {
-  const rows = Object.entries(STATUS_TRANSITIONS).map(([from, tos]) => `${from} = { ${tos.map((t) => `${t} = true`).join(', ')} }`);
-  return `{ ${rows.join(', ')} }`;
+  return transitionsLua(STATUS_TRANSITIONS);
 }
 
 /** Where a run is inside its status (queued → model → tools → model … → done; paused while waiting for decisions). */
 export const RunPhaseSchema = z.enum(['queued', 'model', 'tools', 'paused', 'done']);
 export type RunPhase = z.infer<typeof RunPhaseSchema>;
+
+/**
+ * The run's phase transitions, checked by every script's commit() as the status ones are (`created`: before the run
+ * exists): a start takes queued or tools to model (compare-and-set on the expected phase), a checkpoint takes model to
+ * tools, paused or done, the last decision takes paused to tools, and an end takes any live phase to done.
+ */
+export const PHASE_TRANSITIONS: Readonly<Record<RunPhase | 'created', readonly RunPhase[]>> = {
+  created: ['queued', 'done'],
+  queued: ['model', 'done'],
+  model: ['tools', 'paused', 'done'],
+  tools: ['model', 'done'],
+  paused: ['tools', 'done'],
+  done: [],
+};
+
+/** A call's status in its run (`c:<id>:st`): recorded queued, running under an owner, done once answered. */
+export const CallStatusSchema = z.enum(['queued', 'running', 'done']);
+export type CallStatus = z.infer<typeof CallStatusSchema>;
+
+/**
+ * A call's status transitions (`unknown`: not recorded yet). A checkpoint records a call queued (or done, answered
+ * in the response's step: an unknown tool, a reserved id); a tool-runner marks it running, under its owner (another
+ * delivery may take a running call over: running stays running); an answer — a result, a decision, a close — makes it
+ * done, once. Nothing leaves done.
+ */
+export const CALL_TRANSITIONS: Readonly<Record<CallStatus | 'unknown', readonly CallStatus[]>> = {
+  unknown: ['queued', 'done'],
+  queued: ['running', 'done'],
+  running: ['done'],
+  done: [],
+};
+
+/** Whether a table allows `from` → `to` (staying put is always allowed). */
+export function allows<S extends string>(table: Readonly<Record<string, readonly S[]>>, from: string, to: S): boolean {
+  return from === to || (table[from]?.includes(to) ?? false);
+}
+
+/** A transition table as a Lua value: `{ created = { queued = true, … }, … }`. */
+export function transitionsLua(table: Readonly<Record<string, readonly string[]>>): string {
+  const rows = Object.entries(table).map(([from, tos]) => `${from} = { ${tos.map((t) => `${t} = true`).join(', ')} }`);
+  return `{ ${rows.join(', ')} }`;
+}
 
 /** Why the next model call is made without tools, asking for a final answer. */
 export const FinalizeReasonSchema = z.enum(['max_iterations', 'loop_detected', 'budget_exceeded', 'context_limit']);

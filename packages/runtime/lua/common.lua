@@ -1,21 +1,29 @@
 --[[ Shared helpers, prepended to every run script (BullMQ's @include, done by the loader).
-  Run scripts take the same four keys:
-    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] event list (layouts 1, 2)   KEYS[4] the legacy calls hash (layout 1)
+  Every key a script touches is declared in its KEYS, built by the key space (protocol's DeploymentKeys.runScript);
+  no script builds a key name. Run scripts take the same ten keys:
+    KEYS[1] state hash   KEYS[2] transcript list   KEYS[3] compressions list   KEYS[4] webhook delivery log
+    KEYS[5..10] the deployment's parked, resuming, queued and running runs, the retention schedule, the outbox
+  and a script that may change the run's status eight more (DeploymentKeys.runStatusScript):
+    KEYS[11] the tenant's runs   KEYS[12..17] the tenant's runs in each status (STATUS_KEY: status -> its index)
+    KEYS[18] (IDEM_KEY) the run's idempotency key (or a placeholder)
   and the same first ARGV:
     ARGV[1] runId   ARGV[2] now (ISO)   ARGV[3] now (ms)   ARGV[4] events pub/sub channel
+    ARGV[5] the tenant the status keys were built for ('' = none given): a run of another tenant (a run id reused
+    after retention, a stale cache of the caller) is refused before anything is written (KEYS_STALE: the caller
+    reads the run's tenant again and retries)
   A script reads what it needs in one HMGET (readState), queues state updates with set() and events with
-  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and, on layout 3, the events
-  themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
+  emitAll()/emit(), and ends with commit(): one HSET of the state (the event sequence and the events themselves included), and one PUBLISH while a client follows the run (its `watch` lease, set by the api's SSE
   handler, is in the future).
-  The run's calls and events live in its state hash too (layouts below, at useLayout). Every event is appended under
+  The run's calls and events live in its state hash too (checkLayout). Every event is appended under
   the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
   know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
   Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
-local stateKey, msgsKey, eventsKey, legacyCallsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local runId, nowIso, nowMs, channel = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local stateKey, msgsKey, compressionsKey, webhooksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local parkedKey, resumingKey, queuedKey, runningKey, retentionKey, outboxKey = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+local runId, nowIso, nowMs, channel, keysTenant = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local updates, events = {}, {}
 
 -- Redis' Lua refuses unpack() of more than a few thousand values, and a model may send thousands of calls: long
@@ -39,28 +47,40 @@ local function withList(head, list)
   return head
 end
 
--- A run's calls. Layout 2: fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome,
--- ':dec' a decision — read with the run in one HMGET and written with it in one HSET. Layout 3: its events too
--- ('e:<seq>', written by the HSET of the step's state; layouts 1 and 2 RPUSH them to KEYS[3]). Layout 1 (builds
--- that know only it, AGENTLOOP_RUN_LAYOUT=1): the call fields, unprefixed, in the calls hash KEYS[4]. A run keeps the
--- layout it was created with; a script learns it from its first read (useLayout).
-local LAYOUT2, LAYOUT3 = '2', '3'
-local L2, L3, layoutKnown = true, false, false
-local function useLayout(lay)
-  L2 = lay == LAYOUT2 or lay == LAYOUT3
-  L3 = lay == LAYOUT3
-  layoutKnown = true
+-- A run's calls are fields of its state hash — 'c:<id>' its meta, then ':st' its status, ':out' its outcome, ':dec' a
+-- decision — and so are its events ('e:<seq>'): a step reads the run and its calls in one HMGET and writes them, with
+-- its events, in one HSET. This is the only layout (`lay` LAYOUT, set at creation; run-state.ts RUN_LAYOUT). A run of layout 1 or 2, made by a
+-- build before 2026-12-03, is refused (checkLayout): drain those before rolling this build out (docs/OPERATIONS.md).
+-- A future layout gets new script names (BullMQ-style versions), never a branch inside these scripts.
+local function checkLayout(status, lay)
+  if status and lay ~= LAYOUT then
+    error('LEGACY_LAYOUT run ' .. runId .. ' is stored in layout ' .. tostring(lay or '1') .. ' of an earlier build; this build serves layout ' .. LAYOUT .. ' only: drain old runs first (docs/OPERATIONS.md)')
+  end
 end
-local function callsHash() if L2 then return stateKey end return legacyCallsKey end
-local function cf(callId, suffix)
-  if L2 then return 'c:' .. callId .. (suffix or '') end
-  return callId .. (suffix or '')
-end
-local callUpdates = {} -- layout 1: call fields commit() writes to the calls hash
+local function cf(callId, suffix) return 'c:' .. callId .. (suffix or '') end
 
 -- What commit() needs to move the run between status indexes, as the script's own first read saw it.
-local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId' }
+local STATUS_INFO = { 'status', 'tenant', 'createdAt', 'ret', 'idem', 'tv', 'src', 'threadId', 'phase' }
 local statusInfo
+
+-- The status keys (KEYS[11..18]) name the tenant and the idempotency key of the run as the caller knew it: a run of
+-- another tenant, or another idempotency key, is refused before any write. (createRun answers another tenant's run
+-- itself: it turns the check off.)
+local statusKeysChecked = true
+local function checkStatusKeys()
+  if not statusKeysChecked or not keysTenant or keysTenant == '' or not statusInfo[1] then return end
+  local idem = statusInfo[5] or ''
+  if statusInfo[2] ~= keysTenant or (idem ~= '' and idem ~= KEYS[IDEM_KEY]) then
+    error('KEYS_STALE run ' .. runId .. ': its tenant or idempotency key is not the one its keys were built for')
+  end
+end
+
+-- The tenant's index of runs in `status` (declared in KEYS by a script that may change the run's status).
+local function statusIndex(status)
+  local key = KEYS[STATUS_KEY[status] or 0]
+  if not key then error('run ' .. runId .. ': a status change to ' .. tostring(status) .. ' by a script not given the status keys') end
+  return key
+end
 
 -- A run with `notify`: the event types it delivers, as ',run.paused,run.completed,' (its `wh` field, set at creation
 -- and read by every script's first read); nil for other runs, which pay nothing more than that field's read.
@@ -70,7 +90,7 @@ local function useNotify(wh)
 end
 
 -- The script's one read: HMGET of the state `fields` with what commit() needs to reindex a status change and the
--- run's layout, and `callFields` (e.g. '<id>:st') read in the same command on layout 2. Returns the state values
+-- run's layout, and `callFields` (e.g. '<id>:st') read in the same command. Returns the state values
 -- (in `fields` order) and the call values.
 local function readState(fields, callFields)
   local all = withList(withList({}, fields), STATUS_INFO)
@@ -79,18 +99,13 @@ local function readState(fields, callFields)
   local n0 = #all
   for _, f in ipairs(callFields or {}) do all[#all + 1] = 'c:' .. f end
   local r = hmgetSliced(stateKey, all)
-  useLayout(r[n0])
   useNotify(r[n0 - 1])
   statusInfo = {}
   for i = 1, #STATUS_INFO do statusInfo[i] = r[#fields + i] end
+  checkLayout(statusInfo[1], r[n0])
+  checkStatusKeys()
   local calls = {}
-  if callFields and #callFields > 0 then
-    if L2 then
-      for i = 1, #callFields do calls[i] = r[n0 + i] end
-    else
-      calls = hmgetSliced(legacyCallsKey, callFields)
-    end
-  end
+  for i = 1, #(callFields or {}) do calls[i] = r[n0 + i] end
   return r, calls
 end
 
@@ -124,14 +139,25 @@ local function set(field, value)
   updates[#updates + 1] = value
 end
 
--- A call field written by commit(), with the state on layout 2, to the calls hash on layout 1.
-local function setCall(callId, suffix, value)
-  if L2 then return set(cf(callId, suffix), value) end
-  callUpdates[#callUpdates + 1] = cf(callId, suffix)
-  callUpdates[#callUpdates + 1] = value
+-- A call field, written by commit() with the state. A call's status (`suffix` ':st') changes only as protocol's
+-- CALL_TRANSITIONS (compiled in as CALL_STATES) lists, from `from` (its status as the script read it; nil: unknown).
+local function setCall(callId, suffix, value, from)
+  if suffix == ':st' then
+    local was = from or 'unknown'
+    if was ~= value and not (CALL_STATES[was] and CALL_STATES[was][value]) then
+      error('ILLEGAL_CALL_TRANSITION run ' .. runId .. ' call ' .. callId .. ': ' .. was .. ' -> ' .. value)
+    end
+  end
+  set(cf(callId, suffix), value)
 end
 
--- an event this script built itself (its data JSON), in the callers' envelope
+-- An event this script built itself (its data JSON), in the callers' envelope. Only what the step alone knows is built
+-- here, each because its content is read in the same atomic step (a caller's earlier read could be stale):
+--   tool.call of a call answered without running (closeCall): the call's name and arguments, from its record (the
+--     answer itself — status, error, content — is CLOSED, built in TypeScript);
+--   iteration.completed of a run ending mid-iteration (completeIteration): the iteration, its phase and its usage are
+--     the state's at the end (a cancel, a reconciler or a failed job ends a run without reading it first);
+--   run.resumed (applyDecisions): the decisions of every request, the earlier ones recorded by other steps.
 local function emit(etype, dataJson)
   events[#events + 1] = ',"runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. nowIso .. '","data":' .. dataJson .. '}'
 end
@@ -146,26 +172,15 @@ local function isTerminal(status)
   return status == 'completed' or status == 'failed' or status == 'cancelled'
 end
 
--- The deployment prefix, from the state key (<prefix>:run:{<runId>}). Index key names mirror DeploymentKeys.
-local keyPrefix = string.sub(stateKey, 1, #stateKey - #runId - 7)
-local function runIndex(tenant, status)
-  if status then return keyPrefix .. ':tenant:' .. tenant .. ':runs:' .. status end
-  return keyPrefix .. ':tenant:' .. tenant .. ':runs'
-end
--- Every key of one run: the state hash and the keys named after it (RunKeys); the compressions list exists only
--- once the transcript was compressed (transcript version tv > 0).
-local RUN_KEY_SUFFIXES = { '', ':msgs' } -- (and ':events' before layout 3, ':calls' on layout 1)
-
 -- A finished run: every key of it expires after its retention, and so does its idempotency key (never later than
 -- its own 24 h); the sweeper removes its index entries when the retention zset says it is due.
 local function expireRun(tenant, retentionS, idemKey, tv)
-  for _, suffix in ipairs(RUN_KEY_SUFFIXES) do rcall('EXPIRE', stateKey .. suffix, retentionS) end
-  if not L3 then rcall('EXPIRE', eventsKey, retentionS) end
-  if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', stateKey .. ':compressions', retentionS) end
-  if not L2 then rcall('EXPIRE', legacyCallsKey, retentionS) end
-  if notifyTypes then rcall('EXPIRE', stateKey .. ':webhooks', retentionS) end -- (the relay creates it with the run's TTL when it comes later)
-  if idemKey and idemKey ~= '' then rcall('EXPIRE', idemKey, retentionS, 'LT') end
-  rcall('ZADD', keyPrefix .. ':retention', tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
+  rcall('EXPIRE', stateKey, retentionS)
+  rcall('EXPIRE', msgsKey, retentionS)
+  if (tonumber(tv) or 0) > 0 then rcall('EXPIRE', compressionsKey, retentionS) end
+  if notifyTypes then rcall('EXPIRE', webhooksKey, retentionS) end -- (the relay creates it with the run's TTL when it comes later)
+  if idemKey and idemKey ~= '' then rcall('EXPIRE', KEYS[IDEM_KEY], retentionS, 'LT') end -- (checkStatusKeys: it is idemKey)
+  rcall('ZADD', retentionKey, tonumber(nowMs) + retentionS * 1000, runId .. '|' .. tenant)
 end
 
 -- The outbox: what a run tells the outside world, written by the step that makes the transition it reports, so a
@@ -174,7 +189,7 @@ end
 -- 'E|<runId>' a thread's run that ended (its messages join the thread; the next waiting run starts).
 -- 'W|<runId>|<seq>|<type>' a webhook delivery of event seq (a run with notify: see notifyOutbox).
 local function toOutbox(entry)
-  rcall('RPUSH', keyPrefix .. ':outbox', entry)
+  rcall('RPUSH', outboxKey, entry)
 end
 
 -- Every event of this step whose type the run's notify lists (events are sequenced from seq + 1) goes to the outbox.
@@ -192,23 +207,23 @@ end
 -- when a backend enqueued it (src 'q'), reports its end to the outbox.
 local function indexStatus(tenant, from, to, createdAt, retentionS, idemKey, tv, src, threadId)
   if from == to then return end
-  if from then rcall('ZREM', runIndex(tenant, from), runId) end
-  rcall('ZADD', runIndex(tenant, to), createdAt, runId)
+  if from then rcall('ZREM', statusIndex(from), runId) end
+  rcall('ZADD', statusIndex(to), createdAt, runId)
   -- queued runs of every tenant, for the reconciler that re-adds a first job its creator did not live to add
-  if to == 'queued' then rcall('ZADD', keyPrefix .. ':queued', createdAt, runId) end
-  if from == 'queued' then rcall('ZREM', keyPrefix .. ':queued', runId) end
+  if to == 'queued' then rcall('ZADD', queuedKey, createdAt, runId) end
+  if from == 'queued' then rcall('ZREM', queuedKey, runId) end
   -- running runs of every tenant, for the reconciler that finds a run whose job is gone
-  if to == 'running' then rcall('ZADD', keyPrefix .. ':running', nowMs, runId) end
-  if from == 'running' then rcall('ZREM', keyPrefix .. ':running', runId) end
+  if to == 'running' then rcall('ZADD', runningKey, nowMs, runId) end
+  if from == 'running' then rcall('ZREM', runningKey, runId) end
   local ret = tonumber(retentionS) or 0
   if isTerminal(to) and ret > 0 then expireRun(tenant, ret, idemKey, tv) end
   if isTerminal(to) and src == 'q' then toOutbox('R|' .. runId) end
   if isTerminal(to) and threadId and threadId ~= '' then toOutbox('E|' .. runId) end
 end
 
--- Runs of a tenant that count against activeRuns.
-local function activeRuns(tenant)
-  return rcall('ZCARD', runIndex(tenant, 'queued')) + rcall('ZCARD', runIndex(tenant, 'running')) + rcall('ZCARD', runIndex(tenant, 'paused'))
+-- Runs of the tenant (whose status keys the script was given) that count against activeRuns.
+local function activeRuns()
+  return rcall('ZCARD', statusIndex('queued')) + rcall('ZCARD', statusIndex('running')) + rcall('ZCARD', statusIndex('paused'))
 end
 
 -- A status change the transition table (protocol's STATUS_TRANSITIONS, compiled in as TRANSITIONS) does not list
@@ -220,13 +235,23 @@ local function mustTransition(from, to)
   end
 end
 
+-- A phase change the phase table (protocol's PHASE_TRANSITIONS, compiled in as PHASES) does not list stops the script.
+local function mustPhase(from, to)
+  from = from or 'created'
+  if from ~= to and not (PHASES[from] and PHASES[from][to]) then
+    error('ILLEGAL_PHASE run ' .. runId .. ': ' .. from .. ' -> ' .. to)
+  end
+end
+
 -- `watch`: the run's watch lease (ms), read by the script's own first read: nobody follows the run, nobody is told.
 local function commit(seq, watch)
   seq = tonumber(seq) or 0
-  local newStatus, statusChange
+  local newStatus, newPhase, statusChange
   for i = 1, #updates, 2 do
     if updates[i] == 'status' then newStatus = updates[i + 1] end
+    if updates[i] == 'phase' then newPhase = updates[i + 1] end
   end
+  if newPhase then mustPhase((statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO)))[9], newPhase) end
   if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)
     local cur = statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO))
     mustTransition(cur[1], newStatus) -- (each script checked before its first write; this is the last guard)
@@ -234,20 +259,12 @@ local function commit(seq, watch)
   end
   local n = #events
   if n > 0 then
-    if not layoutKnown then error('commit: events of run ' .. runId .. ' before its layout was read') end
-    if L3 then
-      for i, tail in ipairs(events) do set('e:' .. (seq + i), '{"seq":' .. (seq + i) .. tail) end
-    else
-      local items = {}
-      for i, tail in ipairs(events) do items[i] = '{"seq":' .. (seq + i) .. tail end
-      callSliced('RPUSH', eventsKey, items)
-    end
+    for i, tail in ipairs(events) do set('e:' .. (seq + i), '{"seq":' .. (seq + i) .. tail) end
     set('seq', seq + n)
     if notifyTypes then notifyOutbox(seq) end
   end
   if statusChange and statusChange[2] then indexStatus(statusChange[2], statusChange[1], newStatus, statusChange[3], statusChange[4], statusChange[5], statusChange[6], statusChange[7], statusChange[8]) end
   if #updates > 0 then callSliced('HSET', stateKey, updates) end
-  if #callUpdates > 0 then callSliced('HSET', legacyCallsKey, callUpdates) end
   if n > 0 and (tonumber(watch) or 0) >= tonumber(nowMs) then rcall('PUBLISH', channel, seq + n) end
 end
 
@@ -283,20 +300,22 @@ end
 -- Names of the calls this step answered without running them (returned, for the tool-call metrics).
 local closedNames = {}
 
--- Answer a call that will not run (cancelled, skipped, outcome_unknown): record the outcome, emit its final event.
-local function closeCall(callId, status, code, message, retryable)
-  local meta = cjson.decode(rcall('HGET', callsHash(), cf(callId)))
+-- Answer a call that will not run, for reason `kind` (CLOSED, compiled in from closed-calls.ts: its outcome, content and
+-- event members are built in TypeScript). Its tool.call event is built here because its name and arguments are
+-- the call's record, read in this step. Returns the content the model sees.
+local function closeCall(callId, kind)
+  local answer = CLOSED[kind]
+  if not answer then error('closeCall: unknown kind ' .. tostring(kind)) end
+  local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
   closedNames[#closedNames + 1] = meta.name
-  local err = { code = code, message = message, retryable = retryable }
-  local content = cjson.encode({ ok = false, error = err })
-  rcall('HSET', callsHash(), cf(callId, ':out'), cjson.encode({ status = status, content = content, error = err }), cf(callId, ':st'), 'done')
-  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, status, ',"error":' .. cjson.encode(err)))
-  return content
+  rcall('HSET', stateKey, cf(callId, ':out'), answer.outcome, cf(callId, ':st'), 'done')
+  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, answer.status, answer.suffix))
+  return answer.content
 end
 
 -- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
 -- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
--- answered first: `cancelled` when the run is ending (fill = 'cancelled'), `tool_error` when their job failed.
+-- answered first, for reason `fill` (a CLOSED kind: run_ended when the run is ending, job_failed when their job failed).
 -- `outs`: the batch's outcomes when the script's first read already fetched them.
 local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
@@ -305,7 +324,7 @@ local function batchMessages(batchJson, fill, outs)
   if not outs then
     local fields = {}
     for i, id in ipairs(ids) do fields[i] = cf(id, ':out') end
-    outs = hmgetSliced(callsHash(), fields)
+    outs = hmgetSliced(stateKey, fields)
   end
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
@@ -314,10 +333,8 @@ local function batchMessages(batchJson, fill, outs)
       local out = cjson.decode(outs[i])
       content = out.content
       if out.executed then executed = executed + 1 end
-    elseif fill == 'cancelled' then
-      content = closeCall(id, 'cancelled', 'cancelled', 'The run was cancelled before this call finished.', false)
     else
-      content = closeCall(id, 'error', 'tool_error', 'The tool call could not be executed: its job failed.', true)
+      content = closeCall(id, fill)
     end
     msgs[i] = cjson.encode({ role = 'tool', toolCallId = id, content = content })
   end
@@ -332,7 +349,7 @@ local function batchInFlight(batchJson)
   if #ids == 0 then return false end
   local fields = {}
   for i, id in ipairs(ids) do fields[i] = cf(id, ':st') end
-  for _, v in ipairs(hmgetSliced(callsHash(), fields)) do
+  for _, v in ipairs(hmgetSliced(stateKey, fields)) do
     if v == 'queued' or v == 'running' then return true end
   end
   return false
@@ -341,10 +358,10 @@ end
 -- Ends the run at `status` (phase done): answers the open calls of the batch cancelled, so the transcript stays
 -- paired, leaves the parked set, and reports the iteration it ends in.
 local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopReason)
-  local msgs, executed = batchMessages(batchJson, 'cancelled')
+  local msgs, executed = batchMessages(batchJson, 'run_ended')
   if executed > 0 then set('toolCalls', (tonumber(rcall('HGET', stateKey, 'toolCalls')) or 0) + executed) end
   if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
-  rcall('ZREM', KEYS[5], runId)
+  rcall('ZREM', parkedKey, runId)
   completeIteration(it, phase, iterUsage)
   set('status', status); set('phase', 'done'); set('stopReason', stopReason); set('pending', ''); set('updatedAt', nowMs)
 end

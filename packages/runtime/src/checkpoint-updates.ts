@@ -2,7 +2,7 @@ import { wellFormedJson } from '@agentloop/protocol';
 import { STATE_FIELD } from './run-state.js';
 import type { CheckpointInput } from './run-store-types.js';
 
-/** Where a checkpoint takes the run: `checkpointResponse-6.lua` sets that status and phase itself. */
+/** Where a checkpoint takes the run: `checkpointResponse-18.lua` sets that status and phase itself. */
 export type CheckpointTarget = 'tools' | 'paused' | 'completed' | 'failed';
 
 export function checkpointTarget(c: CheckpointInput): CheckpointTarget {
@@ -12,7 +12,7 @@ export function checkpointTarget(c: CheckpointInput): CheckpointTarget {
 }
 
 /**
- * The state hash updates of a checkpoint (field, value, …), which `checkpointResponse-6.lua` applies in the same step
+ * The state hash updates of a checkpoint (field, value, …), which `checkpointResponse-18.lua` applies in the same step
  * that records the assistant message and moves the run to its target: what the response means —
  * the answer and its structured output, the failure, or the calls, the pause or the repair turn. Never status or
  * phase: the script sets those for the target.

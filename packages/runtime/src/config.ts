@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
-import type { RunLayout } from './run-state.js';
 import { unsupportedSettingProblems } from './unsupported-settings.js';
 import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
 
@@ -66,7 +65,11 @@ export const EnvSchema = z.object({
   AGENTLOOP_HTTP_CLIENT: z.enum(['node', 'fetch']).default('node'),
   /** How long a finished run stays readable (seconds). */
   AGENTLOOP_RUN_RETENTION_S: intFrom(604_800, 1),
-  AGENTLOOP_RUN_LAYOUT: z.enum(['1', '2', '3']).default('3'),
+  /** Gone: runs have one layout. Accepted as 3 only, so a deployment still set to 1 or 2 stops with a reason. */
+  AGENTLOOP_RUN_LAYOUT: z
+    .string()
+    .refine((v) => v.trim() === '3', 'layouts 1 and 2 were removed: unset it, and drain runs of a build before 2026-12-03 first (docs/OPERATIONS.md)')
+    .optional(),
   /** `tenantA=whsec_<base64>,…`: the tenants' webhook signing secrets (SPEC §2). */
   AGENTLOOP_WEBHOOK_SECRETS: z.string().default(''),
   AGENTLOOP_WEBHOOK_RETRY_BASE_MS: intFrom(5000, 1),
@@ -169,8 +172,6 @@ export interface Config {
   corsOrigins: string[];
   consoleTraceUrl: string | null;
   runRetentionS: number;
-  /** How new runs store their calls and events (RunLayout): 3 both in the state hash; 2 or 1 while older builds still run. */
-  runLayout: RunLayout;
   compressionModel: string | null;
   webhooks: {
     /** Tenant → the key its webhooks are signed with; a tenant without one cannot use `notify`. */
@@ -245,7 +246,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     corsOrigins: [...new Set(list(e.AGENTLOOP_CORS_ORIGINS).map((o) => corsOrigin(o)!))],
     consoleTraceUrl: e.AGENTLOOP_CONSOLE_TRACE_URL ?? null,
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
-    runLayout: Number(e.AGENTLOOP_RUN_LAYOUT) as RunLayout,
     compressionModel: e.AGENTLOOP_COMPRESSION_MODEL ?? null,
     webhooks: {
       secrets: webhookSecrets(e.AGENTLOOP_WEBHOOK_SECRETS),

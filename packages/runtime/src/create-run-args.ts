@@ -1,7 +1,7 @@
 import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
 import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput } from './run-store-types.js';
 
-/** The one argument of `createRun-6.lua`, as it decodes it (strings where Redis stores the value as it is). */
+/** The one argument of `createRun-22.lua`, as it decodes it (strings where Redis stores the value as it is). */
 export interface CreateRunArgs {
   tenant: string;
   /** The request without its input, as stored. */
@@ -26,7 +26,6 @@ export interface CreateRunArgs {
   limitedEvents: string;
   limitedError: string;
   reservedIds: string[];
-  layout: string;
   structured: '1' | '0';
   /** 'q': created by queue intake (its end is reported on `results`). */
   src: 'q' | '';
@@ -46,7 +45,7 @@ export interface CreateRunArgs {
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
-export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; retentionS: number; layout: number; ev: (events: readonly NewEvent[]) => string }): string {
+export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; retentionS: number; ev: (events: readonly NewEvent[]) => string }): string {
   const { input: _omit, ...requestWithoutInput } = input.request;
   const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
   if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
@@ -71,7 +70,6 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     limitedEvents: limited ? o.ev(limited) : '',
     limitedError: wellFormedJson(RATE_LIMITED_ERROR),
     reservedIds: input.messages.flatMap((m) => (m.toolCalls ?? []).map((c) => c.id)),
-    layout: String(o.layout),
     structured: input.request.output ? '1' : '0',
     src: input.fromQueue ? 'q' : '',
     threadId: input.request.threadId ?? '',

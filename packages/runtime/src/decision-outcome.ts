@@ -2,7 +2,7 @@ import { parseRunState } from './run-state.js';
 import type { ScriptResult } from './scripts.js';
 import type { DecisionOutcome } from './run-store-types.js';
 
-/** What `applyDecisions-6.lua` answered, decoded (its header lists the values of each outcome). */
+/** What `applyDecisions-18.lua` answered, decoded (its header lists the values of each outcome). */
 /** `edit_stale`: the batch's message changed between the read of an edit and its apply (another edit): read it again. */
 export function decisionOutcome(r: ScriptResult<'applyDecisions'>): DecisionOutcome | { kind: 'edit_stale' } {
   const kind = r.outcome;

@@ -23,3 +23,4 @@ export * from './provider-catalog.js';
 export * from './address-guard.js';
 export * from './webhook-log.js';
 export * from './tracing/index.js';
+export * from './iteration-delivery.js';

@@ -1,12 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { DeploymentKeys, ToolOutcome } from '@agentloop/protocol';
 import type { CallMeta } from './run-store-types.js';
-import { callsInStateHash } from './run-state.js';
 
 /**
  * What is recorded about a run's calls, read: fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
- * outcome) and `…:dec` (a decision) of the run's state hash (layouts 2 and 3), as lua/common.lua (cf) writes them. A run stored
- * in layout 1 (the calls in a hash of their own: runs of earlier builds, or AGENTLOOP_RUN_LAYOUT=1) is read there.
+ * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them.
  */
 export class RunCalls {
   constructor(
@@ -45,12 +43,9 @@ export class RunCalls {
     return this.fields(runId, callIds.map((id) => `${id}:dec`));
   }
 
-  /** One HMGET of the state hash (with the layout and the run's id, to tell a layout-1 run from a missing one). */
+  /** One HMGET of the state hash. */
   private async fields(runId: string, fields: readonly string[]): Promise<Array<string | null>> {
     if (!fields.length) return [];
-    const k = this.keys.run(runId);
-    const r = await this.redis.hmget(k.state, ...fields.map((f) => `c:${f}`), 'lay', 'id');
-    if (r[fields.length + 1] && !callsInStateHash(r[fields.length])) return this.redis.hmget(k.calls, ...fields);
-    return r.slice(0, fields.length);
+    return this.redis.hmget(this.keys.run(runId).state, ...fields.map((f) => `c:${f}`));
   }
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DeploymentKeys } from '@agentloop/protocol';
+import { RUN_LAYOUT } from './run-state.js';
 
 /** The deployment-wide indexes of runs the reconcilers work from (kept by the run scripts, lua/common.lua indexStatus). */
 export class RunIndexes {
@@ -25,4 +26,29 @@ export class RunIndexes {
   async resumingSince(beforeMs: number, limit = 100): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.resumingRuns, '-inf', beforeMs, 'LIMIT', 0, limit);
   }
+
+  /**
+   * Live runs (queued, running, parked or resuming) stored in a layout other than this build's (RUN_LAYOUT): runs of
+   * a build before 2026-12-03 that this one cannot serve. Read at start (a page of 500 runs per round trip), up to
+   * `limit` of them; a deployment with any does not start (docs/OPERATIONS.md: drain them with the earlier build).
+   */
+  async liveRunsOfOtherLayouts(limit = 10): Promise<string[]> {
+    const found: string[] = [];
+    for (const index of [this.keys.queuedRuns, this.keys.runningRuns, this.keys.parkedRuns, this.keys.resumingRuns]) {
+      for (let from = 0; found.length < limit; from += PAGE) {
+        const ids = await this.redis.zrange(index, String(from), String(from + PAGE - 1));
+        if (!ids.length) break;
+        const pipe = this.redis.pipeline();
+        for (const id of ids) pipe.hmget(this.keys.run(id).state, 'status', 'lay');
+        const rows = (await pipe.exec()) ?? [];
+        rows.forEach(([, r], i) => {
+          const [status, lay] = r as Array<string | null>;
+          if (status && !['completed', 'failed', 'cancelled'].includes(status) && lay !== RUN_LAYOUT && !found.includes(ids[i]!)) found.push(ids[i]!);
+        });
+      }
+    }
+    return found.slice(0, limit);
+  }
 }
+
+const PAGE = 500;

@@ -1,14 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
 
-import { RunStore } from './run-store.js';
 import { useTestStore } from './test-support/test-store.js';
-import { STATE_FIELDS, parseRunState } from './run-state.js';
+import { RUN_LAYOUT, STATE_FIELDS, parseRunState } from './run-state.js';
 
 /**
- * The state hash layout (lua/common.lua): a run's calls are fields of its state hash (layout 2), and so are its
- * events (layout 3), so one step reads and writes the run, its calls and its events in one command each; a run of
- * layout 1 or 2 (earlier builds, AGENTLOOP_RUN_LAYOUT) keeps its layout, and every step serves every layout.
+ * The state hash layout (lua/common.lua): a run's calls and its events are fields of its state hash, so one step reads
+ * and writes the run, its calls and its events in one command each. Runs of the layouts of earlier builds are refused.
  */
 describe('run state layout (real Redis)', () => {
   const t = useTestStore('layout');
@@ -47,7 +45,6 @@ describe('run state layout (real Redis)', () => {
     const runId = await withBatch(ids);
     for (const id of ids.slice(0, 50)) expect(await t.store.recordToolResult(runId, id, outcome('x'.repeat(2000)), done(id), running(id))).toBe('recorded');
     const k = t.store.keys.run(runId);
-    expect(await t.redis.exists(k.calls)).toBe(0);
     expect(await t.redis.hget(k.state, 'c:c7:st')).toBe('done');
     expect(await t.store.calls.record(runId, 'c7')).toMatchObject({ status: 'done', meta: { name: 'a' }, outcome: { content: 'x'.repeat(2000) } });
     expect(await t.store.calls.answered(runId, 'c299')).toBe(false);
@@ -80,69 +77,26 @@ describe('run state layout (real Redis)', () => {
     expect(appended[2]).toEqual(appended[0]);
   });
 
-  it('a layout-1 run (AGENTLOOP_RUN_LAYOUT=1, or a run of a build before layout 2) keeps its calls in their own hash, through every step', async () => {
-    const v1 = new RunStore(t.redis, prefix, 60, 1);
+  it('keeps the events in the state hash; they read back in order, page by page, and expire with the run', async () => {
     const runId = newRunId();
-    await v1.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await v1.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
-    const message = { role: 'assistant' as const, content: null, toolCalls: ['o1', 'o2'].map((id) => ({ id, name: 'a', arguments: '{}' })) };
-    const calls = ['o1', 'o2'].map((id) => ({ id, meta: meta('a'), outcome: null }));
-    expect(await v1.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(true);
+    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+    await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
+    expect(await t.store.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(true);
+    const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }] };
+    await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    expect(await t.store.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
+    expect(await t.store.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
     const k = t.store.keys.run(runId);
-    expect(await t.redis.hget(k.calls, 'o1:st')).toBe('queued');
-    expect(Object.keys(await t.redis.hgetall(k.state)).filter((f) => f.startsWith('c:') || f === 'lay')).toEqual([]);
-    // a build of layout 2 serves it as it is (a rolling deploy: either build may take any step)
-    expect(await t.store.calls.record(runId, 'o1')).toMatchObject({ status: 'queued', meta: { name: 'a' } });
-    expect(await t.store.calls.meta(runId, ['o2', 'nope'])).toEqual([meta('a'), null]);
-    expect(await t.store.calls.metaAndOutcomes(runId, ['o1', 'nope'])).toEqual([{ meta: meta('a'), outcome: null }, { meta: null, outcome: null }]);
-    expect(await t.store.recordToolResult(runId, 'o1', outcome('one'), done('o1'), running('o1'))).toBe('recorded');
-    expect(await v1.recordToolResult(runId, 'o1', outcome('again'), done('o1'), running('o1'))).toBeNull(); // answered once
-    expect(await t.store.markToolRunning(runId, 'o2', running('o2'), 'j@1')).toBe('first');
-    expect(await t.store.recordToolResult(runId, 'o2', outcome('two'), done('o2'), undefined, 'j@1')).toBe('recorded');
-    expect(await t.redis.hget(k.calls, 'o2:out')).toContain('two');
-    const r = await t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: ['o1', 'o2'], returnState: true });
-    if (typeof r === 'string') throw new Error(r);
-    expect(r.appended).toMatchObject([{ toolCallId: 'o1', content: 'one' }, { toolCallId: 'o2', content: 'two' }]);
-    expect(r.state).toEqual(await t.store.load(runId));
-    expect(await t.store.finish(runId, { expectIteration: 2, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
-    expect(await t.redis.ttl(k.calls)).toBeGreaterThan(0); // its calls hash expires with the run
-    expect(await t.redis.exists(k.calls)).toBe(1);
-    expect(await t.redis.hget(k.state, 'lay')).toBeNull();
-  });
-
-  it('keeps the events in the state hash (layout 3), a layout-2 run in its list; both read the same and expire with the run', async () => {
-    const v2 = new RunStore(t.redis, prefix, 60, 2);
-    const v3 = new RunStore(t.redis, prefix, 60, 3);
-    const seen: Record<string, unknown[]> = {};
-    for (const [name, creator] of [['v2', v2], ['v3', v3]] as const) {
-      const runId = newRunId();
-      await creator.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-      // every step by the other build too (a rolling deploy), and the appends of a model call
-      await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
-      expect(await v2.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(true);
-      expect(await v3.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'b' } }])).toBe(true);
-      const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }] };
-      await v2.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
-      expect(await v3.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
-      expect(await v2.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
-      const k = t.store.keys.run(runId);
-      const all = await v2.events(runId);
-      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
-      expect(await v3.events(runId, 3)).toEqual(all.slice(3));
-      expect(await v3.events(runId, all.length)).toEqual([]);
-      seen[name] = all.map((e) => [e.type, e.data]);
-      expect(await t.redis.ttl(k.state)).toBeGreaterThan(0);
-      if (name === 'v3') {
-        expect(await t.redis.hget(k.state, 'lay')).toBe('3');
-        expect(await t.redis.exists(k.events)).toBe(0);
-        expect(JSON.parse((await t.redis.hget(k.state, `e:${all.length}`))!)).toEqual(all.at(-1));
-      } else {
-        expect(await t.redis.llen(k.events)).toBe(all.length);
-        expect(await t.redis.ttl(k.events)).toBeGreaterThan(0);
-      }
-    }
-    expect(seen.v3).toEqual(seen.v2);
-    expect(seen.v3!.map((e) => (e as [string])[0])).toEqual(['run.queued', 'run.started', 'iteration.started', 'message.delta', 'message.delta', 'tool.call', 'tool.call', 'iteration.completed', 'run.cancelled']);
+    const all = await t.store.events(runId);
+    expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+    expect(all.map((e) => e.type)).toEqual(['run.queued', 'run.started', 'iteration.started', 'message.delta', 'tool.call', 'tool.call', 'iteration.completed', 'run.cancelled']);
+    expect(await t.store.events(runId, 3)).toEqual(all.slice(3));
+    expect(await t.store.events(runId, all.length)).toEqual([]);
+    expect(await t.redis.hget(k.state, 'lay')).toBe(RUN_LAYOUT);
+    expect(JSON.parse((await t.redis.hget(k.state, `e:${all.length}`))!)).toEqual(all.at(-1));
+    expect((await t.redis.keys(`${prefix}:run:{${runId}}*`)).sort()).toEqual([k.state, k.messages].sort()); // nothing else of it
+    expect(await t.redis.ttl(k.state)).toBeGreaterThan(0);
+    expect(await t.redis.ttl(k.messages)).toBeGreaterThan(0);
     expect(await t.store.events(newRunId())).toEqual([]); // a run that does not exist has none
     // more events than one read takes ahead (a follower that fell behind, a replay from the start)
     const long = newRunId();
@@ -153,10 +107,36 @@ describe('run state layout (real Redis)', () => {
     expect(every.map((e) => e.seq)).toEqual(Array.from({ length: 103 }, (_, i) => i + 1));
     expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq));
     expect((await t.store.events(long, 100)).map((e) => (e.data as { text: string }).text)).toEqual(['4.17', '4.18', '4.19']);
-    // an event a build that knows no layout 3 left out of the hash (it appended it to the list): skipped, never a null
+    // a seq whose field is missing is stepped over: never a null
     await t.redis.hdel(t.store.keys.run(long).state, 'e:2', 'e:50');
     expect((await t.store.eventsRaw(long)).events.length).toBe(101);
     expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq).filter((q) => q !== 50));
+  });
+
+  it('a live run of an earlier build\'s layout (1: no `lay`; 2) is refused by every step, untouched, and found at start', async () => {
+    const fresh = await withBatch(['a1']);
+    expect(await t.store.indexes.liveRunsOfOtherLayouts()).toEqual([]);
+    const olds: string[] = [];
+    for (const lay of [null, '2']) {
+      const runId = await withBatch(['o1']);
+      const k = t.store.keys.run(runId);
+      if (lay) await t.redis.hset(k.state, 'lay', lay);
+      else await t.redis.hdel(k.state, 'lay');
+      const before = await t.redis.hgetall(k.state);
+      const legacy = new RegExp(`LEGACY_LAYOUT run ${runId} is stored in layout ${lay ?? '1'} .*drain old runs first`);
+      await expect(t.store.recordToolResult(runId, 'o1', outcome('x'), done('o1'), running('o1'))).rejects.toThrow(legacy);
+      await expect(t.store.markToolRunning(runId, 'o1', running('o1'), 'j@1')).rejects.toThrow(legacy);
+      await expect(t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] })).rejects.toThrow(legacy);
+      await expect(t.store.appendEvents(runId, null, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).rejects.toThrow(legacy);
+      await expect(t.store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(legacy);
+      await expect(t.store.eventsRaw(runId)).rejects.toThrow(legacy);
+      expect(await t.redis.hgetall(k.state)).toEqual(before);
+      olds.push(runId);
+    }
+    expect((await t.store.indexes.liveRunsOfOtherLayouts()).sort()).toEqual(olds.sort());
+    expect(await t.store.indexes.liveRunsOfOtherLayouts(1)).toHaveLength(1);
+    // a run of this layout goes on as before
+    expect(await t.store.recordToolResult(fresh, 'a1', outcome('x'), done('a1'), running('a1'))).toBe('recorded');
   });
 
   it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {

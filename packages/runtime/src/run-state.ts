@@ -62,13 +62,12 @@ export interface RunState {
 }
 
 /**
- * How a run stores what it accumulates (its state hash's `lay` field, fixed at creation; lua/common.lua useLayout):
- * 1 its calls in a hash of their own and its events in a list, 2 its calls in the state hash, 3 its events there
- * too (fields `e:<seq>`). Runs of every layout are served; AGENTLOOP_RUN_LAYOUT picks the one new runs get.
+ * How a run stores what it accumulates: its calls and its events are fields of its state hash (`c:<id>…`, `e:<seq>`).
+ * The one layout this build serves, written to the hash's `lay` field at creation (lua/common.lua checkLayout): a run
+ * of another layout (runs of builds before 2026-12-03) is refused, and a deployment that still has live ones does not
+ * start (liveRunsOfOtherLayouts; docs/OPERATIONS.md).
  */
-export type RunLayout = 1 | 2 | 3;
-/** Whether a run of stored layout `lay` keeps its calls in its state hash (layouts 2 and 3). */
-export const callsInStateHash = (lay: string | null | undefined): boolean => lay === '2' || lay === '3';
+export const RUN_LAYOUT = '3';
 
 /**
  * The state hash fields of structured output: `outputJson` and `outputRepair` (written by the checkpoint, read by
@@ -78,8 +77,8 @@ export const callsInStateHash = (lay: string | null | undefined): boolean => lay
 export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair', structured: 'structured' } as const;
 
 /**
- * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`, layout 2), its
- * events (`e:<seq>`, layout 3) and a few fields only scripts read (ret, idem, bodyHash, maxWallMs, watch, edited,
+ * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`), its
+ * events (`e:<seq>`) and a few fields only scripts read (ret, idem, bodyHash, maxWallMs, watch, edited,
  * batchMsg, lay): a run is read with HMGET of these, never HGETALL, so reading it costs the same however many calls
  * and events it has.
  */

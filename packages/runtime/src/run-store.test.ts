@@ -303,14 +303,14 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const runId = await create();
     await toIteration1(runId);
     const k = t.store.keys.run(runId);
-    const keys = [k.state, k.messages, k.events, k.calls, t.store.keys.parkedRuns, t.store.keys.resumingRuns];
-    const head = [runId, new Date().toISOString(), String(Date.now()), k.eventsChannel];
+    const keys = t.store.keys.runStatusScript(runId, 'T', '');
+    const head = [runId, new Date().toISOString(), String(Date.now()), k.eventsChannel, ''];
     const before = await t.redis.hgetall(k.state);
     const scripts = new Scripts(t.redis);
     for (const field of ['status', 'phase', 'tenant', 'owner'])
       await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'tools', JSON.stringify([field, 'completed']), '[]', '', ''])).rejects.toThrow(/not a field a checkpoint sets/);
     await expect(scripts.run('checkpointResponse', keys, [...head, 1, '{"role":"assistant","content":"x"}', 'done', '[]', '[]', '', ''])).rejects.toThrow(/unknown target/);
-    await expect(scripts.run('checkpointResponse', keys.slice(0, 5), [...head])).rejects.toThrow(/takes 6 keys/);
+    await expect(scripts.run('checkpointResponse', keys.slice(0, 10), [...head])).rejects.toThrow(/takes 18 keys/);
     expect(await t.redis.hgetall(k.state)).toEqual(before);
   });
 

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
+  DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
-import { Scripts, type ScriptName, type ScriptResult } from './scripts.js';
-import { eventLines } from './event-lines.js';
+import { RunScripts } from './run-scripts.js';
+import type { CloseKind } from './closed-calls.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { editedBatchMessage } from './batch-edit.js';
-import { STATE_FIELDS, parseRunState, stateHash, type RunLayout, type RunState } from './run-state.js';
+import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
 import { createRunArgs } from './create-run-args.js';
@@ -24,7 +24,7 @@ type EventArg = (events: readonly NewEvent[]) => string;
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
- * appends the events it implies; reads are plain commands, but for the events (one script reads every layout).
+ * appends the events it implies; reads are plain commands, but for the events (a script reads a page of them).
  */
 export class RunStore {
   readonly keys: DeploymentKeys;
@@ -34,34 +34,21 @@ export class RunStore {
   readonly indexes: RunIndexes;
   /** Runs with notify: their webhook deliveries. */
   readonly webhooks: WebhookLog;
-  private readonly scripts: Scripts;
+  private readonly scripts: RunScripts;
 
   constructor(
     readonly redis: Redis,
     readonly prefix: string,
     /** How long a finished run's keys live (seconds). */
     readonly retentionS = DEFAULT_RETENTION_S,
-    /** The layout new runs are created with (lua/common.lua: 2 keeps a run's calls in its state hash, 3 its events too). */
-    readonly layout: RunLayout = 3,
+    /** The key space (a partition-aware one names keys under hash tags). */
+    keys = new DeploymentKeys(prefix),
   ) {
-    this.keys = new DeploymentKeys(prefix);
+    this.keys = keys;
     this.calls = new RunCalls(redis, this.keys);
     this.indexes = new RunIndexes(redis, this.keys);
-    this.scripts = new Scripts(redis);
-    this.webhooks = new WebhookLog(redis, this.keys, (name, runId, args) => this.run(name, runId, () => args, [...this.runKeys(runId), this.keys.run(runId).webhooks]));
-  }
-
-  private runKeys(runId: string): string[] {
-    const k = this.keys.run(runId);
-    return [k.state, k.messages, k.events, k.calls, this.keys.parkedRuns, this.keys.resumingRuns];
-  }
-
-  /** A run script: the head arguments every one takes (run id, now, its events channel), then its own. */
-  private run<N extends ScriptName>(name: N, runId: string, args: (ev: EventArg) => Array<string | number>, keys = this.runKeys(runId)): Promise<ScriptResult<N>> {
-    const now = Date.now();
-    const at = new Date(now).toISOString();
-    const ev: EventArg = (events) => eventLines(runId, at, events);
-    return this.scripts.run(name, keys, [runId, at, String(now), this.keys.run(runId).eventsChannel, ...args(ev)]);
+    this.scripts = new RunScripts(redis, keys);
+    this.webhooks = new WebhookLog(redis, this.keys, (name, runId, args) => this.scripts.run(name, runId, () => args));
   }
 
   static bodyHash(canonicalBody: string): string {
@@ -69,14 +56,15 @@ export class RunStore {
   }
 
   async create(input: CreateRunInput): Promise<CreateRunResult> {
-    const k = this.keys.run(input.runId);
-    const idemKey = input.idempotencyKey ? this.keys.idempotency(input.tenant, input.idempotencyKey) : `${k.state}:noidem`;
-    const res = await this.run(
+    const idemKey = input.idempotencyKey ? this.keys.idempotency(input.tenant, input.idempotencyKey) : '';
+    const res = await this.scripts.run(
       'createRun',
       input.runId,
-      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, layout: this.layout, ev })],
-      [k.state, k.messages, k.events, this.keys.tenantRuns(input.tenant), idemKey, k.calls, ...this.threadKeys(input)],
+      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, ev })],
+      [...this.keys.runStatusScript(input.runId, input.tenant, idemKey), ...this.threadKeys(input)],
+      input.tenant,
     );
+    if (res.outcome === 'created') this.scripts.refs.remember(input.runId, { tenant: input.tenant, idem: idemKey });
     switch (res.outcome) {
       case 'limited':
         return { created: false, limited: true, activeRuns: Number(res.values[0]) };
@@ -95,13 +83,16 @@ export class RunStore {
 
   /** createRun's thread keys (placeholders named after the run when it has no thread). */
   private threadKeys(input: CreateRunInput): string[] {
-    if (!input.request.threadId) return [1, 2, 3, 4].map((i) => `${this.keys.run(input.runId).state}:nothread${i}`);
+    if (!input.request.threadId) return [1, 2, 3, 4].map((i) => runPlaceholder(this.keys.run(input.runId), `nothread${i}`));
     const t = this.keys.thread(input.tenant, input.request.threadId);
     return [t.hash, t.runs, t.messages, t.waiting];
   }
 
   async load(runId: string): Promise<RunState | null> {
-    return parseRunState(stateHash(await this.redis.hmget(this.keys.run(runId).state, ...STATE_FIELDS)));
+    const raw = await this.redis.hmget(this.keys.run(runId).state, ...STATE_FIELDS, 'idem');
+    const st = parseRunState(stateHash(raw.slice(0, STATE_FIELDS.length)));
+    if (st) this.scripts.refs.remember(runId, { tenant: st.tenant, idem: raw[STATE_FIELDS.length] ?? '' });
+    return st;
   }
 
   /** A few fields of a run's state, read without the rest (its request alone may be 1 MiB); null when there is no run. */
@@ -135,20 +126,19 @@ export class RunStore {
 
   /** Installs a compressed view (compare-and-set on iteration and transcript version); the new version, or null. */
   async applyCompression(runId: string, p: { iteration: number; tv: number; prefix: Message[]; from: number; record: Record<string, unknown>; events: NewEvent[] }): Promise<number | null> {
-    const k = this.keys.run(runId);
-    const r = await this.run('applyCompression', runId, (ev) => [p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), ev(p.events)], [...this.runKeys(runId), k.compressions]);
+    const r = await this.scripts.run('applyCompression', runId, (ev) => [p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), ev(p.events)]);
     return r.outcome === 'applied' ? Number(r.values[0]) : null;
   }
 
   /** Adds a model call made outside the loop's checkpoints (a summary) to the run's usage; false when the run ended. */
   async addUsage(runId: string, u: Omit<Usage, 'toolCalls'>): Promise<boolean> {
-    const r = await this.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls, u.cachedTokens ?? 0]);
+    const r = await this.scripts.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls, u.cachedTokens ?? 0]);
     return r.outcome === 'added';
   }
 
   /** A client follows the run until `untilMs`: its scripts PUBLISH new events meanwhile (false: the run is gone). */
   async watch(runId: string, untilMs: number): Promise<boolean> {
-    return (await this.run('watchRun', runId, () => [untilMs])).outcome === 'watching';
+    return (await this.scripts.run('watchRun', runId, () => [untilMs])).outcome === 'watching';
   }
 
   /** The last three compression records, newest first. */
@@ -166,9 +156,9 @@ export class RunStore {
     }
   }
 
-  /** Events after `after` as stored (JSON), up to `pageSize` seqs, any layout (lua/readEvents: `through`, `last`). */
+  /** Events after `after` as stored (JSON), up to `pageSize` seqs (lua/readEvents: `through`, `last`). */
   async eventsRaw(runId: string, after = 0, pageSize = 500): Promise<{ events: string[]; through: number; last: number }> {
-    const [through, last, ...events] = (await this.run('readEvents', runId, () => [after, pageSize])).values;
+    const [through, last, ...events] = (await this.scripts.run('readEvents', runId, () => [after, pageSize])).values;
     return { events: events.map(String), through: Number(through), last: Number(last) };
   }
 
@@ -181,7 +171,7 @@ export class RunStore {
     runId: string,
     p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string; expectBatch?: readonly string[] },
   ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
-    const r = await this.run('startIteration', runId, (ev) => [
+    const r = await this.scripts.statusRun('startIteration', runId, (ev) => [
       p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', ev(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
       // the batch as the caller knows it, serialized as the checkpoint stored it: its outcomes come with the state read
       p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
@@ -201,13 +191,13 @@ export class RunStore {
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
   async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false, owner = ''): Promise<boolean> {
     if (!events.length) return true;
-    const r = await this.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0', owner]);
+    const r = await this.scripts.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0', owner]);
     return r.outcome === 'appended';
   }
 
   /** Takes iteration k's model call over from `from` (null: it moved on); `discard` is emitted when it had sent deltas. */
   async claimModelCall(runId: string, k: number, from: string, owner: string, discard: NewEvent): Promise<{ discarded: boolean } | null> {
-    const r = await this.run('claimModelCall', runId, (ev) => [k, from, owner, ev([discard])]);
+    const r = await this.scripts.run('claimModelCall', runId, (ev) => [k, from, owner, ev([discard])]);
     return r.outcome === 'claimed' ? { discarded: Number(r.values[0]) === 1 } : null;
   }
 
@@ -215,7 +205,7 @@ export class RunStore {
   async checkpoint(runId: string, c: CheckpointInput, owner = ''): Promise<boolean | { taken: string[] }> {
     const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
     const updates = checkpointUpdates(c);
-    const r = await this.run('checkpointResponse', runId, (ev) => [
+    const r = await this.scripts.statusRun('checkpointResponse', runId, (ev) => [
       c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
       wellFormedJson(checkpointIncrements(c)),
     ]);
@@ -234,7 +224,7 @@ export class RunStore {
     // script applies it only over the text it was built from (a racing edit of another call: read again)
     for (let attempt = 0; ; attempt++) {
       const edit = Object.keys(p.edits).length ? await editedBatchMessage(this.redis, this.keys.run(runId), p.edits) : null;
-      const r = decisionOutcome(await this.run('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
+      const r = decisionOutcome(await this.scripts.statusRun('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
       // each stale answer means another edit of the batch committed: all make progress, so a bound this high is never
       // reached by edits alone
       if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
@@ -246,8 +236,8 @@ export class RunStore {
    * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
    * answered call's owner from here on). False when nothing was answered.
    */
-  async closeToolCall(runId: string, callId: string, kind: 'cancelled' | 'outcome_unknown' | 'skipped' | 'job_failed' | 'no_runner', fence?: { seen: string; by: string }): Promise<boolean> {
-    return (await this.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
+  async closeToolCall(runId: string, callId: string, kind: Exclude<CloseKind, 'run_ended'>, fence?: { seen: string; by: string }): Promise<boolean> {
+    return (await this.scripts.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
   }
 
   /**
@@ -256,7 +246,7 @@ export class RunStore {
    * delivery started it (which one is stale, only the job's lock says); 'answered', or 'cancel' / 'expired'.
    */
   async markToolRunning(runId: string, callId: string, eventData: ToolCallData, owner: string, takeFrom = ''): Promise<'first' | 'taken' | 'answered' | 'cancel' | 'expired' | { owned: string }> {
-    const r = await this.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
+    const r = await this.scripts.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
     return r.outcome === 'owned' ? { owned: String(r.values[0] ?? '') } : r.outcome;
   }
 
@@ -267,7 +257,7 @@ export class RunStore {
    * answered it while this one stalled: nothing written), or null (already answered).
    */
   async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
-    const r = await this.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
+    const r = await this.scripts.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
     if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
     if (r.outcome === 'stale') return 'stale';
     return r.outcome === 'recorded' ? 'recorded' : null;
@@ -276,20 +266,20 @@ export class RunStore {
   /** recordToolResult for a batch of local calls in one step (each checked on its own); one answer per call, in order. */
   async recordToolResults(runId: string, batch: LocalResult[]): Promise<Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null>> {
     const entries = (ev: EventArg) => batch.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
-    return (await this.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(ev))])).values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale')));
+    return (await this.scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(ev))])).values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale')));
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
   /** `owner`: the delivery that owns the iteration's model call ('' = no fence); a delivery that lost it ends nothing. */
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[]; owner?: string }): Promise<{ closed: string[] } | null> {
-    const r = await this.run('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
+    const r = await this.scripts.statusRun('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 
   /** `closed`: the tool names of the calls a paused run's cancellation answered cancelled. */
   async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
-    const r = await this.run('requestCancel', runId, (ev) => [reason, ev(events)]);
+    const r = await this.scripts.statusRun('requestCancel', runId, (ev) => [reason, ev(events)]);
     return { kind: r.outcome, closed: r.values.map(String) };
   }
 

@@ -2,41 +2,50 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { statusTransitionsLua } from '@agentloop/protocol';
-import { STATE_FIELDS } from './run-state.js';
+import { CALL_TRANSITIONS, INDEXED_STATUSES, PHASE_TRANSITIONS, RUN_SCRIPT_KEYS, RUN_STATUS_SCRIPT_KEYS, statusTransitionsLua, transitionsLua } from '@agentloop/protocol';
+import { RUN_LAYOUT, STATE_FIELDS } from './run-state.js';
+import { closedCallsLua } from './closed-calls.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
 /**
- * Every run script, BullMQ-style: `lua/<name>-<numberOfKeys>.lua`, and the outcomes it may answer. One convention
+ * Every run script, BullMQ-style: `lua/<name>-<numberOfKeys>.lua`, and the outcomes it may answer. Its keys are the
+ * key space's lists (DeploymentKeys.runScript, or runStatusScript for a script that may change the run's status; the
+ * thread's four after them for createRun), so a script declares every key it touches. One convention
  * for all of them: a script returns `{outcome, value...}` (outcome a name below, values strings or numbers), and
  * `Scripts.run` is its one decoder: it checks the number of keys against the file name and the outcome against this
  * table, so a script and its caller cannot drift apart silently.
  */
 export const SCRIPTS = {
-  createRun: { keys: 10, outcomes: ['created', 'exists', 'limited', 'taken', 'thread_busy'] },
+  createRun: { keys: RUN_STATUS_SCRIPT_KEYS + 4, outcomes: ['created', 'exists', 'limited', 'taken', 'thread_busy'] },
   endThreadRun: { keys: 4, outcomes: ['next', 'idle'] },
-  startThreadRun: { keys: 6, outcomes: ['started', 'stale'] },
-  startIteration: { keys: 6, outcomes: ['started', 'stale', 'waiting'] },
-  appendEvents: { keys: 6, outcomes: ['appended', 'stale'] },
-  checkpointResponse: { keys: 6, outcomes: ['recorded', 'stale', 'ids_taken'] },
-  closeToolCall: { keys: 6, outcomes: ['closed', 'answered', 'stale'] },
-  markToolRunning: { keys: 6, outcomes: ['first', 'taken', 'owned', 'answered', 'cancel', 'expired'] },
-  recordToolResult: { keys: 6, outcomes: ['recorded', 'closed', 'stale', 'answered'] },
-  recordToolResults: { keys: 6, outcomes: ['recorded'] },
-  endRun: { keys: 6, outcomes: ['ended', 'stale'] },
-  requestCancel: { keys: 6, outcomes: ['terminal', 'ended', 'requested'] },
-  applyDecisions: { keys: 6, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
-  applyCompression: { keys: 7, outcomes: ['applied', 'stale'] },
-  addUsage: { keys: 6, outcomes: ['added', 'ended'] },
-  watchRun: { keys: 6, outcomes: ['watching', 'gone'] },
-  claimModelCall: { keys: 6, outcomes: ['claimed', 'stale'] },
-  readEvents: { keys: 6, outcomes: ['events'] },
-  enqueueWebhook: { keys: 7, outcomes: ['queued', 'idle', 'gone'] },
-  nextWebhook: { keys: 7, outcomes: ['due', 'idle', 'stale', 'gone'] },
-  saveWebhookBody: { keys: 7, outcomes: ['saved', 'stale'] },
-  recordWebhookAttempt: { keys: 7, outcomes: ['recorded', 'stale'] },
+  startThreadRun: { keys: RUN_SCRIPT_KEYS, outcomes: ['started', 'stale'] },
+  startIteration: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['started', 'stale', 'waiting'] },
+  appendEvents: { keys: RUN_SCRIPT_KEYS, outcomes: ['appended', 'stale'] },
+  checkpointResponse: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['recorded', 'stale', 'ids_taken'] },
+  closeToolCall: { keys: RUN_SCRIPT_KEYS, outcomes: ['closed', 'answered', 'stale'] },
+  markToolRunning: { keys: RUN_SCRIPT_KEYS, outcomes: ['first', 'taken', 'owned', 'answered', 'cancel', 'expired'] },
+  recordToolResult: { keys: RUN_SCRIPT_KEYS, outcomes: ['recorded', 'closed', 'stale', 'answered'] },
+  recordToolResults: { keys: RUN_SCRIPT_KEYS, outcomes: ['recorded'] },
+  endRun: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['ended', 'stale'] },
+  requestCancel: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['terminal', 'ended', 'requested'] },
+  applyDecisions: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
+  applyCompression: { keys: RUN_SCRIPT_KEYS, outcomes: ['applied', 'stale'] },
+  addUsage: { keys: RUN_SCRIPT_KEYS, outcomes: ['added', 'ended'] },
+  watchRun: { keys: RUN_SCRIPT_KEYS, outcomes: ['watching', 'gone'] },
+  claimModelCall: { keys: RUN_SCRIPT_KEYS, outcomes: ['claimed', 'stale'] },
+  readEvents: { keys: RUN_SCRIPT_KEYS, outcomes: ['events'] },
+  enqueueWebhook: { keys: RUN_SCRIPT_KEYS, outcomes: ['queued', 'idle', 'gone'] },
+  nextWebhook: { keys: RUN_SCRIPT_KEYS, outcomes: ['due', 'idle', 'stale', 'gone'] },
+  saveWebhookBody: { keys: RUN_SCRIPT_KEYS, outcomes: ['saved', 'stale'] },
+  recordWebhookAttempt: { keys: RUN_SCRIPT_KEYS, outcomes: ['recorded', 'stale'] },
 } as const satisfies Record<string, { keys: number; outcomes: readonly string[] }>;
+
+/** Where the status keys sit in KEYS (after the tenant's run index), compiled into common.lua. */
+function statusKeysLua(): string {
+  const at = INDEXED_STATUSES.map((s, i) => `${s} = ${RUN_SCRIPT_KEYS + 2 + i}`);
+  return `local STATUS_KEY = { ${at.join(', ')} }\nlocal IDEM_KEY = ${RUN_STATUS_SCRIPT_KEYS}\n`;
+}
 
 export type ScriptName = keyof typeof SCRIPTS;
 export type ScriptOutcome<N extends ScriptName> = (typeof SCRIPTS)[N]['outcomes'][number];
@@ -53,7 +62,7 @@ function loadSources(): Map<ScriptName, string> {
     // the transition table comes from protocol, the state fields from run-state.ts, compiled into every script (one
     // table for both sides)
     const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
-    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal STATE_FIELDS = ${stateFields}\n${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
+    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal PHASES = ${transitionsLua(PHASE_TRANSITIONS)}\nlocal CALL_STATES = ${transitionsLua(CALL_TRANSITIONS)}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${statusKeysLua()}${closedCallsLua()}${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     const names = Object.keys(SCRIPTS) as ScriptName[];
     sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }

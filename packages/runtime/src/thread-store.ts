@@ -23,7 +23,7 @@ export class ThreadStore {
 
   private head(runId: string): Array<string | number> {
     const now = Date.now();
-    return [runId, new Date(now).toISOString(), String(now), this.keys.run(runId).eventsChannel];
+    return [runId, new Date(now).toISOString(), String(now), this.keys.run(runId).eventsChannel, ''];
   }
 
   /** A tenant's thread, or null when it has no run of this tenant (another tenant's thread id is another thread). */
@@ -50,7 +50,7 @@ export class ThreadStore {
     const next = String(r.values[0]);
     const conversation = await this.redis.lrange(t.messages, 0, -1);
     const nk = this.keys.run(next);
-    const started = await this.scripts.run('startThreadRun', [nk.state, nk.messages, nk.events, nk.calls, this.keys.parkedRuns, this.keys.resumingRuns], [...this.head(next), wellFormedJson(conversation)]);
+    const started = await this.scripts.run('startThreadRun', this.keys.runScript(next), [...this.head(next), wellFormedJson(conversation)]);
     // (stale: it started before — its first job may still be missing after a crash, and publishing it again is harmless)
     return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued' ? { runId: next, tenant } : null;
   }

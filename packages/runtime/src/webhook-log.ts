@@ -10,7 +10,7 @@ export type DueDelivery = { kind: 'due'; index: number; record: WebhookRecord; /
 const parseRecord = (raw: string): WebhookRecord => WebhookRecordSchema.parse(JSON.parse(raw));
 
 /**
- * A run's webhook delivery log (`P:run:{id}:webhooks`, lua/enqueueWebhook-7.lua lists its fields): its deliveries in
+ * A run's webhook delivery log (`P:run:{id}:webhooks`, lua/enqueueWebhook-10.lua lists its fields): its deliveries in
  * event order, worked off one at a time by one delivery job per run, whose generation the log names. Every write is a
  * script that checks the log first, so a late write never recreates an expired log.
  */

@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { DeploymentKeys } from '@agentloop/protocol';
 import { CLI_MAIN, testRedisUrl } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 
@@ -41,6 +43,38 @@ describe('what a process says at start', () => {
     const malformed = await serveOnce({ AGENTLOOP_PREFIX: 'startup-openapi', AGENTLOOP_OPENAPI_TOOLS: JSON.stringify([{ ...entry, operations: [] }]) });
     expect(malformed.code).toBe(1);
     expect(malformed.stderr).toContain('AGENTLOOP_OPENAPI_TOOLS: [0.operations] list the operationIds to expose as tools');
+  });
+
+  it('live runs of an earlier build\'s layout stop it before it serves anything, naming them and what to do', async () => {
+    const prefix = `startup-layout-${Date.now()}`;
+    const redis = new Redis(testRedisUrl());
+    try {
+      const keys = new DeploymentKeys(prefix);
+      // a running run of a build before 2026-12-03 (layout 1: no `lay` field), and a finished one (never in the way)
+      await redis.hset(keys.run('run_old1').state, 'id', 'run_old1', 'status', 'running', 'tenant', 'T');
+      await redis.zadd(keys.runningRuns, Date.now(), 'run_old1');
+      await redis.hset(keys.run('run_old2').state, 'id', 'run_old2', 'status', 'completed', 'tenant', 'T', 'lay', '2');
+      await redis.zadd(keys.runningRuns, Date.now(), 'run_old2');
+      const r = await serveOnce({ AGENTLOOP_PREFIX: prefix, AGENTLOOP_AUTH: 'disabled' });
+      expect(r.code).toBe(1);
+      expect(r.stdout).not.toContain('agentloop ready');
+      expect(r.stderr).toContain('live runs stored in the layout of a build before 2026-12-03 (run_old1)');
+      expect(r.stderr).toContain('docs/OPERATIONS.md');
+      // drained: it starts
+      await redis.hset(keys.run('run_old1').state, 'status', 'cancelled');
+      const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { PATH: process.env.PATH ?? '', REDIS_URL: testRedisUrl(), AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_PREFIX: prefix, AGENTLOOP_AUTH: 'disabled' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => ((out += d.toString()), out.includes('agentloop ready') && resolve()));
+          child.once('exit', (code) => reject(new Error(`exited ${code}`)));
+        });
+      } finally {
+        child.kill('SIGKILL');
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('an OTLP protocol this build does not speak (grpc) starts it, with one warning that no spans are exported', async () => {

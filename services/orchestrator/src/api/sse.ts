@@ -99,7 +99,7 @@ export async function streamEvents(res: Response, runId: string, after: number, 
             last = e.seq;
             if (TERMINAL.has(e.type)) return close();
           }
-          // a seq the page covered without its event (one a build without layout 3 wrote elsewhere) never comes
+          // a seq the page covered without its event (its field is missing) never comes
           last = Math.max(last, page.through);
           if (last <= from || page.through >= page.last) break;
           if (res.writableNeedDrain) await drained(res);

@@ -1,7 +1,6 @@
-import { WaitingChildrenError, type Job } from 'bullmq';
 import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
 import { SUMMARY_DEADLINE_MS, toolErrorOutcome, type CallMode, type Message, type NewEvent } from '@agentloop/protocol';
-import type { Metrics, RunScheduler, RunState, RunStore } from '@agentloop/runtime';
+import type { IterationDelivery, Metrics, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 import type { ContextView, TranscriptCache } from './transcript-cache.js';
 
@@ -11,13 +10,13 @@ export interface Fitted {
   callMode: CallMode;
 }
 
-/** The ladder's steps already taken for this iteration (kept in the job's data across the step-job wait). */
+/** The ladder's steps already taken for this iteration (kept by the delivery across the summary wait). */
 type Stage = 0 | 1 | 2 | 3;
 
 /**
  * Keeps the next model call inside the context window (DESIGN "Context pressure"): over `compressAt` × window,
- * (1) the compressor summarizes older turns — the iteration job waits for it as a parent waits for a child,
- * holding no worker slot, for at most `summaryDeadlineMs`; (2) if that fails, does not come or does not shrink the
+ * (1) the compressor summarizes older turns — the iteration's delivery waits for it (IterationDelivery: the shell parks
+ * its job as a parent waits for a child, holding no worker slot), for at most `summaryDeadlineMs`; (2) if that fails, does not come or does not shrink the
  * context, prune to the system prompt, a note and
  * the last user message; (3) if the call still cannot fit, answer the last batch's calls `skipped` in the view and
  * make a final call without tools (stopReason context_limit). `force` (the provider said context_length_exceeded)
@@ -26,7 +25,6 @@ type Stage = 0 | 1 | 2 | 3;
 export class ContextGate {
   constructor(
     private readonly store: RunStore,
-    private readonly scheduler: RunScheduler,
     private readonly transcripts: TranscriptCache,
     private readonly metrics: Metrics,
     /** How long the iteration waits for its summary before it prunes instead (SPEC §3: 60 s). */
@@ -42,20 +40,20 @@ export class ContextGate {
     return Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) >= 0.5 * request.context.compressAt * contextWindowOf(request.model);
   }
 
-  async fit(job: Job, token: string | undefined, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted> {
+  async fit(delivery: IterationDelivery, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted> {
     const request = st.request;
     const window = contextWindowOf(request.model);
     const threshold = request.context.compressAt * window;
     const { tools, callMode } = fitted;
     let view = fitted.view;
-    let stage = ((job.data as { compressStage?: Stage }).compressStage ?? 0) as Stage;
+    let stage = delivery.compressStage as Stage;
     const estimate = () => Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration);
     // far from full by a byte bound: no tokenizing before the call (the view counts itself afterwards)
     if (!force && Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold) return fitted;
     if (!force && estimate() < threshold) return fitted;
     const setStage = async (s: Stage) => {
       stage = s;
-      await job.updateData({ ...job.data, compressStage: s });
+      await delivery.setCompressStage(s);
     };
     const reload = async () => {
       const fresh = (await this.store.load(st.id))!;
@@ -66,8 +64,7 @@ export class ContextGate {
     const mode = request.context.compression;
     if (mode === 'summarize' && stage < 1) {
       await setStage(1);
-      await this.scheduler.compress(job, st.id, k, st.tv, this.summaryDeadlineMs);
-      if (token && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
+      await delivery.waitForSummary(st.id, k, st.tv, this.summaryDeadlineMs);
       await reload();
       if (estimate() < threshold) return { view, tools, callMode };
     }

@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
 import { maxResultTokens, type RunScheduler, type RunState } from '@agentloop/runtime';
-import { ownerOf } from './start-iteration.js';
+import { ownerOf } from './job-delivery.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
 export interface LocalCalls {

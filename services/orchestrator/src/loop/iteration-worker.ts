@@ -6,7 +6,8 @@ import {
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import { HandedBackError, ToolCatalog, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
-import { answerFailedChildren, claimModelCall, ownerOf, startParams } from './start-iteration.js';
+import { answerFailedChildren, claimModelCall, startParams } from './start-iteration.js';
+import { jobDelivery, ownerOf } from './job-delivery.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
 import type { DecisionService } from '../decisions/decision-service.js';
@@ -73,7 +74,7 @@ export class IterationWorker {
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
-    this.context = new ContextGate(o.store, o.scheduler, this.transcripts, o.metrics, o.summaryDeadlineMs);
+    this.context = new ContextGate(o.store, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis };
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
@@ -105,9 +106,7 @@ export class IterationWorker {
     await this.worker.waitUntilReady();
   }
 
-  async close(): Promise<void> {
-    await this.worker?.close();
-  }
+  async close(): Promise<void> { await this.worker?.close(); } // prettier-ignore
 
   /** Drain deadline passed: abort the model streams in flight; their jobs are retried elsewhere from the same state. */
   handBack(): void {
@@ -157,7 +156,7 @@ export class IterationWorker {
       case 'noop':
         // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
         // (a job of another flow) finds them answered instead of waiting for them
-        if (st.phase === 'paused' && st.iteration === k - 1) await answerFailedChildren(this.o.store, job, runId);
+        if (st.phase === 'paused' && st.iteration === k - 1) await answerFailedChildren(this.o.store, jobDelivery(job, token, this.o.scheduler), runId);
         return 'done';
       case 'cancel':
         await this.end.cancelled(st);
@@ -175,18 +174,19 @@ export class IterationWorker {
       }
       case 'start': {
         const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
-        let started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch));
+        const delivery = jobDelivery(job, token, this.o.scheduler);
+        const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
+        let started = await this.o.store.startIteration(runId, params);
         // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
         // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
-        if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId)))
-          started = await this.o.store.startIteration(runId, startParams(job, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch));
+        if (started === 'waiting' && (await answerFailedChildren(this.o.store, delivery, runId))) started = await this.o.store.startIteration(runId, params);
         if (started === 'stale') return 'stale';
         if (started === 'waiting') return 'done';
         const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: ownerOf(job), usage: { ...st.usage, toolCalls: started.toolCalls } };
         return this.afterStart(job, token, current, k, action.callMode, started);
       }
       case 'resume_call': {
-        const mine = await claimModelCall(this.o.store, job, st, k);
+        const mine = await claimModelCall(this.o.store, jobDelivery(job, token, this.o.scheduler), st, k);
         return mine ? this.callModel(job, token, mine, k, action.callMode, true) : 'done';
       }
     }
@@ -194,9 +194,9 @@ export class IterationWorker {
 
   /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
   private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
-    const params = startParams(job, k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
+    const params = startParams(jobDelivery(job, token, this.o.scheduler), k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
     let started = await this.o.store.startIteration(runId, params);
-    if (started === 'waiting' && (await answerFailedChildren(this.o.store, job, runId))) started = await this.o.store.startIteration(runId, params);
+    if (started === 'waiting' && (await answerFailedChildren(this.o.store, jobDelivery(job, token, this.o.scheduler), runId))) started = await this.o.store.startIteration(runId, params);
     if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';
     if (!started.state) return 'stale';
     return this.afterStart(job, token, started.state, k, plan.callMode, started);
@@ -219,7 +219,7 @@ export class IterationWorker {
       return 0;
     }
     let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };
-    fitted = await this.context.fit(job, token, st, k, fitted);
+    fitted = await this.context.fit(jobDelivery(job, token, this.o.scheduler), st, k, fitted);
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
       const outcome = await this.streamer.stream(st, k, resumed, fitted);
@@ -232,7 +232,7 @@ export class IterationWorker {
       }
       if (outcome.kind === 'context_length' && contextRetries < 3 && fitted.callMode !== 'context_limit') {
         // The provider counted more than we did: take the next step of the ladder and try once more.
-        fitted = await this.context.fit(job, token, st, k, fitted, true);
+        fitted = await this.context.fit(jobDelivery(job, token, this.o.scheduler), st, k, fitted, true);
         continue;
       }
       if (outcome.kind === 'defer') {

@@ -1,55 +1,54 @@
 --[[ Apply decisions to a paused run, whole or not at all; when the last pending call is decided, flip the run to
   resuming exactly once. The caller reads nothing first: ownership, status and every decision are checked here.
-  KEYS[5] parked-runs zset  KEYS[6] resuming-runs zset
-  ARGV[5] expected iteration or '' (any)   ARGV[6] the caller's tenant or '' (no check)
-  ARGV[7] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
+  ARGV[6] expected iteration or '' (any)   ARGV[7] the caller's tenant or '' (no check)
+  ARGV[8] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
     (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
-  ARGV[8] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[9] its index  ARGV[10] the
+  ARGV[9] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[10] its index  ARGV[11] the
     SHA1 of the message it was built from: the edit applies only over that text (cjson would turn its [] into {})
   Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
   value...}, {'waiting', #names, names..., remainingCallIds...},
   {'not_found'}, {'not_paused', status}, {'conflict', callId}, {'invalid', callId, pauseType}, or {'edit_stale'} (the
   message changed since the caller read it: read it again). ]]
 local st = readState(withStateFields({ 'status', 'iteration', 'pending', 'seq', 'batchMsg', 'batch', 'tenant', 'watch' }))
-if not st[1] or (ARGV[6] ~= '' and st[7] ~= ARGV[6]) then return { 'not_found' } end
-if st[1] ~= 'paused' or (ARGV[5] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[5])) then return { 'not_paused', st[1] } end
+if not st[1] or (ARGV[7] ~= '' and st[7] ~= ARGV[7]) then return { 'not_found' } end
+if st[1] ~= 'paused' or (ARGV[6] ~= '' and tonumber(st[2]) ~= tonumber(ARGV[6])) then return { 'not_paused', st[1] } end
 local pending = cjson.decode(st[3])
 local pauseTypeOf = {}
 for _, p in ipairs(pending) do pauseTypeOf[p.callId] = p.pauseType end
-local decisions = cjson.decode(ARGV[7])
+local decisions = cjson.decode(ARGV[8])
 local seen = {}
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]
   local pauseType = pauseTypeOf[id]
-  if not pauseType or seen[id] or rcall('HEXISTS', callsHash(), cf(id, ':dec')) == 1 then return { 'conflict', id } end
+  if not pauseType or seen[id] or rcall('HEXISTS', stateKey, cf(id, ':dec')) == 1 then return { 'conflict', id } end
   local client = pauseType == 'requires_client_execution'
   if (action == 'approve' and client) or (action == 'submit_result' and not client) then return { 'invalid', id, pauseType } end
   seen[id] = true
 end
-if ARGV[8] ~= '' and (tonumber(ARGV[9]) ~= tonumber(st[5]) or redis.sha1hex(rcall('LINDEX', msgsKey, tonumber(st[5])) or '') ~= ARGV[10]) then
+if ARGV[9] ~= '' and (tonumber(ARGV[10]) ~= tonumber(st[5]) or redis.sha1hex(rcall('LINDEX', msgsKey, tonumber(st[5])) or '') ~= ARGV[11]) then
   return { 'edit_stale' }
 end
 mustTransition(st[1], 'running') -- (if this request completes the decisions; checked before any write)
 local names = {}
 for _, d in ipairs(decisions) do
   local id, action = d[1], d[2]
-  local meta = cjson.decode(rcall('HGET', callsHash(), cf(id)))
+  local meta = cjson.decode(rcall('HGET', stateKey, cf(id)))
   names[#names + 1] = meta.name
-  rcall('HSET', callsHash(), cf(id, ':dec'), action)
-  if d[3] ~= '' then rcall('HSET', callsHash(), cf(id, ':out'), d[3], cf(id, ':st'), 'done') end
-  if d[4] ~= '' then rcall('HSET', callsHash(), cf(id), d[4]) end
+  rcall('HSET', stateKey, cf(id, ':dec'), action)
+  if d[3] ~= '' then rcall('HSET', stateKey, cf(id, ':out'), d[3], cf(id, ':st'), 'done') end
+  if d[4] ~= '' then rcall('HSET', stateKey, cf(id), d[4]) end
   local status = action == 'approve' and 'approved' or (action == 'deny' and 'denied' or cjson.decode(d[3]).status)
   local args = meta.display
   if d[6] ~= '' then args = d[6] .. ',"originalArguments":' .. meta.display end
   emit('tool.call', toolCallEvent(id, meta.name, args, status, d[5]))
 end
-if ARGV[8] ~= '' then
-  rcall('LSET', msgsKey, tonumber(st[5]), ARGV[8])
+if ARGV[9] ~= '' then
+  rcall('LSET', msgsKey, tonumber(st[5]), ARGV[9])
   set('edited', '1')
 end
 local remaining = {}
 for _, p in ipairs(pending) do
-  if rcall('HEXISTS', callsHash(), cf(p.callId, ':dec')) == 0 then remaining[#remaining + 1] = p.callId end
+  if rcall('HEXISTS', stateKey, cf(p.callId, ':dec')) == 0 then remaining[#remaining + 1] = p.callId end
 end
 if #remaining > 0 then
   commit(st[4], st[8])
@@ -61,14 +60,14 @@ end
 -- the last decision: resume exactly once
 local all, approved = {}, {}
 for _, p in ipairs(pending) do
-  local action = rcall('HGET', callsHash(), cf(p.callId, ':dec'))
+  local action = rcall('HGET', stateKey, cf(p.callId, ':dec'))
   all[#all + 1] = '{"callId":' .. cjson.encode(p.callId) .. ',"action":"' .. action .. '"}'
   if action == 'approve' then approved[#approved + 1] = p.callId end
 end
 emit('run.resumed', '{"decisions":[' .. table.concat(all, ',') .. ']}')
 set('status', 'running'); set('phase', 'tools'); set('pending', ''); set('resuming', '1'); set('updatedAt', nowMs)
-rcall('ZREM', KEYS[5], runId)
-rcall('ZADD', KEYS[6], nowMs, runId)
+rcall('ZREM', parkedKey, runId)
+rcall('ZADD', resumingKey, nowMs, runId)
 commit(st[4], st[8])
 -- the state as it is now, for the publisher's plan of the resumed iteration (no second read)
 local out = { 'resumed', #names }

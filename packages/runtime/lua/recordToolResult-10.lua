@@ -1,35 +1,35 @@
 --[[ Record the outcome of an executed call, exactly once, by the delivery that owns it.
-  ARGV[5] callId  ARGV[6] outcome JSON  ARGV[7] its tool.call event, an envelope line
-  ARGV[8] the call's `running` event (an envelope line) when its start was not recorded first ('' otherwise): a read
+  ARGV[6] callId  ARGV[7] outcome JSON  ARGV[8] its tool.call event, an envelope line
+  ARGV[9] the call's `running` event (an envelope line) when its start was not recorded first ('' otherwise): a read
   tool that is safe to retry runs without a separate start step, and this step makes the checks that one would
   have — a run that ended or is being cancelled gets the call answered `cancelled`, a spent wall-clock budget
   `skipped` (the result of a read is discarded, nothing else happened) — then emits `running` before the result.
-  ARGV[9] the delivery that recorded the start (job id @ lock token; '' with ARGV[8]): a call running under another
+  ARGV[10] the delivery that recorded the start (job id @ lock token; '' with ARGV[9]): a call running under another
   owner — this delivery stalled past its lock and its job was handed on — is not recorded.
   Returns {'recorded'}, {'closed', status} (answered cancelled or skipped instead), {'stale', owner} (another delivery
   took the call over, or answered it, while this one stalled: nothing changes), or {'answered'} when the call was
   already answered (a duplicate delivery: nothing changes). ]]
-local callId = ARGV[5]
+local callId = ARGV[6]
 local st, call = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs' }, { callId .. ':st', callId .. ':own' })
 local stt, own = call[1], call[2] or ''
-if ARGV[9] ~= '' and own ~= ARGV[9] and (stt == 'running' or stt == 'done') then return { 'stale', own } end
+if ARGV[10] ~= '' and own ~= ARGV[10] and (stt == 'running' or stt == 'done') then return { 'stale', own } end
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
-if ARGV[8] ~= '' and stt == 'queued' then
+if ARGV[9] ~= '' and stt == 'queued' then
   if isTerminal(st[3]) or (st[4] and st[4] ~= '') then
-    closeCall(callId, 'cancelled', 'cancelled', 'The run was cancelled before this call ran.', false)
+    closeCall(callId, 'cancelled')
     commit(st[1], st[2])
     return { 'closed', 'cancelled' }
   end
   local wall = tonumber(st[6]) or 0
   if wall > 0 and tonumber(nowMs) > (tonumber(st[5]) or 0) + wall then
-    closeCall(callId, 'skipped', 'skipped', 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', false)
+    closeCall(callId, 'skipped')
     set('pendingFinal', 'budget_exceeded')
     commit(st[1], st[2])
     return { 'closed', 'skipped' }
   end
-  emitAll(ARGV[8])
+  emitAll(ARGV[9])
 end
-setCall(callId, ':out', ARGV[6]); setCall(callId, ':st', 'done')
-emitAll(ARGV[7])
+setCall(callId, ':out', ARGV[7]); setCall(callId, ':st', 'done', stt)
+emitAll(ARGV[8])
 commit(st[1], st[2])
 return { 'recorded' }

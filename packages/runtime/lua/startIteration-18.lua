@@ -1,11 +1,10 @@
---[[ Start iteration k: compare-and-set from (iteration k-1, phase ARGV[6]) to (iteration k, phase model).
+--[[ Start iteration k: compare-and-set from (iteration k-1, phase ARGV[7]) to (iteration k, phase model).
   Appends the previous batch's tool messages in call order, then an optional instruction message.
-  ARGV[5] k  ARGV[6] expected phase  ARGV[7] call mode ('tools' or the finalize reason)  ARGV[8] extra message JSON or ''
-  ARGV[9] events (envelope lines)  ARGV[10] the pendingFinal the caller decided on (it must not have changed since)
-  ARGV[11] '1': also return the state hash after the start (a caller that did not read it first)
-  ARGV[12] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
-  ARGV[13] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
-  KEYS[6] the deployment's resuming-runs zset (left when a resumed run starts)
+  ARGV[6] k  ARGV[7] expected phase  ARGV[8] call mode ('tools' or the finalize reason)  ARGV[9] extra message JSON or ''
+  ARGV[10] events (envelope lines)  ARGV[11] the pendingFinal the caller decided on (it must not have changed since)
+  ARGV[12] '1': also return the state hash after the start (a caller that did not read it first)
+  ARGV[13] the id of the job starting the iteration: it owns the model call (only it, or a retry of it, may resume it)
+  ARGV[14] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
   A run waiting on its thread (thrWait) does not start: the thread's relay makes it startable first.
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
@@ -13,34 +12,34 @@
   call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
 local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch', 'thrWait' }
 local nRead = #fields
-local hint = ARGV[13] or ''
+local hint = ARGV[14] or ''
 local hinted = {}
 if hint ~= '' then for _, id in ipairs(cjson.decode(hint)) do hinted[#hinted + 1] = id .. ':out' end end
-if ARGV[11] == '1' then fields = withStateFields(fields) end
+if ARGV[12] == '1' then fields = withStateFields(fields) end
 local st, hintedOuts = readState(fields, hinted)
-local k = tonumber(ARGV[5])
-if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[12] == '1' or st[2] ~= ARGV[6] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[10] then return { 'stale' } end
+local k = tonumber(ARGV[6])
+if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[12] == '1' or st[2] ~= ARGV[7] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[11] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
 mustTransition(st[1], 'running')
 local outs -- the batch's outcomes, when the caller's guess of the batch was right
 if hint ~= '' and hint == st[5] then outs = hintedOuts end
-local msgs, executed = batchMessages(st[5], 'error', outs)
+local msgs, executed = batchMessages(st[5], 'job_failed', outs)
 local resumed = 0
 if st[9] == '1' then
   resumed = 1
   if st[10] == '1' then resumed = 2 end -- a decision rewrote the transcript's arguments
   set('resuming', ''); set('edited', '')
-  rcall('ZREM', KEYS[6], runId)
+  rcall('ZREM', resumingKey, runId)
 end
 local toolCalls = (tonumber(st[8]) or 0) + executed
 set('toolCalls', toolCalls)
-if ARGV[8] ~= '' then msgs[#msgs + 1] = ARGV[8] end
+if ARGV[9] ~= '' then msgs[#msgs + 1] = ARGV[9] end
 local len = -1 -- unknown: nothing appended
 if #msgs > 0 then len = callSliced('RPUSH', msgsKey, msgs) end
-set('iteration', k); set('phase', 'model'); set('callMode', ARGV[7]); set('updatedAt', nowMs); set('owner', ARGV[12] or '')
+set('iteration', k); set('phase', 'model'); set('callMode', ARGV[8]); set('updatedAt', nowMs); set('owner', ARGV[13] or '')
 if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
-emitAll(ARGV[9])
+emitAll(ARGV[10])
 commit(st[6], st[11])
 local out = withList({ 'started', len, toolCalls, resumed, #msgs }, msgs)
-if ARGV[11] == '1' then withList(out, stateAfter(st, nRead)) end
+if ARGV[12] == '1' then withList(out, stateAfter(st, nRead)) end
 return out

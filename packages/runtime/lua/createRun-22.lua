@@ -1,13 +1,12 @@
 --[[ Create a run (HTTP or queue intake), honouring an idempotency key and the tenant's activeRuns limit.
-  KEYS[1] state  KEYS[2] transcript  KEYS[3] events  KEYS[4] tenant run index (zset)  KEYS[5] idempotency key
-  KEYS[6] the calls hash (layout 1)  KEYS[7..10] the thread's hash, runs, messages and waiting list (DeploymentKeys.thread;
+  KEYS[1..18] the keys of a run script that changes the run's status (common.lua): KEYS[11] the tenant's run index,
+  KEYS[IDEM_KEY] the idempotency key (a placeholder without one)  KEYS[19..22] the thread's hash, runs, messages and waiting list (DeploymentKeys.thread;
   placeholders when the run has no thread)
-  ARGV[5] the run, one JSON object (CreateRunArgs in create-run-args.ts): tenant, request (JSON text), bodyHash,
+  ARGV[6] the run, one JSON object (CreateRunArgs in create-run-args.ts): tenant, request (JSON text), bodyHash,
   idemTtl (s, 0 = no key), messages (message JSON texts), events (envelope lines), status, error (JSON text or ''), model
   (JSON text), mode, metadata (JSON text), v (schema version), maxWallMs (0 = none), activeLimit (-1 = none),
   retention (s), limitedEvents (envelope lines of a run created failed at the limit; '' = refuse instead), limitedError,
-  reservedIds (call ids the input transcript already uses: a model cannot reuse them), layout ('3', '2' or '1': the
-  older ones for builds that know only those), structured ('1' when the request has output.schema), src ('q': a
+  reservedIds (call ids the input transcript already uses: a model cannot reuse them), structured ('1' when the request has output.schema), src ('q': a
   backend enqueued it on `requests`: its end is reported on `results`; '' otherwise), threadId ('' = none),
   tp (the W3C traceparent of the run's root span, '' = tracing off), threadPolicy, systemCount (the leading system messages of `messages`: the thread's conversation goes after them),
   threadBusyEvents / threadBusyError (a queue-intake run refused by a busy thread is created failed; '' = refuse)
@@ -20,12 +19,12 @@
   active run} (reject), {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
-local a = cjson.decode(ARGV[5])
+local a = cjson.decode(ARGV[6])
 if tonumber(a.idemTtl) > 0 then
-  local existing = rcall('GET', KEYS[5])
+  local existing = rcall('GET', KEYS[IDEM_KEY])
   if existing then return { 'exists', existing } end
 end
-legacyCallsKey = KEYS[6] -- (this script's KEYS[4] is the tenant's run index)
+statusKeysChecked = false -- (another tenant's run id is answered 'taken' below)
 local owner = readState({ 'tenant', 'bodyHash' }) -- (also what makes a resent createRun answer 'exists')
 if owner[1] then
   if owner[1] ~= a.tenant then return { 'taken' } end
@@ -34,7 +33,7 @@ end
 local status, errorJson, eventsJson = a.status, a.error, a.events
 local limit = tonumber(a.activeLimit)
 if limit >= 0 and status ~= 'failed' then
-  local active = activeRuns(a.tenant)
+  local active = activeRuns()
   if active >= limit then
     if a.limitedEvents == '' then return { 'limited', active } end
     status, errorJson, eventsJson = 'failed', a.limitedError, a.limitedEvents
@@ -42,7 +41,7 @@ if limit >= 0 and status ~= 'failed' then
 end
 local thread, waitsFor, threadMsgs = a.threadId or '', '', {}
 if thread ~= '' and status ~= 'failed' then
-  local active = rcall('HGET', KEYS[7], 'active')
+  local active = rcall('HGET', KEYS[19], 'active')
   if active and active ~= '' then
     if a.threadPolicy ~= 'reject' then
       waitsFor = active
@@ -52,14 +51,13 @@ if thread ~= '' and status ~= 'failed' then
       status, errorJson, eventsJson = 'failed', a.threadBusyError, a.threadBusyEvents
     end
   else
-    threadMsgs = rcall('LRANGE', KEYS[9], 0, -1)
+    threadMsgs = rcall('LRANGE', KEYS[21], 0, -1)
   end
 end
 mustTransition(nil, status)
-useLayout(a.layout == '1' and '' or a.layout) -- the layout the run is created with (AGENTLOOP_RUN_LAYOUT)
 local idemKey = ''
 if tonumber(a.idemTtl) > 0 then
-  idemKey = KEYS[5]
+  idemKey = KEYS[IDEM_KEY]
   rcall('SET', idemKey, runId .. ' ' .. a.bodyHash, 'EX', a.idemTtl)
 end
 set('v', a.v); set('id', runId); set('tenant', a.tenant); set('status', status); set('phase', 'queued')
@@ -70,7 +68,7 @@ set('batch', ''); set('pendingFinal', ''); set('callMode', ''); set('ret', a.ret
 set('src', a.src)
 if a.tp and a.tp ~= '' then set('tp', a.tp) end
 if a.wh ~= '' then set('wh', a.wh); set('whUrl', a.whUrl); useNotify(a.wh) end
-if L2 then set('lay', a.layout) end
+set('lay', LAYOUT)
 local msgs = a.messages
 if #threadMsgs > 0 then msgs = withThread(msgs, tonumber(a.systemCount) or 0, threadMsgs) end
 if #msgs > 0 then callSliced('RPUSH', msgsKey, msgs) end
@@ -78,20 +76,20 @@ for _, id in ipairs(a.reservedIds) do setCall(id, ':st', 'done') end
 if thread ~= '' then
   set('threadId', thread)
   if status ~= 'failed' then
-    rcall('RPUSH', KEYS[8], runId)
-    for i = 7, 10 do rcall('PERSIST', KEYS[i]) end -- a thread expires from its last run's end, not during a run
+    rcall('RPUSH', KEYS[20], runId)
+    for i = 19, 22 do rcall('PERSIST', KEYS[i]) end -- a thread expires from its last run's end, not during a run
     if waitsFor ~= '' then
       set('thrWait', '1')
-      rcall('RPUSH', KEYS[10], runId)
+      rcall('RPUSH', KEYS[22], runId)
     else
-      rcall('HSET', KEYS[7], 'active', runId, 'tenant', a.tenant)
+      rcall('HSET', KEYS[19], 'active', runId, 'tenant', a.tenant)
       set('thrFrom', (tonumber(a.systemCount) or 0) + #threadMsgs)
     end
   end
 end
-rcall('ZADD', KEYS[4], nowMs, runId)
+rcall('ZADD', KEYS[11], nowMs, runId)
 emitAll(eventsJson)
 commit(0)
 indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src, '') -- after the keys exist: a run created failed expires (and reports) too
-if waitsFor ~= '' then rcall('ZREM', keyPrefix .. ':queued', runId) end -- it starts when the thread's relay starts it
+if waitsFor ~= '' then rcall('ZREM', queuedKey, runId) end -- it starts when the thread's relay starts it
 return { 'created', status, waitsFor }

@@ -5,13 +5,12 @@
     paused     paused, phase paused (calls wait for a decision; the run joins the parked set)
     completed  completed, phase done (a final answer)
     failed     failed, phase done (an answer that cannot be accepted: structured output still invalid)
-  ARGV[5] k  ARGV[6] assistant message JSON  ARGV[7] target  ARGV[8] state updates JSON [field, value, ...]: only
+  ARGV[6] k  ARGV[7] assistant message JSON  ARGV[8] target  ARGV[9] state updates JSON [field, value, ...]: only
   the fields of CHECKPOINT_FIELDS (usage totals and what the response decided), never status or phase
-  ARGV[9] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
-  ARGV[10] events (envelope lines)  ARGV[11] parked-until score (target paused)
-  ARGV[12] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it records nothing
-  ARGV[13] usage increments JSON [field, increment, ...] (USAGE_FIELDS): this call's usage, added to the stored totals
-  KEYS[5] the deployment's parked-runs zset
+  ARGV[10] calls JSON: [[callId, metaJson, outcomeJson or ''], ...] in the order the model listed them
+  ARGV[11] events (envelope lines)  ARGV[12] parked-until score (target paused)
+  ARGV[13] the delivery that owns the iteration's model call ('' = no fence): a delivery that lost it records nothing
+  ARGV[14] usage increments JSON [field, increment, ...] (USAGE_FIELDS): this call's usage, added to the stored totals
   Returns {'recorded'}, {'stale'} when iteration k is no longer calling the model, or {'ids_taken', callId, ...}
   (nothing written) when call ids of the batch are already used by the run (a provider reused them: the caller
   renames them and checkpoints again). ]]
@@ -22,30 +21,30 @@ local CHECKPOINT_FIELDS = {
   stopReason = true, output = true, outputJson = true, error = true, outputRepair = true,
   batch = true, pendingFinal = true, rfp = true, rcount = true, pending = true, pausedUntil = true,
 }
-local target = TARGETS[ARGV[7]]
-if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[7])) end
-local calls = cjson.decode(ARGV[9])
+local target = TARGETS[ARGV[8]]
+if not target then error('checkpointResponse: unknown target ' .. tostring(ARGV[8])) end
+local calls = cjson.decode(ARGV[10])
 local stFields = {}
 for i, c in ipairs(calls) do stFields[i] = c[1] .. ':st' end
 local st, callSt = readState({ 'status', 'phase', 'iteration', 'seq', 'watch', 'owner',
   'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls' }, stFields)
-if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[5]) then return { 'stale' } end
-if ARGV[12] and ARGV[12] ~= '' and st[6] ~= ARGV[12] then return { 'stale' } end
+if isTerminal(st[1]) or st[2] ~= 'model' or tonumber(st[3]) ~= tonumber(ARGV[6]) then return { 'stale' } end
+if ARGV[13] and ARGV[13] ~= '' and st[6] ~= ARGV[13] then return { 'stale' } end
 local taken = {}
 for i, c in ipairs(calls) do
   if callSt[i] then taken[#taken + 1] = c[1] end
 end
 if #taken > 0 then return withList({ 'ids_taken' }, taken) end
-local u = cjson.decode(ARGV[8])
+local u = cjson.decode(ARGV[9])
 for i = 1, #u, 2 do
   if not CHECKPOINT_FIELDS[u[i]] then error('checkpointResponse: ' .. tostring(u[i]) .. ' is not a field a checkpoint sets') end
 end
 mustTransition(st[1], target[1])
-local len = rcall('RPUSH', msgsKey, ARGV[6])
+local len = rcall('RPUSH', msgsKey, ARGV[7])
 set('batchMsg', len - 1)
-if ARGV[7] == 'paused' then rcall('ZADD', KEYS[5], ARGV[11], runId) end
+if ARGV[8] == 'paused' then rcall('ZADD', parkedKey, ARGV[12], runId) end
 for i = 1, #u, 2 do set(u[i], u[i + 1]) end
-local inc = cjson.decode(ARGV[13] or '[]')
+local inc = cjson.decode(ARGV[14] or '[]')
 for i = 1, #inc, 2 do
   local slot = USAGE_FIELDS[inc[i]]
   if not slot then error('checkpointResponse: ' .. tostring(inc[i]) .. ' is not a usage field') end
@@ -63,6 +62,6 @@ for _, c in ipairs(calls) do
     setCall(c[1], ':st', 'queued')
   end
 end
-emitAll(ARGV[10])
+emitAll(ARGV[11])
 commit(st[4], st[5])
 return { 'recorded' }
