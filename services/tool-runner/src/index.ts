@@ -7,3 +7,4 @@ export * from './builtins/http-get.js';
 export * from './builtins/sleep.js';
 export * from './mcp/config.js';
 export * from './mcp/mcp-tools.js';
+export * from './isolation/process-isolation.js';
