@@ -88,7 +88,7 @@ describe('isolation: "process" (SPEC §6): each call in a child process of its o
 
   it('the result takes the path of any result: not serializable, or over the cap', async () => {
     expect(await call('unserializable')).toMatchObject({ status: 'error', error: { code: 'tool_error', message: 'the tool returned a value that is not JSON-serializable' } });
-    expect(await call('big')).toMatchObject({ status: 'error', error: { code: 'result_too_large' } });
+    expect(await call('huge_answer')).toMatchObject({ status: 'error', error: { code: 'result_too_large' } });
   });
 
   it('a module that throws at its top level in the child: its calls are tool_errors', async () => {

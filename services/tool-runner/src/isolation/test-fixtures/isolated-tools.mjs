@@ -36,7 +36,7 @@ export default [
   tool('throws', () => { throw new Error('plain failure'); }),
   tool('fails_with_code', () => { throw new ToolFailure('blocked_url', 'not that address', false); }),
   tool('unserializable', () => ({ n: 10n })),
-  tool('big', () => 'x'.repeat(50_000)),
+  tool('huge_answer', () => 'x'.repeat(50_000)),
 ];
 
 // a module that loads in the runner but throws at its top level in the child: the call is a tool_error
