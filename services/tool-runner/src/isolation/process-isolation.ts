@@ -121,8 +121,9 @@ class ToolProcess {
 /**
  * The isolated tools of one module (SPEC §6, `isolation: "process"`): every call runs in a child process of its own,
  * with a heap limit, killed when its call is over, times out or is cancelled. One child is kept started ahead of the
- * next call (its module already imported), so a call pays a message round trip, not a process start: only the first
- * call after start, and one that follows another within a child's start-up time, wait for one.
+ * next call (its module already imported; started when a call ends), so a call pays a message round trip, not a
+ * process start: the first call after start, one that follows another within a child's start-up time, and calls
+ * beyond the first of a burst wait for a child of their own.
  */
 export class IsolatedModule {
   private spare: ToolProcess | null = null;
@@ -141,9 +142,17 @@ export class IsolatedModule {
   private run(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new ToolFailure('tool_error', 'the tool-runner is stopping', true));
     const child = this.spare ?? new ToolProcess(this.modulePath, this.limits);
-    this.spare = new ToolProcess(this.modulePath, this.limits);
-    return child.call(name, args, ctx);
+    this.spare = null;
+    // the next call's child starts once this call is over: a node start takes both cores for a while, and the call
+    // in flight would wait behind it
+    const call = child.call(name, args, ctx);
+    call.then(this.prepare, this.prepare);
+    return call;
   }
+
+  private readonly prepare = () => {
+    if (!this.closed && !this.spare) this.spare = new ToolProcess(this.modulePath, this.limits);
+  };
 
   /** Kills the child kept ready (calls in flight end with their own). */
   close(): void {
