@@ -11,6 +11,7 @@ import { byScenario, finishedRun } from '../test-support/helpers.js';
 // the reference server from npm (a devDependency of the tool-runner), as a stdio child of the stack's tool-runner
 const EVERYTHING = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 
+const STUBBORN = fileURLToPath(new URL('../../../../services/tool-runner/src/mcp/test-fixtures/slow-server.mjs', import.meta.url));
 const MEMORY = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));
 
 /** This process's children running server-everything (the stack's tool-runner runs in this process). */
@@ -80,7 +81,7 @@ describe('MCP servers through the product (SPEC §6)', () => {
 
 /** The children of `pid` that run one of the reference servers. */
 const serversOf = (pid: number) =>
-  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(EVERYTHING) || l.includes(MEMORY)).map((l) => Number(l.trim().split(/\s+/)[0]));
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter((l) => [EVERYTHING, MEMORY, STUBBORN].some((s) => l.includes(s))).map((l) => Number(l.trim().split(/\s+/)[0]));
 /** Whether a process still runs (a zombie nobody reaped has ended: it holds nothing but its pid). */
 const running = (pid: number) => {
   try {
@@ -95,16 +96,18 @@ describe('no orphans: a tool-runner killed with kill -9 while it holds stdio ser
     const servers = [
       { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'] },
       { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: `${tmpdir()}/agentloop-orphans-${process.pid}.jsonl` } },
+      // one that keeps running when its stdin closes: only the restarted runner can end it
+      { name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { AGENTLOOP_TEST_SLOW_START_MS: '0', AGENTLOOP_TEST_OUTLIVE_STDIN: '1' } },
     ];
     const s = await ProcessStack.start(['tool-runner'], { env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
     try {
       const before = serversOf(s.procs.get('tool-runner')!.child.pid!);
-      expect(before).toHaveLength(2);
+      expect(before).toHaveLength(3);
       expect(before.every(running)).toBe(true);
       await s.kill('tool-runner', 'SIGKILL');
       await s.spawn('tool-runner');
       const after = serversOf(s.procs.get('tool-runner')!.child.pid!);
-      expect(after).toHaveLength(2);
+      expect(after).toHaveLength(3);
       await vi.waitFor(() => expect(before.filter(running)).toEqual([]), { timeout: 10_000, interval: 100 });
     } finally {
       await s.stop();

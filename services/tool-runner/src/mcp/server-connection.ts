@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolFailure } from '../tool-definition.js';
 import type { McpServerConfig } from './config.js';
+import type { StdioServerRecord } from './orphans.js';
 import { contentText, toolResultOf, type McpToolInfo } from './tool-mapping.js';
 
 type Log = { info: (o: object, m: string) => void; warn: (o: object, m: string) => void };
@@ -16,6 +17,8 @@ export interface ServerConnectionOptions {
   stderr?: 'inherit' | 'ignore';
   /** First reconnect delay; doubles to at most 30 s. */
   backoffMs?: number;
+  /** Where a stdio server's pid is kept while it runs (a runner killed with kill -9 leaves it to its successor). */
+  record?: StdioServerRecord;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -92,7 +95,9 @@ export class McpServerConnection {
       ? new StdioClientTransport({ command: this.server.command, args: this.server.args, env: this.server.env, stderr: this.o.stderr ?? 'inherit' })
       : new StreamableHTTPClientTransport(new URL(this.server.url!), { requestInit: { headers: this.server.headers } });
     let connectedAt = 0;
+    let pid: number | null = null;
     client.onclose = () => {
+      this.o.record?.remove(pid);
       if (this.client !== client) return;
       this.client = null;
       if (Date.now() - connectedAt >= STABLE_MS) this.backoff = this.o.backoffMs ?? 1_000;
@@ -103,7 +108,10 @@ export class McpServerConnection {
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
     try {
-      await client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      const connecting = client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      // spawned by now (connect starts the transport first): kept while it starts, however long that takes
+      if (transport instanceof StdioClientTransport) this.o.record?.add((pid = transport.pid));
+      await connecting;
       await this.listTools(client);
     } catch (e) {
       await client.close().catch(() => undefined);
