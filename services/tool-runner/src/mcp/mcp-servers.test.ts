@@ -262,6 +262,25 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
     }
   });
 
+  it('a server killed mid-call over HTTP: a structured, retryable tool_error (not a wait until the timeout); then a reconnect', async () => {
+    const port = await freePort();
+    let server = await httpServer(port);
+    const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted', timeoutMs: 30_000 }]);
+    try {
+      setTimeout(() => server.kill('SIGKILL'), 500);
+      const t0 = performance.now();
+      const out = await t.call('web__trigger-long-running-operation', { duration: 10, steps: 10 });
+      expect(out).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
+      expect(performance.now() - t0).toBeLessThan(9_000);
+      await new Promise((r) => (server.exitCode === null && server.signalCode === null ? server.once('exit', r) : r(null)));
+      server = await httpServer(port);
+      await vi.waitFor(async () => expect(await t.call('web__echo', { message: 'back' })).toMatchObject({ status: 'completed', result: 'Echo: back' }), { timeout: 10_000, interval: 100 });
+    } finally {
+      await t.mcp.close();
+      server.kill();
+    }
+  });
+
   it('lists and calls; a restarted server (stale session) is re-initialized; down, a call is a retryable tool_error', async () => {
     const port = await freePort();
     let server = await httpServer(port);

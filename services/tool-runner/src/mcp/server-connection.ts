@@ -107,6 +107,7 @@ export class McpServerConnection {
       }
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
+    client.onerror = (e) => this.onTransportError(client, e);
     try {
       const connecting = client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
       // spawned by now (connect starts the transport first): kept while it starts, however long that takes
@@ -161,6 +162,20 @@ export class McpServerConnection {
       });
   }
 
+  private inFlight = 0;
+
+  /**
+   * A Streamable HTTP response stream cut mid-call (the server killed, the network gone): the SDK tries to resume it
+   * and, when it cannot, only reports the error — the call would wait for its timeout. With calls in flight the
+   * connection is closed instead: they fail at once as the way to the server failing (retryable), and the next call
+   * connects again. (The SDK's resumption of a cut stream is given up for that.)
+   */
+  private onTransportError(client: Client, e: Error): void {
+    if (this.client !== client || !this.inFlight || !/SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect/.test(e.message)) return;
+    this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: a response stream was cut; closing the connection');
+    void client.close().catch(() => undefined);
+  }
+
   /** Connects again after the backoff (a server that could not be reached, or whose connection was lost). */
   scheduleReconnect(): void {
     if (this.closed || this.retryTimer) return;
@@ -192,6 +207,7 @@ export class McpServerConnection {
         this.scheduleReconnect();
         throw this.unreachable(e);
       }
+      this.inFlight++;
       try {
         const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
         if (result.isError) throw new ToolFailure('tool_error', contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`);
@@ -207,6 +223,8 @@ export class McpServerConnection {
         }
         this.scheduleReconnect();
         throw this.unreachable(e);
+      } finally {
+        this.inFlight--;
       }
     }
   }
