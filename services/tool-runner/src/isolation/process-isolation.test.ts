@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { executeToolCall } from '../execute-tool-call.js';
@@ -77,6 +78,18 @@ describe('isolation: "process" (SPEC §6): each call in a child process of its o
     ac.abort(new Error('run cancelled'));
     expect(await p).toMatchObject({ status: 'cancelled', error: { code: 'cancelled' } });
     await vi.waitFor(() => expect(alive(pid)).toBe(false));
+  });
+
+  it('a child killed while it waits for its call is replaced: the call runs in another', async () => {
+    await call('whoami'); // a spare is started when a call ends
+    const spares = () => execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((l) => l.includes('child-entry')).map((l) => Number(l.trim().split(/\s+/)[0]));
+    await vi.waitFor(() => expect(spares()).toHaveLength(1));
+    const [spare] = spares();
+    process.kill(spare!, 'SIGKILL');
+    await vi.waitFor(() => expect(spares()).toEqual([]));
+    const out = await call('whoami');
+    expect(out.status).toBe('completed');
+    expect((out.result as { pid: number }).pid).not.toBe(spare);
   });
 
   it('a crash is a tool_error: process.exit, an uncaught exception, a thrown error, a ToolFailure keeps its code', async () => {

@@ -64,8 +64,13 @@ class ToolProcess {
     for (const h of handles) (on ? h?.ref : h?.unref)?.call(h);
   }
 
+  /** Whether the child still runs (a spare can die while it waits: the OOM killer, an operator's kill). */
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    if (this.running) this.child.kill('SIGKILL');
   }
 
   /** Runs the call in the child; settles with its result or a ToolFailure, or the signal's reason once it aborts (the child killed at once). */
@@ -141,7 +146,7 @@ export class IsolatedModule {
 
   private run(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     if (this.closed) return Promise.reject(new ToolFailure('tool_error', 'the tool-runner is stopping', true));
-    const child = this.spare ?? new ToolProcess(this.modulePath, this.limits);
+    const child = this.spare?.running ? this.spare : new ToolProcess(this.modulePath, this.limits);
     this.spare = null;
     // the next call's child starts once this call is over: a node start takes both cores for a while, and the call
     // in flight would wait behind it
@@ -151,7 +156,7 @@ export class IsolatedModule {
   }
 
   private readonly prepare = () => {
-    if (!this.closed && !this.spare) this.spare = new ToolProcess(this.modulePath, this.limits);
+    if (!this.closed && !this.spare?.running) this.spare = new ToolProcess(this.modulePath, this.limits);
   };
 
   /** Kills the child kept ready (calls in flight end with their own). */
