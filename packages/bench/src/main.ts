@@ -19,6 +19,7 @@ import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
 import { toolCallBench, toolCallLines } from './tool-calls.js';
+import { productToolBench, productToolLines } from './tool-calls-product.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -116,7 +117,8 @@ async function main() {
   if (process.env.BENCH_ONLY === 'tools') {
     // no Redis and no model: the ways a runner executes one call, side by side
     console.log(`agentloop bench, tool calls: node ${process.version}`);
-    console.log(toolCallLines(await toolCallBench()).join('\n'));
+    if (process.env.BENCH_TOOLS_PRODUCT !== 'only') console.log(toolCallLines(await toolCallBench()).join('\n'));
+    console.log(productToolLines(await productToolBench()).join('\n'));
     return;
   }
   console.log(`agentloop bench: ${RUNS} concurrent runs × ${ITERATIONS} iterations (one no-op tool call each but the last), zero-latency mock model, node ${process.version}`);

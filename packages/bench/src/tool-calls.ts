@@ -35,13 +35,13 @@ const PACE_MS = 250;
 const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const TICK_MS = 1000 / 100; // USER_HZ of /proc's times
 
-/** CPU (ms) of this process, its reaped children and its live children, from /proc. */
-function cpuMs(): number {
+/** CPU (ms) of this process, its reaped children and its live children (but `exclude`), from /proc. */
+export function cpuMs(exclude: ReadonlyArray<number | undefined> = []): number {
   const times = (pid: number | 'self') => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ').map(Number);
   const self = times('self'); // fields from state: utime at [11], stime [12], cutime [13], cstime [14]
   let ticks = self[11]! + self[12]! + self[13]! + self[14]!;
   const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').map(Number).filter((p) => p > 0);
-  for (const pid of children) {
+  for (const pid of children.filter((p) => !exclude.includes(p))) {
     try {
       const t = times(pid);
       ticks += t[11]! + t[12]!;
