@@ -26,7 +26,7 @@ export default [
   tool('spin', (_args, ctx) => {
     ctx.logger.info({ pid: process.pid }, 'spinning');
     for (;;);
-  }, { timeoutMs: 1_500 }),
+  }, { timeoutMs: 3_000 }),
   tool('wait_forever', (_args, ctx) => {
     ctx.logger.info({ pid: process.pid }, 'waiting');
     return new Promise(() => undefined);
