@@ -20,6 +20,8 @@ import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
 import { tracingCost, tracingCostLines } from './tracing-cost.js';
+import { toolCallBench, toolCallLines } from './tool-calls.js';
+import { productToolBench, productToolLines } from './tool-calls-product.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 5);
@@ -115,6 +117,13 @@ const idleTarget = (i: IdleFigures) =>
   `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
 
 async function main() {
+  if (process.env.BENCH_ONLY === 'tools') {
+    // no Redis and no model: the ways a runner executes one call, side by side
+    console.log(`agentloop bench, tool calls: node ${process.version}`);
+    if (process.env.BENCH_TOOLS_PRODUCT !== 'only') console.log(toolCallLines(await toolCallBench()).join('\n'));
+    console.log(productToolLines(await productToolBench()).join('\n'));
+    return;
+  }
   console.log(`agentloop bench: ${RUNS} concurrent runs × ${ITERATIONS} iterations (one no-op tool call each but the last), zero-latency mock model, node ${process.version}`);
   const server = await RedisServer.start();
   const admin = new Redis(server.url);

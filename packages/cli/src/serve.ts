@@ -9,7 +9,7 @@ import {
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
 import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
-import { McpTools, ToolRegistry, ToolRunner, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
+import { McpTools, ToolRegistry, ToolRunner, isolationLimits, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
 export type Role = (typeof ROLES)[number];
@@ -39,6 +39,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const config = loadConfig(opts.env ?? process.env);
   const mcpServers = parseMcpServers(config.mcpServers); // every role: a mistake stops the deployment at once
   const openapiTools = parseOpenApiTools(config.openapiTools);
+  const isolation = isolationLimits(opts.env ?? process.env); // AGENTLOOP_ISOLATION_MEMORY_MB, likewise
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
   for (const warning of config.warnings) logger.warn(warning);
   if (opts.roles.includes('api') && config.authRequired && config.apiKeys.size === 0) {
@@ -93,7 +94,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
 
   if (has('tool-runner')) {
     // local tools are the orchestrators' (one home per tool): a runner serves the rest
-    const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool !== LOCAL_POOL);
+    const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool !== LOCAL_POOL);
     const pools = opts.pools?.length ? opts.pools : [...new Set([...registry.pools(), ...mcpServers.map((s) => s.pool), ...openapiTools.map((e) => e.pool)])];
     // OpenAPI operations of this runner's pools: their documents are loaded now (one that cannot be stops the start)
     const serving = (pool: string) => pools.includes(pool);
@@ -123,7 +124,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     setInterval(() => void providerCatalog.publish(configured).catch(() => undefined), PROVIDER_LEASE_MS / 3).unref();
     // local tools (SPEC §6): run in the iteration that needs them; their resumed or re-dispatched calls come on
     // `tools-local`, which this process serves too
-    const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool === LOCAL_POOL);
+    const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool === LOCAL_POOL);
     const localTools = localRegistry.all().length
       ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs })
       : undefined;

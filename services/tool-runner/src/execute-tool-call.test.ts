@@ -127,15 +127,19 @@ describe('ToolRegistry.withModules', () => {
     expect(reg.pools().sort()).toEqual(['default', 'sandbox']);
   });
 
-  it('refuses isolation "process" (not built yet), naming the tool and the module; "none" loads', async () => {
+  it('loads isolation "process" and "none", and refuses any other value naming the tool and the module', async () => {
     const { writeFileSync, mkdtempSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'tools-'));
     const mod = (isolation: string) => `export default [{ name: "sandboxed", sideEffect: "read", parameters: { type: "object" }, isolation: "${isolation}", execute() { return 1; } }];`;
-    writeFileSync(join(dir, 'isolated.mjs'), mod('process'));
-    await expect(ToolRegistry.withModules([join(dir, 'isolated.mjs')])).rejects.toThrow(/isolated\.mjs, tool sandboxed \(#0\): isolation: isolation "process" is not supported by this build/);
-    writeFileSync(join(dir, 'plain.mjs'), mod('none'));
-    expect((await ToolRegistry.withModules([join(dir, 'plain.mjs')])).get('sandboxed')).toBeDefined();
+    writeFileSync(join(dir, 'odd.mjs'), mod('container'));
+    await expect(ToolRegistry.withModules([join(dir, 'odd.mjs')])).rejects.toThrow(/odd\.mjs, tool sandboxed \(#0\): isolation: /);
+    for (const isolation of ['process', 'none']) {
+      writeFileSync(join(dir, `${isolation}.mjs`), mod(isolation));
+      const reg = await ToolRegistry.withModules([join(dir, `${isolation}.mjs`)]);
+      expect((await executeToolCall(reg.get('sandboxed'), 'sandboxed', '{}', ctx, new AbortController().signal, opts)).result).toBe(1);
+      reg.close();
+    }
   });
 });

@@ -9,3 +9,4 @@ export * from './mcp/config.js';
 export * from './mcp/mcp-tools.js';
 export * from './openapi/config.js';
 export * from './openapi/openapi-tools.js';
+export * from './isolation/process-isolation.js';

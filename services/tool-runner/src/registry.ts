@@ -9,6 +9,7 @@ import { httpGet } from './builtins/http-get.js';
 import { sleep } from './builtins/sleep.js';
 import { LOCAL_POOL, LOCAL_TIMEOUT_MS } from '@agentloop/protocol';
 import { ToolDefinitionSchema, type ToolDefinition, type ZodLike } from './tool-definition.js';
+import { IsolatedModule, isolationLimits, type IsolationLimits } from './isolation/process-isolation.js';
 
 export interface RegisteredTool {
   def: ToolDefinition;
@@ -39,20 +40,28 @@ export class ToolRegistry {
   /**
    * Built-ins plus the modules' tools. `localBuiltins` (AGENTLOOP_LOCAL_TOOLS): built-ins that run locally, in the
    * orchestrator (pool `local`). A tool defined twice — a local built-in a module defines again, say — is refused: one
-   * home per tool.
+   * home per tool. A tool with `isolation: "process"` runs each call in a child process (`limits`: its heap,
+   * AGENTLOOP_ISOLATION_MEMORY_MB); its definition is read here, like any tool's.
    */
-  static async withModules(modulePaths: string[], localBuiltins: readonly string[] = []): Promise<ToolRegistry> {
+  static async withModules(modulePaths: string[], localBuiltins: readonly string[] = [], limits: IsolationLimits = isolationLimits(process.env)): Promise<ToolRegistry> {
     for (const name of localBuiltins)
       if (!BUILTIN_TOOLS.some((t) => t.name === name)) throw new Error(`AGENTLOOP_LOCAL_TOOLS: '${name.slice(0, 64)}' is not a built-in tool (${BUILTIN_TOOLS.map((t) => t.name).join(', ')}); a module's tool is local with pool: "local"`);
     const reg = new ToolRegistry(BUILTIN_TOOLS.map((t) => (localBuiltins.includes(t.name) ? { ...t, pool: LOCAL_POOL, timeoutMs: Math.min(t.timeoutMs ?? LOCAL_TIMEOUT_MS, LOCAL_TIMEOUT_MS) } : t)));
     for (const p of modulePaths) {
+      let isolated: IsolatedModule | undefined;
       const mod = (await import(pathToFileURL(path.resolve(p)).href)) as { default?: unknown };
       if (!Array.isArray(mod.default)) throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
       for (const [i, d] of mod.default.entries()) {
         const parsed = ToolDefinitionSchema.safeParse(d);
         if (!parsed.success) throw new Error(`tool module ${p}, ${toolLabel(d, i)}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
-        reg.add(d as ToolDefinition);
+        if (parsed.data.isolation !== 'process') {
+          reg.add(d as ToolDefinition);
+          continue;
+        }
+        isolated ??= new IsolatedModule(path.resolve(p), limits);
+        reg.add({ ...(d as ToolDefinition), execute: isolated.executor(parsed.data.name) });
       }
+      if (isolated) reg.isolated.push(isolated);
     }
     return reg;
   }
@@ -61,7 +70,16 @@ export class ToolRegistry {
   only(keep: (pool: string) => boolean): ToolRegistry {
     const r = new ToolRegistry([]);
     for (const t of this.all()) if (keep(t.entry.pool)) r.tools.set(t.entry.name, t);
+    r.isolated.push(...this.isolated);
     return r;
+  }
+
+  /** The modules whose tools run in child processes: their children kept ready are killed on close. */
+  private readonly isolated: IsolatedModule[] = [];
+
+  /** Stops what the tools keep running between calls (the child processes started ahead of isolated calls). */
+  close(): void {
+    for (const m of this.isolated) m.close();
   }
 
   add(def: ToolDefinition): void {

@@ -23,8 +23,8 @@ export interface ToolDefinition {
   pool?: string;
   timeoutMs?: number;
   retry?: 'safe' | 'never';
-  /** SPEC §6; only "none" in this build (ToolDefinitionSchema refuses "process"). */
-  isolation?: 'none';
+  /** SPEC §6: "process" runs each call in a child process of its own (isolation/process-isolation.ts). */
+  isolation?: 'none' | 'process';
   execute(args: Record<string, unknown>, ctx: ToolContext): unknown;
 }
 
@@ -50,10 +50,6 @@ export const ToolDefinitionSchema = z.object({
   pool: z.string().regex(/^[a-z0-9][a-z0-9-]{0,40}$/, 'pool names are lowercase letters, digits and -').optional(),
   timeoutMs: z.number().int().positive().max(24 * 3_600_000).optional(),
   retry: z.enum(['safe', 'never']).optional(),
-  // a tool that asked for a child process must not run in the runner's own one without saying so
-  isolation: z
-    .enum(['none', 'process'])
-    .refine((v) => v !== 'process', 'isolation "process" is not supported by this build (each call would run inside the tool-runner, without memory or time limits); remove it or use "none"')
-    .optional(),
+  isolation: z.enum(['none', 'process']).optional(),
   execute: z.custom<ToolDefinition['execute']>((v) => typeof v === 'function', 'execute must be a function'),
 });

@@ -85,6 +85,7 @@ export class ToolRunner {
 
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
+    this.o.registry.close();
     await this.o.closeAfter?.();
   }
 

@@ -1,13 +1,18 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ToolCatalog } from '@agentloop/runtime';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
-import { InProcessStack } from '../test-support/stack.js';
+import { InProcessStack, ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
 
 // the reference server from npm (a devDependency of the tool-runner), as a stdio child of the stack's tool-runner
 const EVERYTHING = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+
+const STUBBORN = fileURLToPath(new URL('../../../../services/tool-runner/src/mcp/test-fixtures/slow-server.mjs', import.meta.url));
+const MEMORY = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));
 
 /** This process's children running server-everything (the stack's tool-runner runs in this process). */
 const serverChildren = () => execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(EVERYTHING));
@@ -71,5 +76,41 @@ describe('MCP servers through the product (SPEC §6)', () => {
     stopped = true;
     await s.stop();
     expect(serverChildren()).toEqual([]);
+  });
+});
+
+/** The children of `pid` that run one of the reference servers. */
+const serversOf = (pid: number) =>
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter((l) => [EVERYTHING, MEMORY, STUBBORN].some((s) => l.includes(s))).map((l) => Number(l.trim().split(/\s+/)[0]));
+/** Whether a process still runs (a zombie nobody reaped has ended: it holds nothing but its pid). */
+const running = (pid: number) => {
+  try {
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+describe('no orphans: a tool-runner killed with kill -9 while it holds stdio servers', () => {
+  it('leaves none of them once it has restarted; the new runner has its own', async () => {
+    const servers = [
+      { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'] },
+      { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: `${tmpdir()}/agentloop-orphans-${process.pid}.jsonl` } },
+      // one that keeps running when its stdin closes: only the restarted runner can end it
+      { name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { AGENTLOOP_TEST_SLOW_START_MS: '0', AGENTLOOP_TEST_OUTLIVE_STDIN: '1' } },
+    ];
+    const s = await ProcessStack.start(['tool-runner'], { env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
+    try {
+      const before = serversOf(s.procs.get('tool-runner')!.child.pid!);
+      expect(before).toHaveLength(3);
+      expect(before.every(running)).toBe(true);
+      await s.kill('tool-runner', 'SIGKILL');
+      await s.spawn('tool-runner');
+      const after = serversOf(s.procs.get('tool-runner')!.child.pid!);
+      expect(after).toHaveLength(3);
+      await vi.waitFor(() => expect(before.filter(running)).toEqual([]), { timeout: 10_000, interval: 100 });
+    } finally {
+      await s.stop();
+    }
   });
 });

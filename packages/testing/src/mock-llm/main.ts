@@ -6,7 +6,7 @@ import type { MockRequest, Script } from './types.js';
 /**
  * The mock model as its own process (benchmarks, manual testing): prints `mock llm listening on URL`.
  *   node main.js demo            the demo agent (calculator twice, current_time, an answer)
- *   node main.js tool-loop N     N-1 calls of the tool `noop`, then an answer
+ *   node main.js tool-loop N [TOOL [ARGS]]  N-1 calls of the tool `noop` (or TOOL, with the JSON ARGS), then an answer
  *   node main.js resume          calls `notify` (which pauses for approval); once a result is back, prints
  *                                `arrival <marker> <hrtime ns>` (the run's `[marker]`) and answers
  */
@@ -17,10 +17,11 @@ const turnStep = (req: MockRequest) => {
   return req.messages.slice(last + 1).filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
 };
 const n = Number(arg ?? 5);
+const [loopTool = 'noop', loopArgs] = process.argv.slice(4);
 const arrived = new Set<string>();
 const scripts: Record<string, Script> = {
   demo: demoAgentScript(),
-  'tool-loop': (req) => (turnStep(req) < n - 1 ? { toolCalls: [{ name: 'noop', args: { i: turnStep(req) } }] } : { text: 'done' }),
+  'tool-loop': (req) => (turnStep(req) < n - 1 ? { toolCalls: [{ name: loopTool, args: loopArgs ? (JSON.parse(loopArgs) as Record<string, unknown>) : { i: turnStep(req) } }] } : { text: 'done' }),
   resume: (req) => {
     if (!req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'notify', args: {} }] };
     const marker = /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? '';

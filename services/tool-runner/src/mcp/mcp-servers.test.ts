@@ -2,6 +2,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { executeToolCall } from '../execute-tool-call.js';
 import { ToolRegistry } from '../registry.js';
@@ -72,6 +73,20 @@ describe('MCP servers over stdio (the reference servers)', () => {
     expect(await t.call('everything__get-sum', { a: 'x' })).toMatchObject({ status: 'error', error: { code: 'invalid_arguments' } });
     const created = await t.call('memory__create_entities', { entities: [{ name: 'agentloop', entityType: 'project', observations: ['runs agents'] }] });
     expect(created.status).toBe('completed');
+  });
+
+  it('parallel calls go out on the one connection at once, each answered with its own result', async () => {
+    const outs = await Promise.all(Array.from({ length: 12 }, (_, i) => t.call('everything__echo', { message: `n${i}` })));
+    expect(outs.map((o) => o.result)).toEqual(Array.from({ length: 12 }, (_, i) => `Echo: n${i}`));
+    // a call that takes a while does not hold the others back: an echo is answered while a 10 s operation runs
+    const ac = new AbortController();
+    let longOver = false;
+    const long = t.call('everything__trigger-long-running-operation', { duration: 10, steps: 10 }, ac.signal).finally(() => (longOver = true));
+    expect(await t.call('everything__echo', { message: 'meanwhile' })).toMatchObject({ status: 'completed', result: 'Echo: meanwhile' });
+    expect(longOver).toBe(false);
+    ac.abort(new Error('done'));
+    expect((await long).status).toBe('cancelled');
+    expect(childrenRunning(EVERYTHING)).toHaveLength(1);
   });
 
   it('a stdio server gets its configured env (${env:} resolved) and the SDK default variables, not the runner environment', async () => {
@@ -168,6 +183,38 @@ describe('notifications/tools/list_changed', () => {
   });
 });
 
+describe('a server slow to start', () => {
+  it('stdio: the runner waits for it at start: its tools are listed and called', async () => {
+    const slow = fileURLToPath(new URL('test-fixtures/slow-server.mjs', import.meta.url));
+    const t0 = performance.now();
+    const t = await withTools([{ name: 'slow', command: process.execPath, args: [slow], env: { AGENTLOOP_TEST_SLOW_START_MS: '2000' }, trust: 'trusted' }]);
+    try {
+      expect(performance.now() - t0).toBeGreaterThan(2_000);
+      expect(t.registry.get('slow__echo')!.entry).toMatchObject({ sideEffect: 'read', retry: 'safe' });
+      expect(await t.call('slow__echo', { message: 'at last' })).toMatchObject({ status: 'completed', result: 'slow echo: at last' });
+    } finally {
+      await t.mcp.close();
+    }
+  });
+
+  it('Streamable HTTP: a server that comes up after the runner started has its tools registered and published once it answers', async () => {
+    const port = await freePort();
+    const t = await withTools([{ name: 'late', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }]);
+    let server: ChildProcess | undefined;
+    try {
+      expect(t.registry.get('late__echo')).toBeUndefined();
+      expect(t.registry.unavailable('late__echo')).toMatch(/MCP server late has not answered since this tool-runner started/);
+      server = await httpServer(port);
+      await vi.waitFor(() => expect(t.registry.get('late__echo')).toBeDefined(), { timeout: 10_000, interval: 50 });
+      expect(t.publish).toHaveBeenCalled();
+      expect(await t.call('late__echo', { message: 'late' })).toMatchObject({ status: 'completed', result: 'Echo: late' });
+    } finally {
+      await t.mcp.close();
+      server?.kill();
+    }
+  });
+});
+
 const freePort = () =>
   new Promise<number>((resolve) => {
     const s = createServer().listen(0, () => {
@@ -187,6 +234,53 @@ async function httpServer(port: number): Promise<ChildProcess> {
 }
 
 describe('MCP servers over Streamable HTTP (server-everything)', () => {
+  it('cancellation mid-call sends notifications/cancelled for the request over HTTP too', async () => {
+    const port = await freePort();
+    const server = await httpServer(port);
+    const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }]);
+    const sent: Array<{ id?: unknown; method?: string; params?: { requestId?: unknown } }> = [];
+    const originalSend = StreamableHTTPClientTransport.prototype.send;
+    const spy = vi.spyOn(StreamableHTTPClientTransport.prototype, 'send').mockImplementation(async function (this: StreamableHTTPClientTransport, msg, options) {
+      sent.push(msg as (typeof sent)[number]);
+      return originalSend.call(this, msg, options);
+    });
+    try {
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(new Error('run cancelled')), 500);
+      const t0 = performance.now();
+      const out = await t.call('web__trigger-long-running-operation', { duration: 10, steps: 10 }, ac.signal);
+      expect(out.status).toBe('cancelled');
+      expect(performance.now() - t0).toBeLessThan(5_000);
+      const request = sent.find((m) => m.method === 'tools/call');
+      expect(sent.find((m) => m.method === 'notifications/cancelled')?.params?.requestId).toBe(request?.id);
+      // the connection is still good for the next call
+      expect(await t.call('web__echo', { message: 'after cancel' })).toMatchObject({ status: 'completed', result: 'Echo: after cancel' });
+    } finally {
+      spy.mockRestore();
+      await t.mcp.close();
+      server.kill();
+    }
+  });
+
+  it('a server killed mid-call over HTTP: a structured, retryable tool_error (not a wait until the timeout); then a reconnect', async () => {
+    const port = await freePort();
+    let server = await httpServer(port);
+    const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted', timeoutMs: 30_000 }]);
+    try {
+      setTimeout(() => server.kill('SIGKILL'), 500);
+      const t0 = performance.now();
+      const out = await t.call('web__trigger-long-running-operation', { duration: 10, steps: 10 });
+      expect(out).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
+      expect(performance.now() - t0).toBeLessThan(9_000);
+      await new Promise((r) => (server.exitCode === null && server.signalCode === null ? server.once('exit', r) : r(null)));
+      server = await httpServer(port);
+      await vi.waitFor(async () => expect(await t.call('web__echo', { message: 'back' })).toMatchObject({ status: 'completed', result: 'Echo: back' }), { timeout: 10_000, interval: 100 });
+    } finally {
+      await t.mcp.close();
+      server.kill();
+    }
+  });
+
   it('lists and calls; a restarted server (stale session) is re-initialized; down, a call is a retryable tool_error', async () => {
     const port = await freePort();
     let server = await httpServer(port);

@@ -3,6 +3,7 @@ import type { ToolDefinition } from '../tool-definition.js';
 import { resolveEnvRefs, type McpServerConfig } from './config.js';
 import { McpServerConnection, type ServerConnectionOptions } from './server-connection.js';
 import { catalogName, inputSchemaOf, sideEffectOf, type McpToolInfo } from './tool-mapping.js';
+import { StdioServerRecord, reapOrphanedServers } from './orphans.js';
 
 type Log = ServerConnectionOptions['logger'] & { error: (o: object, m: string) => void };
 
@@ -27,6 +28,7 @@ export class McpTools {
   private readonly defs = new Map<string, ToolDefinition[]>();
   private registry: ToolRegistry | null = null;
   private publish: () => Promise<void> = async () => undefined;
+  private readonly record = new StdioServerRecord();
 
   private constructor(private readonly o: McpToolsOptions) {}
 
@@ -36,6 +38,8 @@ export class McpTools {
    */
   static async start(servers: McpServerConfig[], pools: (pool: string) => boolean, o: McpToolsOptions): Promise<McpTools> {
     const self = new McpTools(o);
+    // stdio servers a runner killed with kill -9 left running (most end with their stdin; not all)
+    reapOrphanedServers((fields, msg) => o.logger.warn(fields, msg));
     await Promise.all(servers.filter((s) => pools(s.pool)).map((s) => self.startServer(s)));
     return self;
   }
@@ -51,6 +55,7 @@ export class McpTools {
       logger: this.o.logger,
       stderr: this.o.stderr,
       backoffMs: this.o.backoffMs,
+      record: this.record,
       onTools: (tools) => {
         const before = this.defs.get(server.name) ?? [];
         const defs = this.definitions(server, tools, conn);
@@ -131,5 +136,6 @@ export class McpTools {
 
   async close(): Promise<void> {
     await Promise.all(this.connections.map((c) => c.close()));
+    this.record.close();
   }
 }

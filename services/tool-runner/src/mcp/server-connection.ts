@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ToolFailure } from '../tool-definition.js';
 import type { McpServerConfig } from './config.js';
+import type { StdioServerRecord } from './orphans.js';
 import { contentText, toolResultOf, type McpToolInfo } from './tool-mapping.js';
 
 type Log = { info: (o: object, m: string) => void; warn: (o: object, m: string) => void };
@@ -16,6 +17,8 @@ export interface ServerConnectionOptions {
   stderr?: 'inherit' | 'ignore';
   /** First reconnect delay; doubles to at most 30 s. */
   backoffMs?: number;
+  /** Where a stdio server's pid is kept while it runs (a runner killed with kill -9 leaves it to its successor). */
+  record?: StdioServerRecord;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -92,7 +95,9 @@ export class McpServerConnection {
       ? new StdioClientTransport({ command: this.server.command, args: this.server.args, env: this.server.env, stderr: this.o.stderr ?? 'inherit' })
       : new StreamableHTTPClientTransport(new URL(this.server.url!), { requestInit: { headers: this.server.headers } });
     let connectedAt = 0;
+    let pid: number | null = null;
     client.onclose = () => {
+      this.o.record?.remove(pid);
       if (this.client !== client) return;
       this.client = null;
       if (Date.now() - connectedAt >= STABLE_MS) this.backoff = this.o.backoffMs ?? 1_000;
@@ -102,8 +107,12 @@ export class McpServerConnection {
       }
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.relist(client));
+    client.onerror = (e) => this.onTransportError(client, e);
     try {
-      await client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      const connecting = client.connect(transport, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      // spawned by now (connect starts the transport first): kept while it starts, however long that takes
+      if (transport instanceof StdioClientTransport) this.o.record?.add((pid = transport.pid));
+      await connecting;
       await this.listTools(client);
     } catch (e) {
       await client.close().catch(() => undefined);
@@ -153,6 +162,20 @@ export class McpServerConnection {
       });
   }
 
+  private inFlight = 0;
+
+  /**
+   * A Streamable HTTP response stream cut mid-call (the server killed, the network gone): the SDK tries to resume it
+   * and, when it cannot, only reports the error — the call would wait for its timeout. With calls in flight the
+   * connection is closed instead: they fail at once as the way to the server failing (retryable), and the next call
+   * connects again. (The SDK's resumption of a cut stream is given up for that.)
+   */
+  private onTransportError(client: Client, e: Error): void {
+    if (this.client !== client || !this.inFlight || !/SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect/.test(e.message)) return;
+    this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: a response stream was cut; closing the connection');
+    void client.close().catch(() => undefined);
+  }
+
   /** Connects again after the backoff (a server that could not be reached, or whose connection was lost). */
   scheduleReconnect(): void {
     if (this.closed || this.retryTimer) return;
@@ -184,6 +207,7 @@ export class McpServerConnection {
         this.scheduleReconnect();
         throw this.unreachable(e);
       }
+      this.inFlight++;
       try {
         const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
         if (result.isError) throw new ToolFailure('tool_error', contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`);
@@ -199,6 +223,8 @@ export class McpServerConnection {
         }
         this.scheduleReconnect();
         throw this.unreachable(e);
+      } finally {
+        this.inFlight--;
       }
     }
   }
