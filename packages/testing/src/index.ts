@@ -11,3 +11,4 @@ export * from './redis.js';
 export * from './invariants.js';
 export * from './paths.js';
 export * from './mock-llm/structured-output-wire.js';
+export * from './redis-topologies.js';
