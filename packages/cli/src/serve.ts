@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, TenantLimiter, ToolCatalog, createLogger, createRedis, drainAll, singleRedis, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, parseMcpServers } from '@agentloop/tool-runner';
 
@@ -46,11 +46,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
   }
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
-  const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
-  const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);
+  // every connection from the one factory (REDIS_URL, Sentinel or Cluster); a cluster is refused at start until the
+  // run scripts are slot-safe (unsupported-settings.ts)
+  const redis = singleRedis(createRedis(config.redis, 'agentloop-cmd', logger));
+  const subscriber = singleRedis(createRedis(config.redis, 'agentloop-sub', logger));
   // the job publishers' own connection: ioredis copies every script defined on a connection into each MULTI it
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
-  const publisher = createRedis(config.redisUrl, 'agentloop-pub', logger);
+  const publisher = singleRedis(createRedis(config.redis, 'agentloop-pub', logger));
   const shutdown = new Shutdown(logger);
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
