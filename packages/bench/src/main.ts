@@ -18,6 +18,7 @@ import { productEnv } from './product-loop.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
 import { loadedFairnessBench, loadedFairnessLines, loadedFairnessTarget } from './fairness-running.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
+import { capacityBench, capacityLines, capacityTargets } from './capacity.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -128,6 +129,11 @@ async function main() {
     }
     if (process.env.BENCH_ONLY === 'threads') {
       console.log(threadCostLines(await threadCost(coreCtx, admin, Number(process.env.BENCH_THREAD_RUNS ?? 20))).join('\n'));
+      return;
+    }
+    if (process.env.BENCH_ONLY === 'capacity') {
+      const cap = await capacityBench(server.url, admin, Number(process.env.BENCH_CAPACITY_RUNS ?? 1000), Number(process.env.BENCH_CAPACITY_ITERATIONS ?? 4));
+      console.log(`${capacityLines(cap).join('\n')}\n\ntargets:\n${capacityTargets(cap).join('\n')}`);
       return;
     }
     if (process.env.BENCH_ONLY === 'fairness') {

@@ -33,18 +33,25 @@ export async function startMockProcess(args: string[], onLine?: (line: string) =
   return { url: await firstMatch(child, /listening on (\S+)/, 'mock', onLine), child };
 }
 
-/** `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL once ready. */
-export async function startServeProcess(env: Record<string, string>): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+/**
+ * `agentloop serve` in its own process, as a deployment runs it (every role, or `roles`); resolves with its API URL
+ * (when it has the api) and its metrics URL once ready.
+ */
+export async function startServeProcess(env: Record<string, string>, roles: string[] = []): Promise<{ apiUrl: string; metricsUrl: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...roles.flatMap((r) => ['--role', r])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let apiUrl = '';
+  let metricsUrl = '';
   // both lines may arrive in one chunk: one reader sees them in order
   await firstMatch(child, /agentloop (ready)/, 'agentloop serve', (line) => {
     apiUrl ||= /api listening on (\S+)/.exec(line)?.[1] ?? '';
+    metricsUrl ||= /metrics=(\S+)/.exec(line)?.[1] ?? '';
   });
   return {
     apiUrl,
+    metricsUrl,
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
