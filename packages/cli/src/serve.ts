@@ -73,6 +73,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const catalog = new ToolCatalog(redis, config.prefix);
   const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
+  // behind Sentinel a retry:"never" call starts only once a replica has its start (a failover cannot lose it)
+  const replicaAck = config.redis.kind === 'sentinel' ? { replicas: 1, timeoutMs: 1000 } : undefined;
   // before any worker takes a job: a deployment that asked for Bull Board and cannot load it stops here
   const bullBoard = has('api') && config.adminKey ? await loadBullBoard() : null;
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
@@ -89,7 +91,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const pools = opts.pools?.length ? opts.pools : [...new Set([...registry.pools(), ...mcpServers.map((s) => s.pool)])];
     // an MCP server's tools join the registry (and so the catalog this runner publishes)
     const mcp = await McpTools.start(mcpServers, (pool) => pools.includes(pool), { logger, environment: opts.env ?? process.env });
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close() });
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close(), replicaAck });
     mcp.attach(registry, () => runner.publishCatalog());
     // a runner that cannot start leaves no MCP server child behind
     await runner.start().catch(async (e: unknown) => {
@@ -114,7 +116,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     // `tools-local`, which this process serves too
     const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools)).only((pool) => pool === LOCAL_POOL);
     const localTools = localRegistry.all().length
-      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs })
+      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck })
       : undefined;
     if (localTools) {
       await localTools.start();
