@@ -17,7 +17,9 @@ import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFig
 import { productEnv } from './product-loop.js';
 import { localToolLines, localToolTargetLines } from './local-figures.js';
 import { fairnessBench, type FairnessFigure } from './fairness.js';
+import { loadedFairnessBench, loadedFairnessLines, loadedFairnessTarget } from './fairness-running.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
+import { capacityBench, capacityLines, capacityTargets } from './capacity.js';
 import { webhookDelivery, webhookDeliveryLines } from './webhook-delivery.js';
 import { tracingCost, tracingCostLines } from './tracing-cost.js';
 import { toolCallBench, toolCallLines } from './tool-calls.js';
@@ -48,6 +50,8 @@ const LISTING_HISTORY = (process.env.BENCH_LISTING_HISTORY ?? '100,100000').spli
 const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
 /** Tenant a's queued runs when tenant b creates one (fair scheduling); BENCH_ONLY=fairness measures only this. */
 const FAIR_BACKLOGS = (process.env.BENCH_FAIR_BACKLOGS ?? '100,2000').split(',').map(Number);
+/** Tenant a's runs running and queued (`running,queued`) when tenant b creates one, with a's running runs iterating. */
+const [FAIR_RUNNING, FAIR_RUNNING_QUEUED] = (process.env.BENCH_FAIR_LOADED ?? '200,2000').split(',').map(Number) as [number, number];
 
 function priorConversation(n: number) {
   const msgs: Array<{ role: string; content: string }> = [];
@@ -145,9 +149,15 @@ async function main() {
       console.log(threadCostLines(await threadCost(coreCtx, admin, Number(process.env.BENCH_THREAD_RUNS ?? 20))).join('\n'));
       return;
     }
+    if (process.env.BENCH_ONLY === 'capacity') {
+      const cap = await capacityBench(server.url, admin, Number(process.env.BENCH_CAPACITY_RUNS ?? 1000), Number(process.env.BENCH_CAPACITY_ITERATIONS ?? 4));
+      console.log(`${capacityLines(cap).join('\n')}\n\ntargets:\n${capacityTargets(cap).join('\n')}`);
+      return;
+    }
     if (process.env.BENCH_ONLY === 'fairness') {
       const fair = await fairnessBench(coreCtx, admin, FAIR_BACKLOGS);
-      console.log(`${fairLines(fair).join('\n')}\n\ntargets:\n${fairTarget(fair)}`);
+      const loaded = await loadedFairnessBench(coreCtx, admin, FAIR_RUNNING, FAIR_RUNNING_QUEUED);
+      console.log(`${[...fairLines(fair), ...loadedFairnessLines(loaded)].join('\n')}\n\ntargets:\n${fairTarget(fair)}\n${loadedFairnessTarget(loaded)}`);
       return;
     }
     // core only: the idle figure first, in a process that has run nothing else yet (a major GC after a load costs in

@@ -34,20 +34,24 @@ export async function startMockProcess(args: string[], onLine?: (line: string) =
 }
 
 /**
- * `agentloop serve` (every role) in its own process, as a deployment runs it; resolves with its API URL once ready.
- * `cli`: another build's CLI entry (a baseline to compare with) [this build's].
+ * `agentloop serve` in its own process, as a deployment runs it (every role, or `roles`); resolves with its API URL
+ * (when it has the api) and its metrics URL once ready. `cli`: another build's CLI entry (a baseline to compare with) [this build's].
  */
-export async function startServeProcess(env: Record<string, string>, cli = CLI_MAIN): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'serve'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export async function startServeProcess(env: Record<string, string>, o: { roles?: string[]; cli?: string } = {}): Promise<{ apiUrl: string; metricsUrl: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, [o.cli ?? CLI_MAIN, 'serve', ...(o.roles ?? []).flatMap((r) => ['--role', r])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   let apiUrl = '';
+  let metricsUrl = '';
   // both lines may arrive in one chunk: one reader sees them in order
   await firstMatch(child, /agentloop (ready)/, 'agentloop serve', (line) => {
     apiUrl ||= /api listening on (\S+)/.exec(line)?.[1] ?? '';
+    metricsUrl ||= /metrics=(\S+)/.exec(line)?.[1] ?? '';
   });
   return {
     apiUrl,
+    metricsUrl,
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),

@@ -5,7 +5,7 @@ import { serve } from '@agentloop/cli/serve';
 import { percentile } from './stats.js';
 
 /** Every key whose name contains the run id (SCAN), and their MEMORY USAGE summed (exact: SAMPLES 0). */
-async function runMemory(redis: Redis, prefix: string, runId: string): Promise<{ keys: number; bytes: number }> {
+export async function runMemory(redis: Redis, prefix: string, runId: string): Promise<{ keys: number; bytes: number }> {
   let cursor = '0';
   let keys = 0;
   let bytes = 0;

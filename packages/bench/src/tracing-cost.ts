@@ -100,7 +100,7 @@ export async function tracingCost(ctx: TracingCostContext, o: { runs: number; pa
             REDIS_URL: ctx.redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
             AGENTLOOP_TOOL_MODULES: ctx.toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${ctx.mockUrl}/v1`, LOG_LEVEL: 'error', ...m.env,
           },
-          m.cli,
+          { cli: m.cli },
         );
         await drive(proc.apiUrl, ctx.admin, prefix, body, o.warmup, o.parallel);
         const [cpu0, req0, t0] = [await cpuSeconds(proc.apiUrl), receiver.requests(), performance.now()];

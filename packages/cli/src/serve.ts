@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, singleRedis, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, isolationLimits, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
@@ -48,11 +48,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
   }
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
-  const redis = createRedis(config.redisUrl, 'agentloop-cmd', logger);
-  const subscriber = createRedis(config.redisUrl, 'agentloop-sub', logger);
+  // every connection from the one factory (REDIS_URL, Sentinel or Cluster); a cluster is refused at start until the
+  // run scripts are slot-safe (unsupported-settings.ts)
+  const redis = singleRedis(createRedis(config.redis, 'agentloop-cmd', logger));
+  const subscriber = singleRedis(createRedis(config.redis, 'agentloop-sub', logger));
   // the job publishers' own connection: ioredis copies every script defined on a connection into each MULTI it
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
-  const publisher = createRedis(config.redisUrl, 'agentloop-pub', logger);
+  const publisher = singleRedis(createRedis(config.redis, 'agentloop-pub', logger));
   const shutdown = new Shutdown(logger);
   // SPEC §8: the SDK is loaded only when an OTLP endpoint is set; closed last, after the workers drained
   const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) => logger.warn(m));
@@ -82,6 +84,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const catalog = new ToolCatalog(redis, config.prefix);
   const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
+  // behind Sentinel a retry:"never" call starts only once a replica has its start (a failover cannot lose it)
+  const replicaAck = config.redis.kind === 'sentinel' ? { replicas: 1, timeoutMs: 1000 } : undefined;
   // before any worker takes a job: a deployment that asked for Bull Board and cannot load it stops here
   const bullBoard = has('api') && config.adminKey ? await loadBullBoard() : null;
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
@@ -101,7 +105,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     for (const def of await startOpenApiTools(openapiTools, serving, { logger, environment: opts.env ?? process.env, taken: registry.all().map((t) => t.entry.name) })) registry.add(def);
     // an MCP server's tools join the registry (and so the catalog this runner publishes)
     const mcp = await McpTools.start(mcpServers, serving, { logger, environment: opts.env ?? process.env });
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close() });
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close(), replicaAck });
     mcp.attach(registry, () => runner.publishCatalog());
     // a runner that cannot start leaves no MCP server child behind
     await runner.start().catch(async (e: unknown) => {
@@ -126,7 +130,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     // `tools-local`, which this process serves too
     const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool === LOCAL_POOL);
     const localTools = localRegistry.all().length
-      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs })
+      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck })
       : undefined;
     if (localTools) {
       await localTools.start();

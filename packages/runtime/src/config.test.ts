@@ -66,7 +66,7 @@ describe('the environment, validated once at start', () => {
 
   it('accepts one partition; names every unsupported variable at once', () => {
     expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
-    expect(() => loadConfig({ REDIS_SENTINELS: 's1:26379', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*REDIS_SENTINELS is set/);
+    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '3', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_PARTITIONS is set/);
     expect(loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]' }).openapiTools).toBe('[]'); // built: passed on to the tool-runner
   });
 

@@ -5,6 +5,7 @@ import { unsupportedSettingProblems } from './unsupported-settings.js';
 import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
 
 export * from './limits-config.js';
+import { prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');
@@ -138,6 +139,8 @@ function urlPrefixes(variable: string, raw: string): string[] {
 
 export interface Config {
   redisUrl: string;
+  /** Where connections go (createRedis): REDIS_CLUSTER_NODES, else REDIS_SENTINELS, else REDIS_URL. */
+  redis: RedisTarget;
   prefix: string;
   port: number;
   metricsPort: number;
@@ -214,8 +217,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`);
   for (const origin of list(e.AGENTLOOP_CORS_ORIGINS))
     if (!corsOrigin(origin)) throw new Error(`invalid environment:\n  AGENTLOOP_CORS_ORIGINS: '${origin.slice(0, 200)}' is not an origin (http(s)://host[:port], without a path, not even /)`);
+  const redis = redisTargetFromEnv(cleaned, e.REDIS_URL);
+  const badPrefix = prefixProblem(e.AGENTLOOP_PREFIX, redis);
+  if (badPrefix) throw new Error(`invalid environment:\n  ${badPrefix}`);
   return {
     redisUrl: e.REDIS_URL,
+    redis,
     prefix: e.AGENTLOOP_PREFIX,
     port: e.AGENTLOOP_PORT,
     metricsPort: e.AGENTLOOP_METRICS_PORT,

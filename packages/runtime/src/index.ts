@@ -1,6 +1,7 @@
 export * from './config.js';
 export * from './logger.js';
 export * from './redis.js';
+export * from './redis-target.js';
 export * from './scripts.js';
 export * from './run-state.js';
 export * from './run-store.js';

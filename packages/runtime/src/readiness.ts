@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from './redis.js';
 import { redisProblem } from './redis.js';
 
 /** A role's worker, as readiness sees it. */
@@ -18,7 +18,7 @@ export function workerTakingJobs(worker: Worker | null | undefined): boolean {
  * metrics port's of a process without the api). A connection that cannot serve commands, then a role's worker that
  * does not take jobs. Answers at once from what the connections know, also while Redis is away.
  */
-export function notReadyReason(connections: readonly Redis[], workers: readonly RoleWorker[]): string | null {
+export function notReadyReason(connections: readonly RedisConnection[], workers: readonly RoleWorker[]): string | null {
   for (const c of connections) {
     const problem = redisProblem(c);
     if (problem) return problem;

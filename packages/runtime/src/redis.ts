@@ -1,22 +1,41 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger.js';
+import { targetEndpoint, urlAuth, type RedisTarget } from './redis-target.js';
+
+/** A connection of the deployment: one Redis (through REDIS_URL or Sentinel) or a Redis Cluster. */
+export type RedisConnection = Redis | Cluster;
 
 /** Where a Redis URL points, without credentials (safe to log). */
 export function redisEndpoint(url: string): string {
-  const u = URL.parse(url);
-  return u ? `${u.hostname}:${u.port || '6379'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}` : 'an unparsable REDIS_URL';
+  return targetEndpoint({ kind: 'url', url });
 }
 
-const lastErrors = new WeakMap<Redis, string>();
+const lastErrors = new WeakMap<RedisConnection, string>();
+
+/** After a failover the old primary, now a replica, answers writes READONLY: reconnect (to the new one) and resend. */
+const reconnectOnReadonly = (err: Error) => (err.message.startsWith('READONLY') ? 2 : false);
 
 /**
- * A connection for commands and BullMQ (maxRetriesPerRequest null, as BullMQ workers require). It reconnects on
- * its own; with a logger, losing or not reaching Redis is said at once — where, which error, that it keeps
- * retrying — then at most every `repeatMs` while it lasts, and its return once.
+ * The one factory of the deployment's Redis connections, for commands and for BullMQ (maxRetriesPerRequest null, as
+ * BullMQ workers require; `duplicate()` of one keeps its target): an ioredis `Cluster` for REDIS_CLUSTER_NODES, a
+ * connection through Sentinel for REDIS_SENTINELS (it follows the master across failovers), else REDIS_URL. It
+ * reconnects on its own; with a logger, losing or not reaching Redis is said at once — where, which error, that it
+ * keeps retrying — then at most every `repeatMs` while it lasts, and its return once.
  */
-export function createRedis(url: string, name = 'agentloop', logger?: Logger, repeatMs = 10_000): Redis {
-  const r = new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name });
-  const where = redisEndpoint(url);
+export function createRedis(target: string | Exclude<RedisTarget, { kind: 'cluster' }>, name?: string, logger?: Logger, repeatMs?: number): Redis;
+export function createRedis(target: Extract<RedisTarget, { kind: 'cluster' }>, name?: string, logger?: Logger, repeatMs?: number): Cluster;
+export function createRedis(target: string | RedisTarget, name?: string, logger?: Logger, repeatMs?: number): RedisConnection;
+export function createRedis(target: string | RedisTarget, name = 'agentloop', logger?: Logger, repeatMs = 10_000): RedisConnection {
+  const t: RedisTarget = typeof target === 'string' ? { kind: 'url', url: target } : target;
+  const common: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name };
+  const { db, ...auth } = urlAuth(t.url);
+  const r: RedisConnection =
+    t.kind === 'cluster'
+      ? new Cluster(t.nodes, { enableReadyCheck: true, redisOptions: { ...common, ...auth } })
+      : t.kind === 'sentinel'
+        ? new Redis({ ...common, ...auth, ...(db !== undefined ? { db } : {}), sentinels: t.sentinels, name: t.name, failoverDetector: true, reconnectOnError: reconnectOnReadonly })
+        : new Redis(t.url, common);
+  const where = targetEndpoint(t);
   let down = false;
   let lastSaid = 0;
   r.on('error', (err: Error & { code?: string }) => {
@@ -36,8 +55,18 @@ export function createRedis(url: string, name = 'agentloop', logger?: Logger, re
   return r;
 }
 
+/**
+ * The connection as one Redis. The run scripts still touch keys of several slots, so a process does not run its
+ * roles on a cluster yet (REDIS_CLUSTER_NODES is refused at start, unsupported-settings.ts); this says so should a
+ * cluster connection reach them anyway.
+ */
+export function singleRedis(c: RedisConnection): Redis {
+  if (c instanceof Cluster) throw new Error('a Redis Cluster connection cannot serve the run scripts of this build (their keys are not all in one slot yet)');
+  return c;
+}
+
 /** Why a connection cannot serve commands now, or null when it can (readiness checks must not wait for Redis). */
-export function redisProblem(r: Redis): string | null {
+export function redisProblem(r: RedisConnection): string | null {
   if (r.status === 'ready') return null;
   return `redis ${r.status}${lastErrors.has(r) ? ` (${lastErrors.get(r)})` : ''}`;
 }

@@ -45,6 +45,28 @@ describe('tool job ids (real Redis)', () => {
     expect((await queues.orchestrator.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.runId)).toEqual(['q1', 'lost', 'b3']);
   });
 
+  it("gives every job of a run its tenant's load (fair scheduling): a quiet tenant's new run is taken before a busy tenant's continuations and new runs", async () => {
+    const scheduler = new RunScheduler(queues);
+    const keys = new DeploymentKeys(prefix);
+    await redis.zadd(keys.tenantRunsByStatus('heavy', 'running'), 1, 'h1', 2, 'h2', 3, 'h3');
+    const call = { callId: 'c1', name: 'noop', arguments: '{}', pool: 'default' };
+    await scheduler.afterCheckpoint({ id: 'h1', tenant: 'heavy', request }, 1, []); // a lone next iteration
+    await scheduler.afterCheckpoint({ id: 'h2', tenant: 'heavy', request }, 1, [call]); // a flow: the next iteration waits for its call
+    await redis.zadd(keys.tenantRunsByStatus('heavy', 'queued'), 4, 'h4');
+    await scheduler.start('h4', false, 'heavy');
+    await redis.zadd(keys.tenantRunsByStatus('light', 'queued'), 5, 'l1');
+    await scheduler.start('l1', false, 'light');
+    const priority = async (queue: string, id: string) => (await Job.fromId(queues.get(queue), id))?.priority;
+    expect(await priority(QUEUES.orchestrator, advanceJobId('h1', 2))).toBe(3);
+    expect(await priority(QUEUES.orchestrator, advanceJobId('h2', 2))).toBe(3);
+    expect(await priority(QUEUES.tools('default'), toolJobId('h2', 'c1'))).toBe(3);
+    expect(await priority(QUEUES.orchestrator, advanceJobId('h4', 1))).toBe(4); // behind its tenant's 3 running runs
+    // nothing waits in BullMQ's plain list, which a worker would empty before any prioritized job
+    expect(await queues.orchestrator.getJobs(['waiting'])).toEqual([]);
+    const order = (await queues.orchestrator.getJobs(['prioritized'], 0, -1, true)).map((j) => j.data.runId).filter((r) => ['h1', 'h4', 'l1'].includes(r));
+    expect(order).toEqual(['l1', 'h1', 'h4']);
+  });
+
   it('builds ids that name one (run, call) pair each, and parses them back', () => {
     const pairs: Array<[string, string]> = [['a-b', 'c'], ['a', 'b-c'], ['a_b', 'c'], ['a', '_b-c'], ['run_x', 'call_1'], ['1', '2']];
     const ids = pairs.map(([r, c]) => toolJobId(r, c));

@@ -12,8 +12,7 @@ function traced(): { trace?: string } {
   return trace ? { trace } : {};
 }
 
-/** BullMQ's lowest job priority (its PRIORITY_LIMIT); 1 is the highest. */
-const LOWEST_PRIORITY = 2 ** 21 - 1;
+import { TenantLoad } from './tenant-load.js';
 
 /** min(context.toolResultMaxTokens, a quarter of the context window) */
 export function maxResultTokens(request: RunRequest): number {
@@ -26,10 +25,10 @@ export function maxResultTokens(request: RunRequest): number {
  * twice is harmless; every transition a job makes is a compare-and-set on the run.
  */
 export class RunScheduler {
-  private readonly keys: DeploymentKeys;
+  private readonly load: TenantLoad;
 
   constructor(private readonly queues: QueueSet) {
-    this.keys = new DeploymentKeys(queues.prefix);
+    this.load = new TenantLoad(() => queues.orchestrator.backend.client, new DeploymentKeys(queues.prefix));
   }
 
   /**
@@ -37,20 +36,15 @@ export class RunScheduler {
    * knows the first iteration is a call with tools (the run has no wall-clock budget that may run out while it
    * waits), so the job starts it without reading the run first.
    *
-   * Fair scheduling (docs/ARCHITECTURE.md): the job's priority is its rank in its tenant's own line — the tenant's
-   * runs still queued, this one included — so it is taken before every first iteration ranked after it, whatever
-   * tenant that is: a tenant's new run does not wait for another tenant's backlog. Without a tenant (the reconciler
-   * re-adding a job a crash lost, after the run waited long already) it ranks first.
+   * Fair scheduling (docs/ARCHITECTURE.md): every job of a run carries its tenant's load as its priority; a first
+   * job ranks behind its tenant's running runs and its queued ones (this one included), so a tenant's new run does
+   * not wait for another tenant's backlog, queued or running. Without a tenant (the reconciler re-adding a job a
+   * crash lost, after the run waited long already) it ranks first.
    */
   async start(runId: string, planned = false, tenant?: string): Promise<void> {
     const data: AdvanceJob = { runId, iteration: 1, ...traced(), ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
-    const priority = tenant === undefined ? 1 : await this.rankInTenantLine(tenant);
+    const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant);
     await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), priority });
-  }
-
-  private async rankInTenantLine(tenant: string): Promise<number> {
-    const queued = await (await this.queues.orchestrator.backend.client).zcard(this.keys.tenantRunsByStatus(tenant, 'queued'));
-    return Math.min(LOWEST_PRIORITY, Math.max(1, queued));
   }
 
   /**
@@ -91,9 +85,12 @@ export class RunScheduler {
     return Job.fromId(this.queues.get(queue), jobId);
   }
 
-  /** An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless). */
+  /**
+   * An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless);
+   * it ranks first, having waited a reconciler's sweep already.
+   */
   async advance(runId: string, k: number, jobId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
+    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId, priority: 1 });
   }
 
   /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
@@ -117,7 +114,8 @@ export class RunScheduler {
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
     const trace = traced();
     const data: AdvanceJob = { runId, iteration: k + 1, ...trace, ...(plan ? { plan } : {}) };
-    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix) };
+    const priority = await this.load.continuation(tenant);
+    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix), priority };
     if (!calls.length) {
       await this.queues.orchestrator.add('advance', data, opts);
       return;
@@ -131,7 +129,7 @@ export class RunScheduler {
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
         data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace } satisfies ToolJob,
-        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true },
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, priority },
       })),
     });
   }

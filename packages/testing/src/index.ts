@@ -12,3 +12,4 @@ export * from './invariants.js';
 export * from './paths.js';
 export * from './mock-llm/structured-output-wire.js';
 export * from './crm-api.js';
+export * from './redis-topologies.js';

@@ -22,6 +22,11 @@ export interface ToolRunnerOptions {
   maxResultBytes?: number;
   /** Closed after the workers (the MCP servers' connections: calls in flight need them until then). */
   closeAfter?: () => Promise<void>;
+  /**
+   * Behind Sentinel (a primary with replicas): a `retry: "never"` call executes only once its start is on a replica
+   * (`WAIT`), so a failover cannot lose the start and let a redelivery execute it again.
+   */
+  replicaAck?: { replicas: number; timeoutMs: number };
 }
 
 /**
@@ -127,6 +132,7 @@ export class ToolRunner {
     switch (started) {
       case 'first':
       case 'taken':
+        if (retry === 'never') await this.startReplicated(runId, callId);
         return true;
       case 'answered':
         return false; // stale job, or already answered: its result is reused
@@ -144,6 +150,20 @@ export class ToolRunner {
     if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
     if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
     return false;
+  }
+
+  /**
+   * The start of a `never` call, acknowledged by a replica before the call executes. A start only the primary has
+   * may be lost in a failover (replication is asynchronous; a demoted primary takes writes until it learns it is
+   * one), and a redelivery would then find the call unstarted and execute it again. Unacknowledged: nothing executed,
+   * the job retried — it finds the call started (answered outcome_unknown) or not (executed then).
+   */
+  private async startReplicated(runId: string, callId: string): Promise<void> {
+    const ack = this.o.replicaAck;
+    if (!ack) return;
+    // WAIT counts the writes of this connection before it: the start just made on it included
+    const acked = Number(await this.o.redis.call('WAIT', ack.replicas, ack.timeoutMs));
+    if (acked < ack.replicas) throw new Error(`the start of call ${callId} of run ${runId} reached ${acked} of ${ack.replicas} replicas within ${ack.timeoutMs} ms: not executed, retried`);
   }
 
   /** A write of a delivery that no longer owns its call, refused: logged and counted, never applied. */

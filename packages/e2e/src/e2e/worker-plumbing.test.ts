@@ -71,7 +71,7 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
     expect(snap.status).toBe('completed');
     expect(snap.output).toMatch(/after: .*tool_error.*\| .*sent/);
     // nothing but the flows' own jobs: no advance job beyond the gate and the resume for iteration 2
-    const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix }).getJobs(['completed', 'waiting', 'delayed', 'failed', 'active']);
+    const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix }).getJobs(['completed', 'waiting', 'prioritized', 'delayed', 'failed', 'active']);
     expect(jobs.filter((j) => j.data.runId === id && /nudge/.test(j.id ?? ''))).toEqual([]);
     // the resumed iteration started: the run left the resuming set (the reconciler has nothing to re-publish)
     expect(await s.redis.zscore(`${s.prefix}:resuming`, id)).toBeNull();

@@ -1,0 +1,189 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { startMockProcess, startServeProcess } from './processes.js';
+import { MODELS } from './providers.js';
+import { percentile } from './stats.js';
+import { runMemory } from './tenant-safety.js';
+
+export interface CapacityFigures {
+  runs: number;
+  iterations: number;
+  completed: number;
+  failed: number;
+  seconds: number;
+  iterationsPerS: number;
+  /**
+   * Runs running at the plateau (samples with at least 90% of the most), and the orchestrator's live heap (the least
+   * sample there, over the least idle one) and Redis' memory above the idle baseline (the least sample there).
+   */
+  peakRunning: number;
+  heapPerActiveB: number;
+  redisPerActiveB: number;
+  /** Redis' memory above the baseline once every run finished (retained for AGENTLOOP_RUN_RETENTION_S), per run. */
+  redisPerFinishedB: number;
+  finishedRunKeysB: number;
+  parked: number;
+  redisPerParkedB: number;
+  parkedRunKeysB: number;
+  /** MEMORY USAGE of a finished run's keys by its model calls. */
+  byLength: Array<{ length: number; bytes: number }>;
+  /** Job ready (BullMQ's `waiting` event) → taken (`active`), Redis' clock, ms. */
+  scheduling: Record<'orchestrator' | 'firstIterations' | 'tools', { n: number; p50: number; p99: number }>;
+  orchestratorCpuS: number;
+}
+
+const TOOLS = `export default [
+  { name: 'noop', description: 'waits 50-500 ms', parameters: { type: 'object' }, sideEffect: 'read', async execute() { await new Promise((r) => setTimeout(r, 50 + Math.random() * 450)); return { ok: true }; } },
+  { name: 'notify', description: 'an external effect (needs approval)', parameters: { type: 'object' }, sideEffect: 'external', async execute() { return { ok: true }; } },
+];\n`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const streamMs = (id: string) => Number(id.split('-')[0]);
+
+/** A Prometheus sample's value from a /metrics text. */
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(url)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
+}
+
+/** Job ready → taken, per queue, from BullMQ's event stream (both stamps from Redis' clock). */
+function schedulingProbe(redis: Redis, prefix: string, queue: string) {
+  const events = new QueueEvents(queue, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix });
+  const ready = new Map<string, number>();
+  const delays: number[] = [];
+  /** Jobs of a run's first iteration (`<run>-1`): the burst of runs created at once, apart. */
+  const firstDelays: number[] = [];
+  events.on('waiting', ({ jobId }, id) => ready.set(jobId, streamMs(id)));
+  events.on('active', ({ jobId }, id) => {
+    const at = ready.get(jobId);
+    if (at !== undefined) (/-1$/.test(jobId) && queue === 'orchestrator' ? firstDelays : delays).push(streamMs(id) - at);
+    ready.delete(jobId);
+  });
+  const fig = (d: number[]) => ({ n: d.length, p50: percentile(d, 50), p99: percentile(d, 99) });
+  return {
+    ready: () => events.waitUntilReady(),
+    figures: () => fig(delays),
+    firstFigures: () => fig(firstDelays),
+    close: () => events.close(),
+  };
+}
+
+/**
+ * Capacity (issue 25): `runs` runs at once, each `iterations` model calls answered in 1–3 s with a `noop` call of
+ * 50–500 ms between them; api, orchestrator and tool-runner each a process of its own. Measured: the orchestrator's
+ * heap and Redis' memory per running run at the peak, Redis per finished and per parked run, how a finished run's
+ * keys grow with its length, job ready → taken (p50, p99), iterations per second.
+ */
+export async function capacityBench(redisUrl: string, admin: Redis, runs: number, iterations: number): Promise<CapacityFigures> {
+  const prefix = 'bench-cap';
+  const toolsModule = path.join(os.tmpdir(), `agentloop-capacity-tools-${process.pid}.mjs`);
+  fs.writeFileSync(toolsModule, TOOLS);
+  const mock = await startMockProcess(['slow-loop', String(iterations), '1000', '3000']);
+  const env = {
+    REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
+    AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
+    // a slot per run in a model call; tools hold a run a tenth of the time
+    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(runs + 100), AGENTLOOP_TOOL_CONCURRENCY: String(Math.ceil(runs / 3) + 50),
+  };
+  const procs = [await startServeProcess(env, { roles: ['orchestrator'] }), await startServeProcess(env, { roles: ['tool-runner'] }), await startServeProcess(env, { roles: ['api'] })];
+  const [orch, , api] = procs as [(typeof procs)[0], (typeof procs)[0], (typeof procs)[0]];
+  const probes = [schedulingProbe(admin, prefix, 'orchestrator'), schedulingProbe(admin, prefix, 'tools-default')];
+  const count = (status: string) => admin.zcard(`${prefix}:tenant:default:runs:${status}`);
+  const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+  const heap = () => metric(orch.metricsUrl, 'nodejs_heap_size_used_bytes');
+  const create = async (input: string) => {
+    const body = JSON.stringify({ input, model: MODELS.openai, tools: ['noop', 'notify'], limits: { maxIterations: 100 } });
+    const res = await fetch(`${api.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { id: string }).id;
+  };
+  const createMany = async (n: number, input: string) => {
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 100) ids.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => create(input)))));
+    return ids;
+  };
+  try {
+    await Promise.all(probes.map((p) => p.ready()));
+    // the live heap is the garbage-collected sawtooth's lower edge: the least of the samples, idle and at the peak
+    let heap0 = Infinity;
+    for (let i = 0; i < 10; i++, await sleep(300)) heap0 = Math.min(heap0, await heap());
+    const [redis0, cpu0] = [await usedMemory(), await metric(orch.metricsUrl, 'process_cpu_seconds_total')];
+    const samples: Array<{ running: number; heapB: number; redisB: number }> = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        samples.push({ running: await count('running'), heapB: (await heap()) - heap0, redisB: (await usedMemory()) - redis0 });
+        await sleep(300);
+      }
+    })();
+    const t0 = performance.now();
+    const ids = await createMany(runs, 'go');
+    while ((await count('completed')) + (await count('failed')) < runs) await sleep(250);
+    const seconds = (performance.now() - t0) / 1000;
+    sampling = false;
+    await sampler;
+    const top = Math.max(...samples.map((x) => x.running));
+    const plateau = samples.filter((x) => x.running >= 0.9 * top);
+    const peak = { running: Math.min(...plateau.map((x) => x.running)), heapB: Math.min(...plateau.map((x) => x.heapB)), redisB: Math.min(...plateau.map((x) => x.redisB)) };
+    const orchestratorCpuS = (await metric(orch.metricsUrl, 'process_cpu_seconds_total')) - cpu0;
+    const [completed, failed] = [await count('completed'), await count('failed')];
+    const redisFinished = (await usedMemory()) - redis0;
+    const sample = async (of: string[]) => percentile(await Promise.all(of.slice(0, 20).map(async (id) => (await runMemory(admin, prefix, id)).bytes)), 50);
+    const finishedRunKeysB = await sample(ids);
+    const scheduling = { orchestrator: probes[0]!.figures(), firstIterations: probes[0]!.firstFigures(), tools: probes[1]!.figures() };
+
+    const parked = Math.min(runs, 2000);
+    const beforeParked = await usedMemory();
+    const parkedIds = await createMany(parked, '[park] ask first');
+    while ((await count('paused')) < parked) await sleep(250);
+    const redisPerParkedB = ((await usedMemory()) - beforeParked) / parked;
+    const parkedRunKeysB = await sample(parkedIds);
+
+    const byLength: CapacityFigures['byLength'] = [];
+    for (const length of [2, 4, 8, 16, 32]) {
+      const before = await count('completed');
+      const lenIds = await createMany(5, `[fast] [len=${length}] go`);
+      while ((await count('completed')) < before + 5) await sleep(100);
+      byLength.push({ length, bytes: await sample(lenIds) });
+    }
+    return {
+      runs, iterations, completed, failed, seconds, iterationsPerS: (completed * iterations) / seconds,
+      peakRunning: peak.running, heapPerActiveB: peak.heapB / Math.max(1, peak.running), redisPerActiveB: peak.redisB / Math.max(1, peak.running),
+      redisPerFinishedB: redisFinished / runs, finishedRunKeysB, parked, redisPerParkedB, parkedRunKeysB, byLength, scheduling, orchestratorCpuS,
+    };
+  } finally {
+    await Promise.all(probes.map((p) => p.close()));
+    await Promise.all(procs.map((p) => p.stop()));
+    mock.child.kill();
+    fs.rmSync(toolsModule, { force: true });
+    await admin.eval(`for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`, 0, `${prefix}*`);
+  }
+}
+
+const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
+
+export function capacityLines(f: CapacityFigures): string[] {
+  const s = f.scheduling;
+  return [
+    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (1–3 s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s`,
+    `  ${f.peakRunning} running at the plateau: orchestrator heap ${kb(f.heapPerActiveB)} per running run, Redis ${kb(f.redisPerActiveB)} per running run`,
+    `  Redis per finished run (retained): ${kb(f.redisPerFinishedB)} (used_memory), its keys ${kb(f.finishedRunKeysB)} (MEMORY USAGE, median of 20)`,
+    `  Redis per parked run (${f.parked} parked): ${kb(f.redisPerParkedB)} (used_memory), its keys ${kb(f.parkedRunKeysB)}`,
+    `  a finished run's keys by its model calls: ${f.byLength.map((l) => `${l.length}: ${kb(l.bytes)}`).join(', ')}`,
+    `  job ready → taken: later iterations p50 ${s.orchestrator.p50.toFixed(0)} ms, p99 ${s.orchestrator.p99.toFixed(0)} ms (${s.orchestrator.n} jobs); first iterations (all runs created at once) p50 ${s.firstIterations.p50.toFixed(0)} ms, p99 ${s.firstIterations.p99.toFixed(0)} ms (${s.firstIterations.n}); tools p50 ${s.tools.p50.toFixed(0)} ms, p99 ${s.tools.p99.toFixed(0)} ms (${s.tools.n})`,
+  ];
+}
+
+export function capacityTargets(f: CapacityFigures): string[] {
+  const ok = (b: boolean) => (b ? 'met' : 'MISSED');
+  return [
+    `  ${f.runs} concurrent runs complete                 ${f.completed}/${f.runs}  ${ok(f.completed === f.runs)}`,
+    `  p99 scheduling delay (later iterations)        ${f.scheduling.orchestrator.p99.toFixed(0)} ms  (target ≤ 50 ms)  ${ok(f.scheduling.orchestrator.p99 <= 50)}`,
+    `  orchestrator heap per running run             ${kb(f.heapPerActiveB)}  (target ≤ 20 KB)  ${ok(f.heapPerActiveB <= 20 * 1024)}`,
+    `  Redis per parked run                          ${kb(f.redisPerParkedB)}  (target ≤ 16 KB)  ${ok(f.redisPerParkedB <= 16 * 1024)}`,
+  ];
+}
