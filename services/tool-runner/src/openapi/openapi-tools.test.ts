@@ -173,3 +173,47 @@ describe('OpenAPI tools at start', () => {
     await expect(start({ operations: ['getCustomer', 'getInvoice'] })).rejects.toThrow(/has no operation 'getInvoice' \(its operationIds: searchCustomers, getCustomer/);
   });
 });
+
+describe('OpenAPI tools: secrets echoed by a server', () => {
+  const SECRET = 'tok/SECRET+abc/123';
+  const CUT = 1_000_000;
+  let server: http.Server;
+  let call: Awaited<ReturnType<typeof registryOf>>['call'];
+  let registry: ToolRegistry;
+  beforeAll(async () => {
+    // an API that echoes the credential it got, as PHP's json_encode does ("/" escaped), or every character \u-escaped,
+    // or where its 1 MB cut falls
+    server = http.createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/echo/slashes') return res.end(JSON.stringify({ seen: auth, [auth]: 1 }).replace(/\//g, '\\/'));
+      if (req.url === '/echo/unicode') return res.end(`{"seen":"${[...auth].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join('')}"}`);
+      if (req.url === '/echo/error') return res.writeHead(400).end(JSON.stringify({ error: `bad ${auth}` }).replace(/\//g, '\\/'));
+      res.end(`{"pad":"${'x'.repeat(CUT - 8 - 'Bearer '.length - 5)}${auth}"}`); // the secret starts 5 bytes before the cut
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = mkdtempSync(path.join(tmpdir(), 'openapi-echo-'));
+    const spec = path.join(dir, 'echo.json');
+    writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'echo', version: '1' }, paths: { '/echo/{mode}': { get: { operationId: 'echo', parameters: [{ name: 'mode', in: 'path', required: true, schema: { type: 'string' } }], responses: { 200: { description: 'ok' } } } } } }));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ call, registry } = await registryOf([{ name: 'crm', spec, baseUrl, headers: { Authorization: 'Bearer ${env:CRM_TOKEN}' }, operations: ['echo'], allowPrivate: true }], { CRM_TOKEN: SECRET }));
+  });
+  afterAll(() => server.close());
+
+  it('a JSON-escaped echo (\\/ or \\uXXXX), in a value or a key, is redacted after parsing', async () => {
+    expect((await call('crm__echo', { mode: 'slashes' })).result).toEqual({ status: 200, body: { seen: 'Bearer [redacted]', 'Bearer [redacted]': 1 } });
+    expect((await call('crm__echo', { mode: 'unicode' })).result).toEqual({ status: 200, body: { seen: 'Bearer [redacted]' } });
+    const failed = await call('crm__echo', { mode: 'error' });
+    expect(failed.error).toMatchObject({ code: 'tool_error', message: 'HTTP 400: {"error":"bad Bearer [redacted]"}' });
+  });
+
+  it('a credential where the 1 MB cut falls is redacted whole, not cut in two', async () => {
+    // the tool's own answer: the per-result cap of a call would cut it much shorter
+    const r = (await registry.get('crm__echo')!.def.execute({ mode: 'cut' }, { ...ctx, signal: new AbortController().signal })) as { body: string; truncated: boolean };
+    const body = r.body;
+    expect(r.truncated).toBe(true);
+    expect(body.endsWith('xxxxBearer [redacted]')).toBe(true);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(CUT + 5);
+    expect(body).not.toContain('tok/S');
+  });
+});

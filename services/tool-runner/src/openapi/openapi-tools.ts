@@ -5,6 +5,7 @@ import { ToolFailure, type ToolContext, type ToolDefinition } from '../tool-defi
 import { buildRequest } from './build-request.js';
 import { resolveHeaders, type OpenApiToolsConfig } from './config.js';
 import { loadOperations, type OperationInfo } from './document.js';
+import { redactor, type Redactor } from './redact.js';
 import { descriptionOf, sideEffectOf, toolSchema, type ArgumentPlan } from './tool-schema.js';
 
 type Log = { info: (o: object, m: string) => void; error: (o: object, m: string) => void };
@@ -48,6 +49,7 @@ export async function startOpenApiTools(entries: OpenApiToolsConfig[], pools: (p
 }
 
 function operationTool(entry: OpenApiToolsConfig, op: OperationInfo, name: string, headers: Record<string, string>, secrets: string[]): ToolDefinition {
+  const redact = redactor(secrets);
   const { parameters, plan } = toolSchema(op, headers);
   if (JSON.stringify(parameters).length > MAX_SCHEMA_CHARS) throw new Error(`AGENTLOOP_OPENAPI_TOOLS [${entry.name}]: the schema of operation '${op.operationId}' is over ${MAX_SCHEMA_CHARS} characters`);
   return {
@@ -57,11 +59,11 @@ function operationTool(entry: OpenApiToolsConfig, op: OperationInfo, name: strin
     ...sideEffectOf(op.method, entry.sideEffects[op.operationId]),
     pool: entry.pool,
     timeoutMs: entry.timeoutMs,
-    execute: (args, ctx) => callOperation(entry, op, plan, headers, secrets, args, ctx),
+    execute: (args, ctx) => callOperation(entry, op, plan, headers, redact, args, ctx),
   };
 }
 
-async function callOperation(entry: OpenApiToolsConfig, op: OperationInfo, plan: ArgumentPlan, configured: Record<string, string>, secrets: string[], args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+async function callOperation(entry: OpenApiToolsConfig, op: OperationInfo, plan: ArgumentPlan, configured: Record<string, string>, redact: Redactor, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
   const req = buildRequest(entry.baseUrl, op.path, plan, args);
   const base = new URL(entry.baseUrl);
   const safeMethod = op.method === 'GET' || op.method === 'HEAD';
@@ -77,25 +79,28 @@ async function callOperation(entry: OpenApiToolsConfig, op: OperationInfo, plan:
     // the operator's headers (credentials) go to the base URL's origin only, never to where a redirect leads
     headers: (url) => (url.origin === base.origin ? { ...headers, ...configured } : headers),
     ...(req.body !== undefined ? { body: req.body } : {}),
-    maxBytes: MAX_RESPONSE_BYTES,
+    // read past the cut by the longest escaped secret: one that starts before the cut is redacted whole
+    maxBytes: MAX_RESPONSE_BYTES + redact.margin,
     followRedirects: safeMethod,
     // allowPrivate: the entry's own host on a private or loopback address (never link-local or metadata)
     allowAddress: (address, url) => entry.allowPrivate && url.hostname === base.hostname && isPrivateAddress(address),
   });
-  return resultOf(res, secrets);
+  return resultOf(res, redact);
 }
 
 /** 2xx: `{status, body}` (JSON parsed, else text); anything else a tool_error naming the status, retryable for 5xx. */
-function resultOf(res: GuardedResponse, secrets: string[]): unknown {
-  const text = secrets.reduce((t, s) => t.split(s).join('[redacted]'), res.body);
+function resultOf(res: GuardedResponse, redact: Redactor): unknown {
+  const truncated = res.truncated || Buffer.byteLength(res.body) > MAX_RESPONSE_BYTES;
+  // secrets are redacted before the cut, and a parsed body after parsing (the text may hold them JSON-escaped)
+  const text = redact.cut(res.body, MAX_RESPONSE_BYTES);
   let body: unknown = text;
-  if (JSON_TYPE.test(res.contentType) && !res.truncated && text.trim() !== '')
+  if (JSON_TYPE.test(res.contentType) && !truncated && res.body.trim() !== '')
     try {
-      body = JSON.parse(text);
+      body = redact.value(JSON.parse(res.body));
     } catch {
       // a server that says JSON and sends something else: its text is the answer
     }
-  if (res.status >= 200 && res.status < 300) return { status: res.status, body, ...(res.truncated ? { truncated: true } : {}) };
-  const excerpt = text.length > 1000 ? `${text.slice(0, 1000)}…` : text;
+  if (res.status >= 200 && res.status < 300) return { status: res.status, body, ...(truncated ? { truncated: true } : {}) };
+  const excerpt = text.length > 1000 ? `${redact.cut(res.body, 1000)}…` : text;
   throw new ToolFailure('tool_error', `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`, res.status >= 500 || res.status === 429 || res.status === 408);
 }
