@@ -217,3 +217,23 @@ describe('OpenAPI tools: secrets echoed by a server', () => {
     expect(body).not.toContain('tok/S');
   });
 });
+
+describe('OpenAPI tools: allowPrivate is for the baseUrl origin only', () => {
+  it('a redirect to another port of the base host is blocked_url, and that service gets no request', async () => {
+    const admin: string[] = [];
+    const other = http.createServer((req, res) => (admin.push(req.url!), res.end('{"internal":"admin service"}')));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const api = http.createServer((_, res) => res.writeHead(302, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}/admin/keys` }).end());
+    await new Promise<void>((r) => api.listen(0, '127.0.0.1', r));
+    const spec = path.join(mkdtempSync(path.join(tmpdir(), 'openapi-redirect-')), 'go.json');
+    writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/go': { get: { operationId: 'go', responses: { 200: { description: 'ok' } } } } } }));
+    try {
+      const { call } = await registryOf([{ name: 'crm', spec, baseUrl: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, operations: ['go'], allowPrivate: true }]);
+      expect(await call('crm__go', {})).toMatchObject({ status: 'error', error: { code: 'blocked_url', message: expect.stringMatching(/refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1/) } });
+      expect(admin).toEqual([]);
+    } finally {
+      api.close();
+      other.close();
+    }
+  });
+});

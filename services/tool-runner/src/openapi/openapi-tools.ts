@@ -82,8 +82,9 @@ async function callOperation(entry: OpenApiToolsConfig, op: OperationInfo, plan:
     // read past the cut by the longest escaped secret: one that starts before the cut is redacted whole
     maxBytes: MAX_RESPONSE_BYTES + redact.margin,
     followRedirects: safeMethod,
-    // allowPrivate: the entry's own host on a private or loopback address (never link-local or metadata)
-    allowAddress: (address, url) => entry.allowPrivate && url.hostname === base.hostname && isPrivateAddress(address),
+    // allowPrivate: the entry's own baseUrl origin (scheme, host, port) on a private or loopback address (never
+    // link-local or metadata): a redirect to another port of the same host is another service
+    allowAddress: (address, url) => entry.allowPrivate && url.origin === base.origin && isPrivateAddress(address),
   });
   return resultOf(res, redact);
 }
