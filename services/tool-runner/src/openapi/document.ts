@@ -1,5 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { OpenApiToolsConfig } from './config.js';
+import { guardedDocumentReader } from './document-reader.js';
 
 type Schema = Record<string, unknown>;
 
@@ -50,12 +51,13 @@ export async function loadOperations(entry: OpenApiToolsConfig): Promise<Operati
       resolve: {
         // a document from a URL reads no local file through its $refs (they would end up in the catalog)
         ...(remote ? { file: false } : {}),
-        // private and internal hosts (the spec's own, its $refs') only for an entry the operator allowed them
-        http: { safeUrlResolver: !entry.allowPrivate },
+        // every URL read (the spec, its $refs', redirects) under the product's SSRF guard, not the library's own list;
+        // a private or loopback address only for the spec URL's own origin of an entry with allowPrivate
+        http: guardedDocumentReader(entry.spec, entry.allowPrivate),
       },
     })) as typeof api;
   } catch (e) {
-    const hint = remote && !entry.allowPrivate && /Unable to resolve|Unsafe URL/.test((e as Error).message) ? ' (a document on a private or internal host needs "allowPrivate": true)' : '';
+    const hint = remote && !entry.allowPrivate && /refused: .* resolves to/.test((e as Error).message) ? ' (a document on a private or internal host needs "allowPrivate": true)' : '';
     throw new Error(`${where}: the document ${entry.spec} cannot be loaded: ${firstLines((e as Error).message)}${hint}`);
   }
   if (!api.openapi?.startsWith('3.')) throw new Error(`${where}: ${entry.spec} is not an OpenAPI 3.x document (${api.swagger ? `Swagger ${api.swagger}` : 'no openapi version'})`);

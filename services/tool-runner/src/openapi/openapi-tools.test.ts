@@ -237,3 +237,52 @@ describe('OpenAPI tools: allowPrivate is for the baseUrl origin only', () => {
     }
   });
 });
+
+describe('OpenAPI tools: the document from a URL under the SSRF guard', () => {
+  const served: string[] = [];
+  const docWithRef = (ref: string) => JSON.stringify({
+    openapi: '3.0.3', info: { title: 'x', version: '1' },
+    paths: { '/a/{id}': { get: { operationId: 'peek', parameters: [{ name: 'id', in: 'path', required: true, schema: { $ref: ref } }], responses: { 200: { description: 'ok' } } } } },
+  });
+  const idSchema = JSON.stringify({ type: 'string', description: 'an id from a $ref' });
+  let home: http.Server;
+  let other: http.Server;
+  let homeUrl: string;
+  let otherUrl: string;
+  beforeAll(async () => {
+    // another service on the same host: the document's allowance does not reach it
+    other = http.createServer((req, res) => (served.push(`other ${req.url}`), res.writeHead(200, { 'content-type': 'application/json' }).end(idSchema)));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    home = http.createServer((req, res) => {
+      served.push(`home ${req.url}`);
+      const json = (body: string) => res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+      if (req.url === '/same.json') return json(docWithRef('/schemas/id.json'));
+      if (req.url === '/schemas/id.json') return json(idSchema);
+      if (req.url === '/other.json') return json(docWithRef(`${otherUrl}/schemas/id.json`));
+      if (req.url === '/redirect.json') return json(docWithRef('/moved/id.json'));
+      if (req.url === '/moved/id.json') return res.writeHead(302, { location: `${otherUrl}/schemas/id.json` }).end();
+      if (req.url === '/metadata.json') return json(docWithRef('http://169.254.169.254/latest/meta-data/id.json'));
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => home.listen(0, '127.0.0.1', r));
+    homeUrl = `http://127.0.0.1:${(home.address() as AddressInfo).port}`;
+  });
+  afterAll(() => (home.close(), other.close()));
+  const entry = (doc: string) => ({ name: 'remote', spec: `${homeUrl}/${doc}`, baseUrl: homeUrl, operations: ['peek'], allowPrivate: true });
+
+  it('with allowPrivate, a $ref to the spec URL’s own origin is read', async () => {
+    const { registry } = await registryOf([entry('same.json')]);
+    expect(registry.get('remote__peek')!.entry.parameters).toMatchObject({ properties: { id: { type: 'string', description: 'an id from a $ref' } } });
+  });
+
+  it('a $ref to another port of the host, or a redirect there, stops the start; that service gets no request', async () => {
+    await expect(registryOf([entry('other.json')])).rejects.toThrow(/\[remote\]: the document .* cannot be loaded: .*refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
+    await expect(registryOf([entry('redirect.json')])).rejects.toThrow(/\[remote\]: the document .* cannot be loaded: .*refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
+    expect(served.filter((s) => s.startsWith('other'))).toEqual([]);
+  });
+
+  it('a $ref to a metadata address stops the start, allowPrivate or not (refused before any connection)', async () => {
+    await expect(registryOf([entry('metadata.json')])).rejects.toThrow(/\[remote\]: the document .* cannot be loaded: .*169\.254\.169\.254.*refused: 169\.254\.169\.254 resolves to 169\.254\.169\.254/);
+  });
+});
