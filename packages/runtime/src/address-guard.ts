@@ -46,16 +46,21 @@ export function isBlockedAddress(address: string): boolean {
 const PRIVATE = new net.BlockList();
 for (const [addr, bits] of [['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) PRIVATE.addSubnet(addr, bits, 'ipv4');
 for (const [addr, bits] of [['::1', 128], ['fc00::', 7]] as const) PRIVATE.addSubnet(addr, bits, 'ipv6');
-/** Metadata services on addresses of the private ranges (AWS's IPv6 instance metadata, fd00:ec2::254). */
+/**
+ * Metadata services on addresses of the private ranges, never private for an allowance: AWS's IPv6 instance metadata
+ * (fd00:ec2::/32), Alibaba Cloud's (100.100.100.200, in 100.64/10) and Google Compute Engine's IPv6 one (fd20:ce::254).
+ */
 const METADATA = new net.BlockList();
+METADATA.addAddress('100.100.100.200', 'ipv4');
 METADATA.addSubnet('fd00:ec2::', 32, 'ipv6');
+METADATA.addAddress('fd20:ce::254', 'ipv6');
 
 export function isPrivateAddress(address: string): boolean {
   const family = net.isIP(address);
-  if (family === 4) return PRIVATE.check(address, 'ipv4');
+  if (family === 4) return PRIVATE.check(address, 'ipv4') && !METADATA.check(address, 'ipv4');
   if (family !== 6) return false;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return mapped ? PRIVATE.check(mapped[1]!, 'ipv4') : PRIVATE.check(address, 'ipv6') && !METADATA.check(address, 'ipv6');
+  return mapped ? isPrivateAddress(mapped[1]!) : PRIVATE.check(address, 'ipv6') && !METADATA.check(address, 'ipv6');
 }
 
 export interface ResolvedAddress {
