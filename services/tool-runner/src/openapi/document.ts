@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { isPrivateAddress } from '@agentloop/runtime';
 import type { OpenApiToolsConfig } from './config.js';
 import { guardedDocumentReader } from './document-reader.js';
 
@@ -57,7 +58,10 @@ export async function loadOperations(entry: OpenApiToolsConfig): Promise<Operati
       },
     })) as typeof api;
   } catch (e) {
-    const hint = remote && !entry.allowPrivate && /refused: .* resolves to/.test((e as Error).message) ? ' (a document on a private or internal host needs "allowPrivate": true)' : '';
+    // the allowance can help only for a private address of the spec's own host (never a metadata or link-local one)
+    const refused = /refused: (\S+) resolves to (\S+),/.exec((e as Error).message);
+    const own = remote && refused?.[1] === URL.parse(entry.spec)?.hostname.replace(/^\[|\]$/g, '');
+    const hint = !entry.allowPrivate && own && isPrivateAddress(refused![2]!) ? ' (a document on a private or internal host needs "allowPrivate": true)' : '';
     throw new Error(`${where}: the document ${entry.spec} cannot be loaded: ${firstLines((e as Error).message)}${hint}`);
   }
   if (!api.openapi?.startsWith('3.')) throw new Error(`${where}: ${entry.spec} is not an OpenAPI 3.x document (${api.swagger ? `Swagger ${api.swagger}` : 'no openapi version'})`);

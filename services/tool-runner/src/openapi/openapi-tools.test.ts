@@ -286,3 +286,11 @@ describe('OpenAPI tools: the document from a URL under the SSRF guard', () => {
     await expect(registryOf([entry('metadata.json')])).rejects.toThrow(/\[remote\]: the document .* cannot be loaded: .*169\.254\.169\.254.*refused: 169\.254\.169\.254 resolves to 169\.254\.169\.254/);
   });
 });
+
+describe('OpenAPI tools: the document URL refused', () => {
+  it('a metadata address is refused without the allowPrivate hint (no allowance reaches it)', async () => {
+    const start = registryOf([{ name: 'meta', spec: 'http://169.254.169.254/latest/openapi.json', baseUrl: 'https://crm.example/api', operations: ['x'] }]);
+    await expect(start).rejects.toThrow(/\[meta\]: the document .* cannot be loaded: .*refused: 169\.254\.169\.254 resolves to 169\.254\.169\.254/);
+    await expect(start).rejects.not.toThrow(/allowPrivate/);
+  });
+});
