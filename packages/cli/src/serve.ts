@@ -64,7 +64,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   });
   const store = new RunStore(redis, config.prefix, config.runRetentionS);
   // runs of an earlier build's layout are not served (lua/common.lua checkLayout): stop before any role touches one
-  const legacy = await store.indexes.liveRunsOfOtherLayouts();
+  const legacy = await store.indexes.liveRunsOfOtherLayoutsAtStart();
   if (legacy.length) {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
     throw new Error(`live runs stored in the layout of a build before 2026-12-03 (${legacy.join(', ')}${legacy.length >= 10 ? ', …' : ''}): this build serves layout ${RUN_LAYOUT} only. Let the earlier build finish or cancel them, then start this one (docs/OPERATIONS.md, Upgrading)`);

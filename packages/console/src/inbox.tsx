@@ -1,13 +1,11 @@
 import { useState } from 'preact/hooks';
-import type { AgentloopClient, DecisionInput, PendingCall, RunSnapshot, ToolInfo } from '@agentloop/client';
+import type { AgentloopClient, DecisionInput, ToolInfo } from '@agentloop/client';
 import { ApprovalCard } from './approval.js';
+import { INBOX_LIMITS, awaitingApproval, type InboxItem } from './inbox-pages.js';
 import { errorText, usePoll } from './poll.js';
 import { LIST_POLL_MS } from './runs-list.js';
 
-interface Item {
-  run: RunSnapshot;
-  call: PendingCall;
-}
+type Item = InboxItem;
 const keyOf = (i: Item) => `${i.run.id}/${i.call.callId}`;
 
 /** Every call waiting for a person across the tenant's paused runs: who, what, when; approve, edit or deny, in bulk too. */
@@ -19,14 +17,12 @@ export function Inbox({ client, tools }: { client: AgentloopClient; tools: Map<s
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);
+  const [truncated, setTruncated] = useState(false);
 
   usePoll(async (signal) => {
-    const found: Item[] = [];
-    for await (const page of client.runs.list({ status: 'paused', limit: 200, signal })) {
-      for (const run of page.data) for (const call of run.pending) if (call.pauseType === 'awaiting_approval') found.push({ run, call });
-      if (found.length >= 500) break;
-    }
+    const { items: found, truncated: more } = await awaitingApproval(client.runs.list({ status: 'paused', limit: INBOX_LIMITS.pageSize, signal }));
     setItems(found);
+    setTruncated(more);
     const live = new Set(found.map(keyOf));
     setSelected((s) => new Set([...s].filter((k) => live.has(k))));
   }, LIST_POLL_MS, [tick]);
@@ -63,7 +59,8 @@ export function Inbox({ client, tools }: { client: AgentloopClient; tools: Map<s
   return (
     <section aria-labelledby="inbox-h">
       <h2 id="inbox-h">Approvals inbox</h2>
-      <p class="muted" aria-live="polite" data-testid="inbox-count">{items === null ? 'loading…' : `${all.length} call${all.length === 1 ? '' : 's'} waiting`}</p>
+      <p class="muted" aria-live="polite" data-testid="inbox-count">{items === null ? 'loading…' : `${all.length}${truncated ? '+' : ''} call${all.length === 1 ? '' : 's'} waiting`}</p>
+      {truncated && <p class="muted" data-testid="inbox-truncated">More calls are waiting than shown: these are from the {INBOX_LIMITS.pageSize * INBOX_LIMITS.maxPages} newest paused runs (at most {INBOX_LIMITS.maxItems} calls). Decide them to see the rest.</p>}
       {all.length > 0 && (
         <div class="toolbar" role="group" aria-label="Bulk decisions">
           <label class="check"><input type="checkbox" checked={allSelected} onChange={(e) => setSelected((e.target as HTMLInputElement).checked ? new Set(all.map(keyOf)) : new Set())} /> Select all</label>

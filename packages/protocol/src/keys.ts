@@ -154,6 +154,10 @@ export class DeploymentKeys {
   get outboxLease(): string {
     return `${this.prefix}:outbox:lease`;
   }
+  /** Set once a start found no live run stored in a layout other than `layout`: later starts skip that scan. */
+  layoutChecked(layout: string): string {
+    return `${this.prefix}:layout-checked:${layout}`;
+  }
   /** Held by the process sweeping the live runs this period (one sweep per deployment at a time). */
   get reconcileLease(): string {
     return `${this.prefix}:reconcile`;

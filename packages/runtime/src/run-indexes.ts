@@ -28,6 +28,18 @@ export class RunIndexes {
   }
 
   /**
+   * liveRunsOfOtherLayouts, at a process's start: once a scan found none, a marker key skips it at every later start
+   * (this build and later ones create no run of another layout; the scan reads every live run).
+   */
+  async liveRunsOfOtherLayoutsAtStart(limit = 10): Promise<string[]> {
+    const marker = this.keys.layoutChecked(RUN_LAYOUT);
+    if (await this.redis.exists(marker)) return [];
+    const found = await this.liveRunsOfOtherLayouts(limit);
+    if (!found.length) await this.redis.set(marker, String(Date.now()));
+    return found;
+  }
+
+  /**
    * Live runs (queued, running, parked or resuming) stored in a layout other than this build's (RUN_LAYOUT): runs of
    * a build before 2026-12-03 that this one cannot serve. Read at start (a page of 500 runs per round trip), up to
    * `limit` of them; a deployment with any does not start (docs/OPERATIONS.md: drain them with the earlier build).

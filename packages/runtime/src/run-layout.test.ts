@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
 
 import { useTestStore } from './test-support/test-store.js';
+import { RunStore } from './run-store.js';
 import { RUN_LAYOUT, STATE_FIELDS, parseRunState } from './run-state.js';
 
 /**
@@ -111,6 +112,24 @@ describe('run state layout (real Redis)', () => {
     await t.redis.hdel(t.store.keys.run(long).state, 'e:2', 'e:50');
     expect((await t.store.eventsRaw(long)).events.length).toBe(101);
     expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq).filter((q) => q !== 50));
+  });
+
+  it('the start check scans the live runs until one scan finds none of another layout, then never again', async () => {
+    const store = new RunStore(t.redis, `${prefix}:once`);
+    const marker = store.keys.layoutChecked(RUN_LAYOUT);
+    const plantOld = async (runId: string) => {
+      await t.redis.zadd(store.keys.queuedRuns, 0, runId);
+      await t.redis.hset(store.keys.run(runId).state, 'status', 'queued'); // no `lay`: layout 1
+    };
+    await plantOld('run_old1');
+    expect(await store.indexes.liveRunsOfOtherLayoutsAtStart()).toEqual(['run_old1']);
+    expect(await store.indexes.liveRunsOfOtherLayoutsAtStart()).toEqual(['run_old1']); // found again: not marked
+    expect(await t.redis.exists(marker)).toBe(0);
+    await t.redis.hset(store.keys.run('run_old1').state, 'status', 'cancelled'); // drained
+    expect(await store.indexes.liveRunsOfOtherLayoutsAtStart()).toEqual([]);
+    expect(await t.redis.exists(marker)).toBe(1);
+    await plantOld('run_old2'); // a later start does not read the runs again
+    expect(await store.indexes.liveRunsOfOtherLayoutsAtStart()).toEqual([]);
   });
 
   it('a live run of an earlier build\'s layout (1: no `lay`; 2) is refused by every step, untouched, and found at start', async () => {

@@ -299,6 +299,29 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect((await t.store.calls.metaAndOutcomes(cancelled, ['r1', 'r2'])).map((o) => o.outcome?.status)).toEqual(['cancelled', 'cancelled']);
   });
 
+  it('records a batch whose results exceed the step size in several steps, every call recorded, in order', async () => {
+    const ids = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    const runId = await create();
+    await toIteration1(runId);
+    await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta: meta('a'), outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
+    const big = (id: string) => 'x'.repeat(10_000) + id;
+    const batch = ids.map((id) => ({ callId: id, outcome: { status: 'completed' as const, content: big(id), result: big(id), durationMs: 1, executed: true }, eventData: ev(id, 'completed'), unstarted: ev(id, 'running'), owner: '' }));
+    const steps: number[] = [];
+    const scripts = (t.store as unknown as { scripts: { run: (...a: unknown[]) => Promise<unknown> } }).scripts;
+    const run = scripts.run.bind(scripts);
+    scripts.run = (...a) => (a[0] === 'recordToolResults' && steps.push(1), run(...a));
+    try {
+      expect(await t.store.recordToolResults(runId, batch, 100_000)).toEqual(ids.map(() => 'recorded'));
+    } finally {
+      scripts.run = run;
+    }
+    expect(steps.length).toBe(3); // ~41 KB an entry: two a step
+    expect((await t.store.calls.metaAndOutcomes(runId, ids)).map((o) => o.outcome?.content)).toEqual(ids.map(big));
+    const statuses = (await t.store.events(runId)).filter((e) => e.type === 'tool.call').map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
+    expect(statuses).toEqual(ids.flatMap((id) => [`${id}:running`, `${id}:completed`]));
+  });
+
   it('a checkpoint sets its target status itself: status, phase or any field outside its list is refused whole', async () => {
     const runId = await create();
     await toIteration1(runId);

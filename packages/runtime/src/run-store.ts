@@ -14,6 +14,7 @@ import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
+import { RESULT_CHUNK_BYTES, resultChunks } from './result-chunks.js';
 import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
 
 export * from './run-store-types.js';
@@ -263,10 +264,18 @@ export class RunStore {
     return r.outcome === 'recorded' ? 'recorded' : null;
   }
 
-  /** recordToolResult for a batch of local calls in one step (each checked on its own); one answer per call, in order. */
-  async recordToolResults(runId: string, batch: LocalResult[]): Promise<Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null>> {
-    const entries = (ev: EventArg) => batch.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
-    return (await this.scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(ev))])).values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale')));
+  /**
+   * recordToolResult for a batch of local calls, in one step per `maxBytes` of results (each call checked on its
+   * own): an ordinary batch is one step; one answer per call, in order.
+   */
+  async recordToolResults(runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null>> {
+    const entries = (chunk: LocalResult[], ev: EventArg) => chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
+    const answers: Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> = [];
+    for (const chunk of resultChunks(batch, maxBytes)) {
+      const r = await this.scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(chunk, ev))]);
+      answers.push(...r.values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale'))));
+    }
+    return answers;
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */

@@ -194,12 +194,18 @@ export class ToolRunner {
   /**
    * A batch's local calls (SPEC §6), in the iteration that holds the run: executed here, in the orchestrator, with no
    * tool job, in parallel — owned by the iteration's delivery (`owner`) and recorded by the same compare-and-set as any
-   * call, all in one step once the last has finished. `mayTakeOver(from)`: whether this delivery may take a call over
-   * that another delivery started (that one lost its job: crashed, or stalled past its lock). `fresh`: the calls were
-   * made by this delivery's own checkpoint, so none can have a result yet (no read of their status first).
+   * call. A call whose start was recorded (it has effects, or may not be retried) is recorded as soon as it finishes:
+   * a crash while the rest of the batch runs must not run it again ("a call that finished is never executed again").
+   * The reads safe to retry are recorded together once the last has finished (one step per few MB of results: the
+   * cheapest path). `mayTakeOver(from)`: whether this delivery may take a call over that another delivery started
+   * (that one lost its job: crashed, or stalled past its lock). `fresh`: the calls were made by this delivery's own
+   * checkpoint, so none can have a result yet (no read of their status first).
    */
   async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false): Promise<void> {
-    const settled = await Promise.allSettled(calls.map((data) => this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh)));
+    const settled = await Promise.allSettled(calls.map(async (data) => {
+      const r = await this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh);
+      return r && !r.unstarted ? this.record(r) : r; // its start recorded: its result too, at once
+    }));
     // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
     const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
     if (done.length) {
@@ -213,7 +219,13 @@ export class ToolRunner {
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
   private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
     const r = await this.execute(data, pool, owner, mayTakeOver, false);
-    if (r) this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
+    if (r) await this.record(r);
+  }
+
+  /** Records one executed call's result in its own step. */
+  private async record(r: Executed): Promise<null> {
+    this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
+    return null;
   }
 
   /** What recording a result answered, in the logs and metrics. */

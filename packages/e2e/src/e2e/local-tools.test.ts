@@ -19,6 +19,7 @@ describe('local tools', () => {
     alllocal: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '2+2' } }, { name: 'local_effect', args: { label: 'x' } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` }),
     approve: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
     cancel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 4500, label: 'long' } }] } : { text: 'done' }),
+    early: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_once', args: {} }, { name: 'sleep', args: { ms: 4500 } }] } : { text: 'done' }),
   };
   beforeAll(async () => {
     s = await InProcessStack.start({ script: byScenario(scenarios, 'mixed'), env: LOCAL });
@@ -68,6 +69,15 @@ describe('local tools', () => {
     expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] })).status).toBe(202);
     const { snap } = await finishedRun(s.a, id);
     expect(snap.output).toBe('after: {"value":42}');
+  });
+
+  it('a call with effects is recorded as soon as it finishes, not when the slowest call of its batch does', async () => {
+    const id = await s.a.startRun({ input: '[early] go', model, tools: ['local_once', 'sleep'] });
+    const status = async (tool: string) => (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.filter((e) => e.type === 'tool.call' && e.data.name === tool).map((e) => e.data.status);
+    await until('the effect to be recorded', async () => (await status('local_once')).includes('completed'));
+    expect(await status('sleep')).toEqual(['proposed']); // still running: a crash now would not run the effect again
+    expect((await s.a.cancel(id)).status).toBe(202);
+    expect((await finishedRun(s.a, id)).snap.status).toBe('cancelled');
   });
 
   it('cancellation reaches a local call through its signal', async () => {

@@ -72,6 +72,7 @@ describe('what a process says at start', () => {
       } finally {
         child.kill('SIGKILL');
       }
+      expect(await redis.exists(keys.layoutChecked('3'))).toBe(1); // no later start reads every live run again
     } finally {
       redis.disconnect();
     }

@@ -32,9 +32,21 @@ function parentContext(rootTp: string | undefined): Context | null {
   return parseTraceparent(rootTp) ? contextOf(rootTp) : null;
 }
 
-function failed(span: Span, err: unknown): void {
-  span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+/**
+ * Marks the span failed. `code`: what the status says with content capture off — an error's message is content (a
+ * tool's error text is its result, a provider's can echo the prompt), so it is recorded only with capture on (SPEC §8).
+ */
+function failed(span: Span, err: unknown, code: string): void {
+  const message = err instanceof Error ? err.message : String(err);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: tracingState.captureContent ? message : code });
   span.setAttribute('error.type', err instanceof Error ? err.name : 'error');
+}
+
+/** An LlmError's kind (rate_limit, server, …), else the error's name. */
+function errorCode(err: unknown): string {
+  if (!(err instanceof Error)) return 'error';
+  const kind = (err as { kind?: unknown }).kind;
+  return typeof kind === 'string' ? kind : err.name;
 }
 
 /** Starts a span with pinned ids (see pinned-trace.ts). */
@@ -102,7 +114,7 @@ export function startChatSpan(run: TracedRun & { traceparent?: string }, iterati
 
 export function endChatSpan(span: Span | null, outcome: { response: ModelResponse } | { error: unknown }): void {
   if (!span) return;
-  if ('error' in outcome) failed(span, outcome.error);
+  if ('error' in outcome) failed(span, outcome.error, errorCode(outcome.error));
   else {
     const r = outcome.response;
     span.setAttributes({
@@ -144,7 +156,7 @@ export function inSpan<T>(span: Span | null, fn: () => T): T {
 export function endToolSpan(span: Span | null, outcome: { status: string; content?: string; error?: { code: string; message: string } }): void {
   if (!span) return;
   span.setAttribute('agentloop.tool.status', outcome.status);
-  if (outcome.error) failed(span, new Error(`${outcome.error.code}: ${outcome.error.message}`));
+  if (outcome.error) failed(span, new Error(`${outcome.error.code}: ${outcome.error.message}`), outcome.error.code);
   if (tracingState.captureContent && outcome.content !== undefined) span.setAttribute('gen_ai.tool.call.result', outcome.content);
   span.end();
 }

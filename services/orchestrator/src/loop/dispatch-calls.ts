@@ -27,10 +27,11 @@ export interface DispatchDeps {
  * in place and in parallel, owned by this iteration's delivery — recorded like any call, so a crash mid-call runs a
  * `safe` one again and answers a `never` one outcome_unknown (the redelivery finds it running under the dead owner).
  * The others go to their pools as children of the next iteration's job, once the local ones are recorded (at most
- * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. The local
- * calls' results are recorded in one step once the last has finished (the cheapest path: one script per batch, not
- * one per call), and a batch of local calls only needs no child: the next iteration's job follows alone. `fresh`:
- * the calls were made by this delivery's own checkpoint (none can be answered yet), not re-dispatched.
+ * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. A local
+ * call with effects is recorded as soon as it finishes; the reads are recorded in one step once the last has finished
+ * (the cheapest path: one script per batch, not one per call), and a batch of local calls only needs no child: the
+ * next iteration's job follows alone. `fresh`: the calls were made by this delivery's own checkpoint (none can be
+ * answered yet), not re-dispatched.
  */
 export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<void> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
