@@ -3,6 +3,7 @@ import { serve, type RunningProcess } from '@agentloop/cli/serve';
 import { postJson } from './durable-floor-loop.js';
 import { MODELS, type Provider } from './providers.js';
 import type { Loop } from './loop-window.js';
+import type { IterationTiming } from './iteration-latency.js';
 
 /** Where a bench loop finds the bench's Redis, mock model and tool module, and its workload. */
 export interface LoopEnv {
@@ -29,6 +30,8 @@ export function productEnv(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsMod
 /** The product, every role in this process: a run is created over HTTP and has answered after `iterations` iterations. */
 export class ProductLoop implements Loop {
   iterations = 0;
+  /** Each iteration's start and model call, as the orchestrator reports them (iteration-latency.ts). */
+  onIterationTimed?: (t: IterationTiming) => void;
   private proc: RunningProcess | null = null;
   private readonly counts = new Map<string, number>();
   private readonly waiters = new Map<string, () => void>();
@@ -49,6 +52,7 @@ export class ProductLoop implements Loop {
       env: productEnv(this.ctx, this.prefix),
       onIterationTimed: (t) => {
         this.iterations++;
+        this.onIterationTimed?.(t);
         const n = (this.counts.get(t.runId) ?? 0) + 1;
         this.counts.set(t.runId, n);
         if (n === this.ctx.iterations) this.waiters.get(t.runId)?.();

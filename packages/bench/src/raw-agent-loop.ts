@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { RawCall, RawModel } from './raw-model-call.js';
 import { LoopWorkers } from './loop-workers.js';
+import type { IterationTiming } from './iteration-latency.js';
 
 interface RunState {
   conv: unknown[];
@@ -21,6 +22,8 @@ export class RawAgentLoop {
   private n = 0;
   /** Iterations (model calls) processed so far. */
   iterations = 0;
+  /** Each iteration's start (performance.now(), ms, on entering the job) and its model call, as the product reports them. */
+  onIterationTimed?: (t: IterationTiming) => void;
 
   constructor(
     redis: Redis,
@@ -48,6 +51,7 @@ export class RawAgentLoop {
   }
 
   private async iterate(job: Job<{ run: string; k: number }>): Promise<void> {
+    const startedAt = performance.now();
     const { run, k } = job.data;
     const state = this.runs.get(run);
     if (!state) return; // a redelivery after the run ended
@@ -57,7 +61,9 @@ export class RawAgentLoop {
       this.model.answer(state.conv, state.calls, results);
     }
     this.iterations++;
+    const m0 = performance.now();
     const calls = await this.model.call(state.conv);
+    this.onIterationTimed?.({ runId: run, iteration: k, startedAt, modelSeconds: (performance.now() - m0) / 1000 });
     state.calls = calls;
     if (!calls.length) {
       this.runs.delete(run);
