@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import {
   DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
 } from '@agentloop/protocol';
-import { RunScripts } from './run-scripts.js';
+import { RunScripts, type EventArg } from './run-scripts.js';
 import type { CloseKind } from './closed-calls.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { editedBatchMessage } from './batch-edit.js';
@@ -14,13 +14,11 @@ import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
+import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
 import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
 
 export * from './run-store-types.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
-
-/** Builds a script's events (`ev`): whole envelopes, stamped with the same time as the script's head arguments. */
-type EventArg = (events: readonly NewEvent[]) => string;
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -65,6 +63,7 @@ export class RunStore {
       input.tenant,
     );
     if (res.outcome === 'created') this.scripts.refs.remember(input.runId, { tenant: input.tenant, idem: idemKey });
+    if (res.outcome === 'created' && res.values[0] === 'failed') await this.segmentEnded(input.runId, 'failed');
     switch (res.outcome) {
       case 'limited':
         return { created: false, limited: true, activeRuns: Number(res.values[0]) };
@@ -210,6 +209,8 @@ export class RunStore {
       wellFormedJson(checkpointIncrements(c)),
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
+    const target = checkpointTarget(c);
+    if (r.outcome === 'recorded' && target !== 'tools') await this.segmentEnded(runId, target);
     return r.outcome === 'recorded';
   }
 
@@ -273,6 +274,7 @@ export class RunStore {
   /** `owner`: the delivery that owns the iteration's model call ('' = no fence); a delivery that lost it ends nothing. */
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[]; owner?: string }): Promise<{ closed: string[] } | null> {
     const r = await this.scripts.statusRun('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
+    if (r.outcome === 'ended') await this.segmentEnded(runId, p.status);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 
@@ -280,7 +282,14 @@ export class RunStore {
   async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
     const r = await this.scripts.statusRun('requestCancel', runId, (ev) => [reason, ev(events)]);
+    if (r.outcome === 'ended') await this.segmentEnded(runId, 'cancelled');
     return { kind: r.outcome, closed: r.values.map(String) };
+  }
+
+  /** SPEC §8: the one home of a segment's end, called once per step that parks or ends the run (see endSegment). */
+  private segmentEnded(runId: string, ended: SegmentEnd): Promise<void> {
+    const claim = async (spanId: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${spanId}`, '1')) === 1;
+    return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim });
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
