@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { DeploymentKeys, QUEUES, advanceJobId } from '@agentloop/protocol';
+import { SUMMARIZE_SYSTEM } from '@agentloop/llm';
 import { demoAgentScript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun, until } from '../test-support/helpers.js';
@@ -245,6 +246,48 @@ describe('tracing on with content capture, OTLP http/protobuf', () => {
     expect(first).toBeDefined();
     expect(String(first.attributes['gen_ai.output.messages'])).toContain('send_email');
     expect(spans.find((x) => x.name === 'execute_tool send_email')!.attributes['gen_ai.tool.call.arguments']).toContain('secret-body');
+  });
+});
+
+describe('tracing the compressor (its own process): a summary is a compress span of the run', () => {
+  let s: ProcessStack;
+  let r: OtlpReceiver;
+  const calls = new Map<string, number>();
+  beforeAll(async () => {
+    r = await OtlpReceiver.start();
+    s = await ProcessStack.start([...ROLES, 'compressor'], {
+      contextWindows: { 'gpt-4o-mini': 4000 },
+      // large results fill the window until the orchestrator asks for a summary
+      script: (req) => {
+        if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- the user wants big results' };
+        const key = req.messages.find((m) => m.role === 'user')!.content ?? '';
+        const n = calls.get(key) ?? 0;
+        if (req.tools.length && n < 8) return calls.set(key, n + 1), { toolCalls: [{ name: 'big', args: { n: 3000 + n } }] };
+        return { text: 'finished' };
+      },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await r?.close();
+  });
+
+  it('the compress span hangs under the run\'s segment, inside it, with its outcome', async () => {
+    const id = await s.a.startRun({ input: `fetch big results (${Date.now()})`, model: { ...MODEL, contextWindow: 4000 }, tools: ['big'], limits: { maxIterations: 20 } });
+    expect((await s.a.waitTerminal(id, 60_000)).status).toBe('completed');
+    expect((await s.a.events(id)).events.some((e) => e.type === 'context.compressed')).toBe(true);
+    await until('the compress span', () => runSpans(r, id).some((x) => x.name === 'compress'));
+    const spans = await spansOf(r, id, { chat: 1, tools: 1, invoke: 1 });
+    const [root] = invokes(spans);
+    const compress = spans.filter((x) => x.name === 'compress');
+    for (const c of compress) {
+      expect(c).toMatchObject({ traceId: root!.traceId, parentSpanId: root!.spanId, roles: 'compressor' });
+      expect(c.startMs).toBeGreaterThanOrEqual(root!.startMs);
+      expect(c.endMs).toBeLessThanOrEqual(root!.endMs);
+    }
+    expect(compress.map((c) => c.attributes['agentloop.compress.outcome'])).toContain('ok');
+    expect(compress.find((c) => c.attributes['agentloop.compress.outcome'] === 'ok')!.attributes['agentloop.compress.tokens_after']).toBeLessThan(compress.find((c) => c.attributes['agentloop.compress.outcome'] === 'ok')!.attributes['agentloop.compress.tokens_before'] as number);
   });
 });
 
