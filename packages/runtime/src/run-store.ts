@@ -288,7 +288,7 @@ export class RunStore {
 
   /** SPEC §8: the one home of a segment's end, called once per step that parks or ends the run (see endSegment). */
   private segmentEnded(runId: string, ended: SegmentEnd): Promise<void> {
-    const claim = async (spanId: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${spanId}`, '1')) === 1;
+    const claim = async (what: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${what}`, '1')) === 1;
     return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim });
   }
 

@@ -57,16 +57,16 @@ function errorOf(v: string | null): { code: string; message: string } | null {
   }
 }
 
-/** How a segment's end is told: the run as read right after the step, and a once-only claim on a span id (HSETNX). */
+/** How a segment's end is told: the run as read right after the step, and once-only claims (HSETNX) of a span id or of the run's end. */
 export interface SegmentStore {
   read(fields: typeof SEGMENT_READ): Promise<SegmentRead | null>;
-  claim(spanId: string): Promise<boolean>;
+  claim(what: string): Promise<boolean>;
 }
 
 /**
  * The end of a segment, as RunStore reports it: each step that parks or ends a run calls this once, on an outcome
- * only that step's script answers (a redelivered step answers stale). The segment's span id is claimed first, so its
- * span is recorded once whatever else calls: a run ended while parked (cancelled, or its approval expired) finds its
+ * only that step's script answers (a redelivered step answers stale). The run's end and the segment's span id are
+ * claimed first, so each span is recorded once whatever else calls: a run ended while parked (cancelled, or its approval expired) finds its
  * last segment recorded at the park, and gets a closing `invoke_agent` span of no length, linked to the root, that
  * says how it ended. Nothing when tracing is off (one branch, no read), the run has no root, or it has moved on since
  * the step (a parked run resumed before this read: its segment is left unrecorded rather than given the next one's
@@ -81,6 +81,7 @@ export async function endSegment(runId: string, ended: SegmentEnd, store: Segmen
     const seg = parseSegment(st[SEGMENT_FIELD]);
     const ids = seg ? parseTraceparent(seg.traceparent)! : root;
     const endTime = now();
+    if (ended !== 'paused' && !(await store.claim('end'))) return; // the run's end was told already
     if (await store.claim(ids.spanId)) recordSegment(runId, ended, st, { ids, root, startTime: seg ? seg.startTime : num(st.createdAt) || endTime, endTime, resumed: Boolean(seg) });
     else if (ended !== 'paused') recordSegment(runId, ended, st, { ids: { traceId: root.traceId }, root, startTime: endTime, endTime, resumed: true, parked: true });
   } catch {
