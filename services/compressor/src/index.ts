@@ -5,7 +5,7 @@ import {
   type LlmUsage, type ProviderGate, type ProviderRegistry,
 } from '@agentloop/llm';
 import { CompressJobSchema, ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
-import { endCompressSpan, inSpan, startCompressSpan, traceOfJob, tracingState, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { currentSegmentTp, endCompressSpan, inSpan, startCompressSpan, traceOfJob, tracingState, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
@@ -68,8 +68,8 @@ export class CompressorWorker {
     const { runId, iteration, tv, trace } = parsed.data;
     let result: CompressResult;
     // SPEC §8: the summary is a `compress` span of the run's trace (under the iteration's segment)
-    const run = tracingState.on ? await this.o.store.fieldsOf(runId, ['tp', 'tenant']) : null;
-    const span = run ? startCompressSpan({ id: runId, tenant: run.tenant ?? '' }, iteration, await traceOfJob(trace, async () => run.tp)) : null;
+    const run = tracingState.on ? await this.o.store.fieldsOf(runId, ['tp', 'seg', 'tenant']) : null;
+    const span = run ? startCompressSpan({ id: runId, tenant: run.tenant ?? '' }, iteration, await traceOfJob(trace, async () => currentSegmentTp(run))) : null;
     try {
       result = await inSpan(span, () => this.compress(runId, iteration, tv));
       endCompressSpan(span, result);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, RandomIdGenerator, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { pinned } from './pinned-trace.js';
-import { endSegment, parseSegment, resumeSegment, type SegmentRead, type SegmentStore } from './segment-spans.js';
+import { currentSegmentTp, endSegment, parseSegment, resumeSegment, type SegmentRead, type SegmentStore } from './segment-spans.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 import { tracingState } from './tracing-state.js';
 
@@ -75,6 +75,8 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     expect(resumeSegment(ROOT, seg.seg, 1, 9000)).toEqual({ ...seg, fresh: false }); // published again: the same segment
     expect(resumeSegment(ROOT, seg.seg, 3)!.traceparent).not.toBe(seg.traceparent); // a later resume: a new one
     expect(resumeSegment(undefined, null, 1)).toBeNull(); // created with tracing off
+    // a job published without a trace (a reconciler's) joins the current segment, else the root
+    expect([currentSegmentTp({ tp: ROOT, seg: seg.seg }), currentSegmentTp({ tp: ROOT, seg: null }), currentSegmentTp(null)]).toEqual([seg.traceparent, ROOT, undefined]);
     const r = run({ seg: seg.seg, status: 'failed', stopReason: null, error: JSON.stringify({ code: 'provider_error', message: 'down' }) });
     await endSegment('run_1', 'failed', r, () => 7000);
     const [span] = await finished();

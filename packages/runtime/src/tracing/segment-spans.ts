@@ -32,6 +32,11 @@ export function parseSegment(v: string | null | undefined): Segment | null {
   return { traceparent: tp!, iteration: Number(it), startTime: Number(start) };
 }
 
+/** The traceparent a run's jobs join when theirs is missing: its current resumed segment's, else its root's. */
+export function currentSegmentTp(st: { tp?: string | null; seg?: string | null } | null): string | undefined {
+  return parseSegment(st?.seg)?.traceparent ?? st?.tp ?? undefined;
+}
+
 /**
  * A parked run resumes at `iteration`: the ids of its resumed segment's span, in the run's trace (`rootTp`), as the
  * `seg` value to store and the traceparent its jobs carry. `current`: the stored `seg`; a resume published again (by
