@@ -210,7 +210,7 @@ export class RunStore {
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
     const target = checkpointTarget(c);
-    if (r.outcome === 'recorded' && target !== 'tools') await this.segmentEnded(runId, target);
+    if (r.outcome === 'recorded' && target !== 'tools') await this.segmentEnded(runId, target, c.iteration);
     return r.outcome === 'recorded';
   }
 
@@ -287,9 +287,9 @@ export class RunStore {
   }
 
   /** SPEC §8: the one home of a segment's end, called once per step that parks or ends the run (see endSegment). */
-  private segmentEnded(runId: string, ended: SegmentEnd): Promise<void> {
+  private segmentEnded(runId: string, ended: SegmentEnd, iteration?: number): Promise<void> {
     const claim = async (what: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${what}`, '1')) === 1;
-    return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim });
+    return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim }, ended === 'paused' ? iteration : undefined);
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */

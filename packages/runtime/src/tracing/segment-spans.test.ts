@@ -54,8 +54,8 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
 
   it('the root: the stored ids, from the run\'s creation to the end, with the final attributes; once, however often the end is told', async () => {
     const r = run({});
-    await endSegment('run_1', 'completed', r, () => 5000);
-    await endSegment('run_1', 'completed', r, () => 6000);
+    await endSegment('run_1', 'completed', r, undefined, () => 5000);
+    await endSegment('run_1', 'completed', r, undefined, () => 6000);
     const [span, ...more] = await finished();
     expect(more).toEqual([]);
     expect(span!.spanContext()).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' });
@@ -78,7 +78,7 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     // a job published without a trace (a reconciler's) joins the current segment, else the root
     expect([currentSegmentTp({ tp: ROOT, seg: seg.seg }), currentSegmentTp({ tp: ROOT, seg: null }), currentSegmentTp(null)]).toEqual([seg.traceparent, ROOT, undefined]);
     const r = run({ seg: seg.seg, status: 'failed', stopReason: null, error: JSON.stringify({ code: 'provider_error', message: 'down' }) });
-    await endSegment('run_1', 'failed', r, () => 7000);
+    await endSegment('run_1', 'failed', r, undefined, () => 7000);
     const [span] = await finished();
     expect(formatTraceparent(span!.spanContext())).toBe(seg.traceparent);
     expect([span!.startTime, span!.endTime]).toEqual([[2, 0], [7, 0]]);
@@ -89,11 +89,11 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
 
   it('a run ended while parked: its segment was recorded at the park; a closing span of no length says how it ended', async () => {
     const r = run({ status: 'paused', stopReason: null });
-    await endSegment('run_1', 'paused', r, () => 3000);
+    await endSegment('run_1', 'paused', r, 1, () => 3000);
     r.st.status = 'cancelled';
     r.st.stopReason = 'cancelled';
-    await endSegment('run_1', 'cancelled', r, () => 8000);
-    await endSegment('run_1', 'cancelled', r, () => 9000); // told again: nothing more
+    await endSegment('run_1', 'cancelled', r, undefined, () => 8000);
+    await endSegment('run_1', 'cancelled', r, undefined, () => 9000); // told again: nothing more
     const [root, closing, ...more] = await finished();
     expect(more).toEqual([]);
     expect(root!.spanContext().spanId).toBe('b7ad6b7169203331');
@@ -105,8 +105,19 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     expect(closing!.attributes).toMatchObject({ 'agentloop.run.status': 'cancelled', 'agentloop.ended_parked': true, 'gen_ai.response.finish_reasons': ['cancelled'] });
   });
 
+  it('a park read after the run resumed, before the resume stored its segment, is still the parked segment\'s', async () => {
+    const earlier = resumeSegment(ROOT, null, 1, 2000)!;
+    await endSegment('run_1', 'paused', run({ status: 'running', seg: earlier.seg }), 3, () => 4000);
+    const [span, ...more] = await finished();
+    expect(more).toEqual([]);
+    expect(formatTraceparent(span!.spanContext())).toBe(earlier.traceparent);
+    expect(span!.attributes['agentloop.run.status']).toBe('paused');
+  });
+
   it('records nothing for a run that moved on before the read, has no root, or a malformed segment', async () => {
-    await endSegment('run_1', 'paused', run({ status: 'running' })); // resumed meanwhile: the next segment's ids, maybe
+    const next = resumeSegment(ROOT, null, 3)!.seg;
+    await endSegment('run_1', 'paused', run({ status: 'running', seg: next }), 3); // resumed meanwhile, its segment stored: not given its ids
+    await endSegment('run_1', 'completed', run({ status: 'running' })); // moved on otherwise
     await endSegment('run_1', 'completed', run({ tp: null }));
     await endSegment('run_1', 'completed', { read: async () => null, claim: async () => true });
     await endSegment('run_1', 'completed', { read: async () => Promise.reject(new Error('redis down')), claim: async () => true }); // never thrown

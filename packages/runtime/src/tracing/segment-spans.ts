@@ -73,17 +73,20 @@ export interface SegmentStore {
  * only that step's script answers (a redelivered step answers stale). The run's end and the segment's span id are
  * claimed first, so each span is recorded once whatever else calls: a run ended while parked (cancelled, or its approval expired) finds its
  * last segment recorded at the park, and gets a closing `invoke_agent` span of no length, linked to the root, that
- * says how it ended. Nothing when tracing is off (one branch, no read), the run has no root, or it has moved on since
- * the step (a parked run resumed before this read: its segment is left unrecorded rather than given the next one's
- * ids). A failure never fails the step.
+ * says how it ended. `parkedAt`: the iteration a park parked at; a run resumed before the park's read keeps its parked
+ * segment's ids while the resume has not stored its own segment (`seg` of that iteration), and is left unrecorded
+ * after (never recorded with the next segment's ids). Nothing when tracing is off (one branch, no read), the run has no
+ * root, or it has moved on otherwise. A failure never fails the step.
  */
-export async function endSegment(runId: string, ended: SegmentEnd, store: SegmentStore, now = Date.now): Promise<void> {
+export async function endSegment(runId: string, ended: SegmentEnd, store: SegmentStore, parkedAt?: number, now = Date.now): Promise<void> {
   if (!tracingState.on) return;
   try {
     const st = await store.read(SEGMENT_READ);
     const root = parseTraceparent(st?.tp ?? undefined);
-    if (!st || !root || st.status !== ended) return;
+    if (!st || !root) return;
     const seg = parseSegment(st[SEGMENT_FIELD]);
+    // a park already resumed (or ended) by the time of this read: still the parked segment's, unless the resume's came in
+    if (st.status !== ended && !(ended === 'paused' && parkedAt !== undefined && (!seg || seg.iteration < parkedAt))) return;
     const ids = seg ? parseTraceparent(seg.traceparent)! : root;
     const endTime = now();
     if (ended !== 'paused' && !(await store.claim('end'))) return; // the run's end was told already
