@@ -36,7 +36,7 @@ export const ExpireJobSchema = z.object({ runId: RunIdSchema, iteration: z.numbe
 export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
 /** `summarize` job on the compressor queue: summarize the run's older turns for iteration `iteration` at transcript version `tv`. */
-export const CompressJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int(), tv: z.number().int() });
+export const CompressJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int(), tv: z.number().int(), trace: JobTraceSchema });
 export type CompressJob = z.infer<typeof CompressJobSchema>;
 export const compressJobId = (runId: string, iteration: number, tv: number) => `${runId}-${iteration}-c${tv}`;
 

@@ -1,4 +1,9 @@
+import { wellFormedJson } from '@agentloop/protocol';
 import type { LocalResult } from './run-store-types.js';
+import type { EventArg, RunScripts } from './run-scripts.js';
+
+/** What recording a result answers: recorded, answered otherwise (cancelled, skipped), stale (another owner), null (answered already). */
+export type RecordAnswer = 'recorded' | 'cancelled' | 'skipped' | 'stale' | null;
 
 /**
  * Bytes of results one recordToolResults step carries, about: a model-controlled batch of large results is recorded
@@ -27,4 +32,18 @@ export function resultChunks(batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES
   }
   if (current.length) chunks.push(current);
   return chunks;
+}
+
+/**
+ * Records a batch of local calls' results (recordToolResults-10.lua), each checked on its own as recordToolResult
+ * checks it, in one step per `maxBytes` of results: an ordinary batch is one step. One answer per call, in order.
+ */
+export async function recordInChunks(scripts: RunScripts, runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
+  const entries = (chunk: LocalResult[], ev: EventArg) => chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
+  const answers: RecordAnswer[] = [];
+  for (const chunk of resultChunks(batch, maxBytes)) {
+    const r = await scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(chunk, ev))]);
+    answers.push(...r.values.map((v) => (v === 'answered' ? null : (v as Exclude<RecordAnswer, null>))));
+  }
+  return answers;
 }

@@ -73,7 +73,7 @@ export class RunScheduler {
    * delayed job that stops the wait when no summary is recorded within `deadlineMs` (no compressor is running).
    */
   async compress(parent: Job, runId: string, k: number, tv: number, deadlineMs: number): Promise<void> {
-    const data: CompressJob = { runId, iteration: k, tv };
+    const data: CompressJob = { runId, iteration: k, tv, ...traced() };
     await this.queues.get(QUEUES.compressor).add('summarize', data, {
       ...DEFAULT_JOB_OPTIONS, jobId: compressJobId(runId, k, tv), parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true,
     });

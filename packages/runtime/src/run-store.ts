@@ -14,14 +14,12 @@ import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
-import { RESULT_CHUNK_BYTES, resultChunks } from './result-chunks.js';
+import { RESULT_CHUNK_BYTES, recordInChunks, type RecordAnswer } from './result-chunks.js';
+import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
 import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
 
 export * from './run-store-types.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
-
-/** Builds a script's events (`ev`): whole envelopes, stamped with the same time as the script's head arguments. */
-type EventArg = (events: readonly NewEvent[]) => string;
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -66,6 +64,7 @@ export class RunStore {
       input.tenant,
     );
     if (res.outcome === 'created') this.scripts.refs.remember(input.runId, { tenant: input.tenant, idem: idemKey });
+    if (res.outcome === 'created' && res.values[0] === 'failed') await this.segmentEnded(input.runId, 'failed');
     switch (res.outcome) {
       case 'limited':
         return { created: false, limited: true, activeRuns: Number(res.values[0]) };
@@ -211,6 +210,8 @@ export class RunStore {
       wellFormedJson(checkpointIncrements(c)),
     ]);
     if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
+    const target = checkpointTarget(c);
+    if (r.outcome === 'recorded' && target !== 'tools') await this.segmentEnded(runId, target, c.iteration);
     return r.outcome === 'recorded';
   }
 
@@ -264,24 +265,16 @@ export class RunStore {
     return r.outcome === 'recorded' ? 'recorded' : null;
   }
 
-  /**
-   * recordToolResult for a batch of local calls, in one step per `maxBytes` of results (each call checked on its
-   * own): an ordinary batch is one step; one answer per call, in order.
-   */
-  async recordToolResults(runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null>> {
-    const entries = (chunk: LocalResult[], ev: EventArg) => chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
-    const answers: Array<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> = [];
-    for (const chunk of resultChunks(batch, maxBytes)) {
-      const r = await this.scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(chunk, ev))]);
-      answers.push(...r.values.map((v) => (v === 'answered' ? null : (v as 'recorded' | 'cancelled' | 'skipped' | 'stale'))));
-    }
-    return answers;
+  /** recordToolResult for a batch of local calls, in one step per `maxBytes` of results: see recordInChunks. */
+  recordToolResults(runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
+    return recordInChunks(this.scripts, runId, batch, maxBytes);
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
   /** `owner`: the delivery that owns the iteration's model call ('' = no fence); a delivery that lost it ends nothing. */
   async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[]; owner?: string }): Promise<{ closed: string[] } | null> {
     const r = await this.scripts.statusRun('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
+    if (r.outcome === 'ended') await this.segmentEnded(runId, p.status);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 
@@ -289,7 +282,14 @@ export class RunStore {
   async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
     const r = await this.scripts.statusRun('requestCancel', runId, (ev) => [reason, ev(events)]);
+    if (r.outcome === 'ended') await this.segmentEnded(runId, 'cancelled');
     return { kind: r.outcome, closed: r.values.map(String) };
+  }
+
+  /** SPEC §8: the one home of a segment's end, called once per step that parks or ends the run (see endSegment). */
+  private segmentEnded(runId: string, ended: SegmentEnd, iteration?: number): Promise<void> {
+    const claim = async (what: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${what}`, '1')) === 1;
+    return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim }, ended === 'paused' ? iteration : undefined);
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */

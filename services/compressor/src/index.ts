@@ -5,7 +5,7 @@ import {
   type LlmUsage, type ProviderGate, type ProviderRegistry,
 } from '@agentloop/llm';
 import { CompressJobSchema, ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
-import { workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { currentSegmentTp, endCompressSpan, inSpan, startCompressSpan, traceOfJob, tracingState, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
@@ -65,11 +65,16 @@ export class CompressorWorker {
   private async process(job: Job, token?: string): Promise<CompressResult> {
     const parsed = CompressJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`malformed compress job: ${parsed.error.message}`);
-    const { runId, iteration, tv } = parsed.data;
+    const { runId, iteration, tv, trace } = parsed.data;
     let result: CompressResult;
+    // SPEC §8: the summary is a `compress` span of the run's trace (under the iteration's segment)
+    const run = tracingState.on ? await this.o.store.fieldsOf(runId, ['tp', 'seg', 'tenant']) : null;
+    const span = run ? startCompressSpan({ id: runId, tenant: run.tenant ?? '' }, iteration, await traceOfJob(trace, async () => currentSegmentTp(run))) : null;
     try {
-      result = await this.compress(runId, iteration, tv);
+      result = await inSpan(span, () => this.compress(runId, iteration, tv));
+      endCompressSpan(span, result);
     } catch (e) {
+      endCompressSpan(span, e instanceof LlmError && e.opts.throttled ? { outcome: 'deferred' } : { error: e });
       // held back by a per-provider limit: the job comes back as a delayed job, its iteration still waiting for it
       if (!(e instanceof LlmError && e.opts.throttled) || !token) throw e;
       await job.moveToDelayed(Date.now() + (e.opts.retryAfterMs ?? 250), token);

@@ -155,11 +155,10 @@ export class RunIntake {
       // the run id or key names a run made from another body: that run is not this request's (and is left alone)
       return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
-    const runTrace = newRunTrace(); // SPEC §8: the root span's context is stored with the run
+    const runTrace = newRunTrace(); // SPEC §8: the root span's ids are stored with the run (its span is recorded when its first segment ends)
     const res = await this.store.create({
       runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid, traceparent: runTrace?.traceparent,
     });
-    if (res.created) runTrace?.record({ id: runId, tenant, request: v.request });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns };

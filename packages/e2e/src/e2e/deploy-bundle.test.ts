@@ -42,7 +42,7 @@ describe('the production bundle the image ships', () => {
       expect(fs.existsSync(path.join(out, absent)), absent).toBe(false);
     const shipped = execFileSync('find', ['-L', path.join(out, 'dist'), path.join(out, 'node_modules/@agentloop'), '-name', '*.test.js'], { encoding: 'utf8' });
     expect(shipped).toBe('');
-    expect(fs.existsSync(path.join(out, 'node_modules/@agentloop/runtime/lua/startIteration-6.lua'))).toBe(true);
+    expect(fs.existsSync(path.join(out, 'node_modules/@agentloop/runtime/lua/startIteration-18.lua'))).toBe(true);
     // the web console ships built, without its build tools or sources
     const consoleDir = path.dirname(createRequire(fs.realpathSync(path.join(out, 'node_modules/@agentloop/orchestrator/package.json'))).resolve('@agentloop/console/package.json'));
     expect(fs.readdirSync(consoleDir).sort()).toEqual(['dist', 'package.json']);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeploymentKeys } from '@agentloop/protocol';
+import { Queue } from 'bullmq';
+import { DeploymentKeys, QUEUES, advanceJobId } from '@agentloop/protocol';
+import { SUMMARIZE_SYSTEM } from '@agentloop/llm';
 import { demoAgentScript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun, until } from '../test-support/helpers.js';
@@ -35,6 +37,10 @@ const CONTENT_KEYS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai
 
 const sdkLoaded = (s: ProcessStack) => [...s.procs.values()].flatMap((p) => p.output).filter((l) => /^otel-module @opentelemetry\/(sdk-trace|exporter|resources|context-async-hooks)/.test(l));
 
+const invokes = (spans: ReceivedSpan[]) => spans.filter((x) => x.name === 'invoke_agent');
+const lastEnd = (spans: ReceivedSpan[]) => Math.max(...spans.map((x) => x.endMs));
+const firstStart = (spans: ReceivedSpan[]) => Math.min(...spans.map((x) => x.startMs));
+
 function runSpans(r: OtlpReceiver, runId: string): ReceivedSpan[] {
   return r.spans.filter((s) => s.attributes['agentloop.run.id'] === runId);
 }
@@ -60,20 +66,32 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     await r?.close();
   });
 
-  it('one trace per run: invoke_agent at the api, a chat span per model call, an execute_tool span per tool, GenAI attributes, no content', async () => {
+  it('one trace per run: invoke_agent covering the run, recorded where it ended, a chat span per model call, an execute_tool span per tool, GenAI attributes, no content', async () => {
     const id = await s.a.startRun(DEMO);
     const { snap } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
     const spans = await spansOf(r, id, { chat: 3, tools: 3, invoke: 1 });
     expect(new Set(spans.map((x) => x.traceId)).size).toBe(1);
-    const root = spans.find((x) => x.name === 'invoke_agent')!;
-    expect(snap.traceId).toBe(root.traceId); // the snapshot names the run's trace (the console links it)
-    expect(root).toMatchObject({ parentSpanId: '', roles: 'api', service: 'agentloop-test', encoding: 'json' });
-    expect(root.attributes).toMatchObject({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.conversation.id': id, 'agentloop.tenant.id': expect.any(String) });
+    const [root, ...more] = invokes(spans);
+    expect(more).toEqual([]);
+    expect(snap.traceId).toBe(root!.traceId); // the snapshot names the run's trace (the console links it)
+    // recorded when the run ended, by the process that ended it, with the ids stored at intake
+    expect(root).toMatchObject({ parentSpanId: '', roles: 'orchestrator', service: 'agentloop-test', encoding: 'json' });
+    expect(`00-${root!.traceId}-${root!.spanId}-01`).toBe(await s.redis.hget(new DeploymentKeys(s.prefix).run(id).state, 'tp'));
+    expect(root!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.conversation.id': id, 'agentloop.tenant.id': expect.any(String),
+      'agentloop.run.status': 'completed', 'gen_ai.response.finish_reasons': [snap.stopReason], 'gen_ai.usage.input_tokens': snap.usage.promptTokens, 'gen_ai.usage.output_tokens': snap.usage.completionTokens,
+    });
+    expect(snap.usage.promptTokens).toBeGreaterThan(0);
+    // the root covers the run: from its creation to its end, around every span under it
     const chats = spans.filter((x) => x.name.startsWith('chat '));
+    const children = spans.filter((x) => x !== root);
+    expect(root!.startMs).toBeLessThanOrEqual(firstStart(children));
+    expect(root!.endMs).toBeGreaterThanOrEqual(lastEnd(children));
+    expect(root!.endMs).toBeGreaterThanOrEqual(Date.parse(snap.createdAt));
     expect(chats.map((c) => c.name)).toEqual(['chat gpt-4o-mini', 'chat gpt-4o-mini', 'chat gpt-4o-mini']);
     for (const c of chats) {
-      expect(c).toMatchObject({ parentSpanId: root.spanId, roles: 'orchestrator' });
+      expect(c).toMatchObject({ parentSpanId: root!.spanId, roles: 'orchestrator' });
       expect(c.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.conversation.id': id, 'agentloop.run.id': id });
       expect(c.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
       expect(c.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
@@ -82,7 +100,7 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const tools = spans.filter((x) => x.name.startsWith('execute_tool '));
     expect(tools.map((t) => t.name).sort()).toEqual(['execute_tool calculator', 'execute_tool calculator', 'execute_tool current_time']);
     for (const t of tools) {
-      expect(t).toMatchObject({ parentSpanId: root.spanId, roles: 'tool-runner' });
+      expect(t).toMatchObject({ parentSpanId: root!.spanId, roles: 'tool-runner' });
       expect(t.attributes).toMatchObject({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.call.id': expect.any(String), 'gen_ai.conversation.id': id, 'agentloop.tool.status': 'completed' });
     }
     for (const x of spans) for (const k of CONTENT_KEYS) expect(x.attributes[k], `${x.name} ${k}`).toBeUndefined();
@@ -102,14 +120,29 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     }
   });
 
-  it('after an approval pause the resumed spans hang under a span of the same trace that links to the root', async () => {
+  it('after an approval pause: the root ends at the park, the resumed segment covers resume → end and links to the root; each once, whatever is delivered again', async () => {
     const id = await s.a.startRun(EMAIL);
     const paused = await s.a.waitFor(id, (x) => x.status === 'paused');
-    const d = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
-    expect(d.status, d.text).toBe(202);
-    expect((await finishedRun(s.a, id)).snap.status).toBe('completed');
+    const decide = () => s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    const [one, two] = await Promise.all([decide(), decide()]);
+    expect([one.status, two.status].sort()).toEqual([202, 409]);
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    // every iteration's job delivered again after the end: each answers stale, nothing is recorded twice
+    const q = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
+    try {
+      for (const k of [1, 2]) await q.add('advance', { runId: id, iteration: k }, { jobId: advanceJobId(id, k, 'again'), removeOnComplete: true, removeOnFail: true });
+      await until('the duplicates processed', async () => Object.values(await q.getJobCounts('waiting', 'active', 'prioritized')).every((n) => n === 0));
+    } finally {
+      await q.close();
+    }
+    // a barrier: a later run's root, recorded by the orchestrator after the duplicates, arrives after anything they recorded
+    const later = await s.a.startRun({ input: `[flaky] barrier ${Date.now()}`, model: MODEL });
+    expect((await finishedRun(s.a, later)).snap.status).toBe('completed');
+    await spansOf(r, later, { chat: 1, tools: 0, invoke: 1 });
     const spans = await spansOf(r, id, { chat: 2, tools: 1, invoke: 2 });
     expect(new Set(spans.map((x) => x.traceId)).size).toBe(1);
+    expect(invokes(spans)).toHaveLength(2);
     const [root, resumed] = [spans.find((x) => x.name === 'invoke_agent' && !x.attributes['agentloop.resumed'])!, spans.find((x) => x.attributes['agentloop.resumed'] === true)!];
     expect(resumed).toMatchObject({ name: 'invoke_agent', parentSpanId: '' });
     expect(resumed.links).toEqual([{ traceId: root.traceId, spanId: root.spanId, attributes: { 'agentloop.link': 'run_root' } }]);
@@ -117,11 +150,39 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     expect(chats.map((c) => c.parentSpanId).sort()).toEqual([root.spanId, resumed.spanId].sort());
     const tool = spans.find((x) => x.name === 'execute_tool send_email')!;
     expect(tool.parentSpanId).toBe(resumed.spanId);
+    // the root: creation → park (its chat inside, the resume after); the resumed segment: resume → end, around its spans
+    const [first, second] = [chats.find((c) => c.parentSpanId === root.spanId)!, chats.find((c) => c.parentSpanId === resumed.spanId)!];
+    expect(root.startMs).toBeLessThanOrEqual(first.startMs);
+    expect(root.endMs).toBeGreaterThanOrEqual(first.endMs);
+    expect(root.endMs).toBeLessThanOrEqual(resumed.startMs);
+    expect(root.attributes).toMatchObject({ 'agentloop.run.status': 'paused', 'gen_ai.response.finish_reasons': ['paused'] });
+    expect(resumed.startMs).toBeLessThanOrEqual(Math.min(tool.startMs, second.startMs));
+    expect(resumed.endMs).toBeGreaterThanOrEqual(Math.max(tool.endMs, second.endMs));
+    expect(resumed.attributes).toMatchObject({ 'agentloop.run.status': 'completed', 'gen_ai.response.finish_reasons': [snap.stopReason], 'gen_ai.usage.input_tokens': snap.usage.promptTokens, 'gen_ai.usage.output_tokens': snap.usage.completionTokens });
     expect(JSON.stringify(spans)).not.toContain('secret-body');
     // the run's log lines carry its trace id
     const logged = s.procs.get('tool-runner')!.output.filter((l) => l.includes('"email sent"') && l.includes(id)).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ runId: id, trace_id: root.traceId, span_id: tool.spanId });
+  });
+
+  it('a parked run cancelled: its root ends at the park, once, and a closing span linked to it says how the run ended', async () => {
+    const id = await s.a.startRun(EMAIL);
+    await s.a.waitFor(id, (x) => x.status === 'paused');
+    const [one, two] = await Promise.all([s.a.cancel(id), s.a.cancel(id)]);
+    expect([one.status, two.status].sort()).toEqual([202, 409]);
+    expect((await s.a.waitTerminal(id)).status).toBe('cancelled');
+    const spans = await spansOf(r, id, { chat: 1, tools: 0, invoke: 2 });
+    const tp = (await s.redis.hget(new DeploymentKeys(s.prefix).run(id).state, 'tp'))!;
+    const roots = spans.filter((x) => tp === `00-${x.traceId}-${x.spanId}-01`);
+    expect(roots).toHaveLength(1);
+    const [root, closing] = [roots[0]!, invokes(spans).find((x) => x !== roots[0])!];
+    expect(root.attributes).toMatchObject({ 'agentloop.run.status': 'paused' });
+    expect(root.endMs).toBeGreaterThanOrEqual(spans.find((x) => x.name.startsWith('chat '))!.endMs);
+    expect(closing).toMatchObject({ parentSpanId: '', traceId: root.traceId, roles: 'api', links: [{ traceId: root.traceId, spanId: root.spanId, attributes: { 'agentloop.link': 'run_root' } }] });
+    expect(closing.attributes).toMatchObject({ 'agentloop.run.status': 'cancelled', 'agentloop.ended_parked': true, 'gen_ai.response.finish_reasons': ['cancelled'] });
+    expect(closing.startMs).toBeGreaterThanOrEqual(root.endMs);
+    expect(invokes(spans)).toHaveLength(2);
   });
 
   it('a retried model call is one chat span with the retry as an event', async () => {
@@ -137,6 +198,9 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const [bad] = (await spansOf(r, failed, { chat: 1, tools: 0, invoke: 1 })).filter((x) => x.name.startsWith('chat '));
     expect(bad!.status).toBe(2);
     expect(bad!.attributes['error.type']).toBe('LlmError');
+    const [failedRoot] = invokes(await spansOf(r, failed, { chat: 1, tools: 0, invoke: 1 }));
+    expect(failedRoot).toMatchObject({ status: 2, attributes: expect.objectContaining({ 'agentloop.run.status': 'failed', 'error.type': expect.any(String) }) });
+    expect(failedRoot!.endMs).toBeGreaterThanOrEqual(bad!.endMs);
   });
 
   it("a run started without a trace in its job (a thread's next run, started by the relay) still gets its whole tree", async () => {
@@ -182,6 +246,48 @@ describe('tracing on with content capture, OTLP http/protobuf', () => {
     expect(first).toBeDefined();
     expect(String(first.attributes['gen_ai.output.messages'])).toContain('send_email');
     expect(spans.find((x) => x.name === 'execute_tool send_email')!.attributes['gen_ai.tool.call.arguments']).toContain('secret-body');
+  });
+});
+
+describe('tracing the compressor (its own process): a summary is a compress span of the run', () => {
+  let s: ProcessStack;
+  let r: OtlpReceiver;
+  const calls = new Map<string, number>();
+  beforeAll(async () => {
+    r = await OtlpReceiver.start();
+    s = await ProcessStack.start([...ROLES, 'compressor'], {
+      contextWindows: { 'gpt-4o-mini': 4000 },
+      // large results fill the window until the orchestrator asks for a summary
+      script: (req) => {
+        if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- the user wants big results' };
+        const key = req.messages.find((m) => m.role === 'user')!.content ?? '';
+        const n = calls.get(key) ?? 0;
+        if (req.tools.length && n < 8) return calls.set(key, n + 1), { toolCalls: [{ name: 'big', args: { n: 3000 + n } }] };
+        return { text: 'finished' };
+      },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+    });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    await r?.close();
+  });
+
+  it('the compress span hangs under the run\'s segment, inside it, with its outcome', async () => {
+    const id = await s.a.startRun({ input: `fetch big results (${Date.now()})`, model: { ...MODEL, contextWindow: 4000 }, tools: ['big'], limits: { maxIterations: 20 } });
+    expect((await s.a.waitTerminal(id, 60_000)).status).toBe('completed');
+    expect((await s.a.events(id)).events.some((e) => e.type === 'context.compressed')).toBe(true);
+    await until('the compress span', () => runSpans(r, id).some((x) => x.name === 'compress'));
+    const spans = await spansOf(r, id, { chat: 1, tools: 1, invoke: 1 });
+    const [root] = invokes(spans);
+    const compress = spans.filter((x) => x.name === 'compress');
+    for (const c of compress) {
+      expect(c).toMatchObject({ traceId: root!.traceId, parentSpanId: root!.spanId, roles: 'compressor' });
+      expect(c.startMs).toBeGreaterThanOrEqual(root!.startMs);
+      expect(c.endMs).toBeLessThanOrEqual(root!.endMs);
+    }
+    expect(compress.map((c) => c.attributes['agentloop.compress.outcome'])).toContain('ok');
+    expect(compress.find((c) => c.attributes['agentloop.compress.outcome'] === 'ok')!.attributes['agentloop.compress.tokens_after']).toBeLessThan(compress.find((c) => c.attributes['agentloop.compress.outcome'] === 'ok')!.attributes['agentloop.compress.tokens_before'] as number);
   });
 });
 

@@ -12,6 +12,9 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string; attributes: Record<string, unknown> }>;
   events: Array<{ name: string; attributes: Record<string, unknown> }>;
+  /** Start and end, in ms since the epoch (OTLP's nanoseconds, cut to ms: exact enough to order spans of processes on one host). */
+  startMs: number;
+  endMs: number;
   /** 2 = error (OTLP's STATUS_CODE_ERROR), 0 unset. */
   status: number;
   /** The resource's `service.name` and `agentloop.roles`. */
@@ -41,6 +44,9 @@ const RequestType = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('
 type Json = Record<string, any>;
 
 const hex = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : typeof v === 'string' ? v : '');
+
+/** OTLP times are uint64 nanoseconds (a decimal string in JSON and from protobuf's longs: String). */
+const nanosToMs = (v: unknown): number => Number(BigInt(String(v ?? '0')) / 1_000_000n);
 
 function anyValue(v: Json | undefined): unknown {
   if (!v) return undefined;
@@ -111,6 +117,7 @@ export class OtlpReceiver {
             traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, attributes: attrs(s.attributes),
             links: ((s.links ?? []) as Json[]).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: attrs(l.attributes) })),
             events: ((s.events ?? []) as Json[]).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
+            startMs: nanosToMs(s.startTimeUnixNano), endMs: nanosToMs(s.endTimeUnixNano),
             status: Number(s.status?.code ?? 0),
             service: String(resource['service.name'] ?? ''), roles: String(resource['agentloop.roles'] ?? ''), encoding,
           });

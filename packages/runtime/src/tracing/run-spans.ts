@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Span, type SpanOptions, type Context } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Span, type Context } from '@opentelemetry/api';
 import type { ModelResponse } from '@agentloop/llm';
 import type { RunRequest } from '@agentloop/protocol';
-import { pinned } from './pinned-trace.js';
 import { contextOf, formatTraceparent, parseTraceparent } from './traceparent.js';
 import { tracingState } from './tracing-state.js';
 
@@ -49,54 +48,18 @@ function errorCode(err: unknown): string {
   return typeof kind === 'string' ? kind : err.name;
 }
 
-/** Starts a span with pinned ids (see pinned-trace.ts). */
-function startPinned(ids: { traceId: string; spanId?: string }, name: string, options: SpanOptions): Span {
-  pinned.traceId = ids.traceId;
-  pinned.spanId = ids.spanId ?? null;
-  try {
-    return tracer().startSpan(name, { ...options, root: true });
-  } finally {
-    pinned.traceId = null;
-    pinned.spanId = null;
-  }
-}
-
 const randomHex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 /**
- * The root span `invoke_agent` of a run at intake: its traceparent is minted first, stored with the run (field `tp`)
- * and carried by every job the run publishes; the span itself is recorded (`record`) only once the run exists, so
- * a refused or repeated request leaves no trace behind. Null when tracing is off.
+ * The ids of a run's root span `invoke_agent`, minted at intake: its traceparent is stored with the run (field `tp`)
+ * and carried by every job the run publishes. The span itself is recorded when the run's first segment ends
+ * (segment-spans.ts), so it covers the run until it first parks or ends. Null when tracing is off.
  */
-export function newRunTrace(): { traceparent: string; record: (run: TracedRun) => void } | null {
+export function newRunTrace(): { traceparent: string } | null {
   if (!tracingState.on) return null;
   const ids = { traceId: randomHex(16), spanId: randomHex(8) };
-  const startTime = Date.now();
-  return {
-    // the flag is the root sampler's decision, so the run's later spans (parent-based) are kept or dropped with it
-    traceparent: formatTraceparent({ ...ids, traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }),
-    record: (run) => {
-      const span = startPinned(ids, 'invoke_agent', { kind: SpanKind.INTERNAL, startTime, attributes: { 'gen_ai.operation.name': 'invoke_agent', ...runAttributes(run) } });
-      span.end();
-    },
-  };
-}
-
-/**
- * A parked run resumes: a span `invoke_agent` in the run's trace that LINKS to the root instead of hanging under it
- * (the root may be days old); the resumed iterations' spans hang under this one. Its traceparent, or undefined
- * when tracing is off or the run has no stored root (created with tracing off).
- */
-export function resumeSpan(run: { id: string; tenant: string }, rootTp: string | undefined, iteration: number): string | undefined {
-  const root = tracingState.on ? parseTraceparent(rootTp) : null;
-  if (!root) return undefined;
-  const span = startPinned({ traceId: root.traceId }, 'invoke_agent', {
-    kind: SpanKind.INTERNAL,
-    links: [{ context: root, attributes: { 'agentloop.link': 'run_root' } }],
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': run.id, 'agentloop.run.id': run.id, 'agentloop.tenant.id': run.tenant, 'agentloop.resumed': true, 'agentloop.iteration': iteration + 1 },
-  });
-  span.end();
-  return formatTraceparent(span.spanContext());
+  // the flag is the root sampler's decision, so the run's later spans (parent-based) are kept or dropped with it
+  return { traceparent: formatTraceparent({ ...ids, traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }) };
 }
 
 /** One model call of the loop: `chat <model>` (null when tracing is off). `input`: the messages sent, recorded only when content capture is on. */
@@ -158,5 +121,27 @@ export function endToolSpan(span: Span | null, outcome: { status: string; conten
   span.setAttribute('agentloop.tool.status', outcome.status);
   if (outcome.error) failed(span, new Error(`${outcome.error.code}: ${outcome.error.message}`), outcome.error.code);
   if (tracingState.captureContent && outcome.content !== undefined) span.setAttribute('gen_ai.tool.call.result', outcome.content);
+  span.end();
+}
+
+/** A compressor's summary of a run's older turns: `compress` under the run's trace (null when tracing is off or the run has none). */
+export function startCompressSpan(run: { id: string; tenant: string }, iteration: number, parentTp: string | undefined): Span | null {
+  const parent = tracingState.on ? parentContext(parentTp) : null;
+  if (!parent) return null;
+  return tracer().startSpan(
+    'compress',
+    { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.conversation.id': run.id, 'agentloop.run.id': run.id, 'agentloop.tenant.id': run.tenant, 'agentloop.iteration': iteration } },
+    parent,
+  );
+}
+
+export function endCompressSpan(span: Span | null, outcome: { outcome: string; tokensBefore?: number; tokensAfter?: number; reason?: string } | { error: unknown }): void {
+  if (!span) return;
+  if ('error' in outcome) failed(span, outcome.error, errorCode(outcome.error));
+  else {
+    span.setAttribute('agentloop.compress.outcome', outcome.outcome);
+    if (outcome.tokensBefore !== undefined) span.setAttributes({ 'agentloop.compress.tokens_before': outcome.tokensBefore, 'agentloop.compress.tokens_after': outcome.tokensAfter ?? 0 });
+    if (outcome.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason ?? 'failed' });
+  }
   span.end();
 }

@@ -1,6 +1,6 @@
 import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, wellFormedJson, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
 import { decideAdvance } from '../loop/decide-advance.js';
-import { resumeSpan, tracingState, withTraceparent, type CallMeta, type Metrics, type PreparedDecision, type RunScheduler, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
+import { SEGMENT_FIELD, resumeSegment, tracingState, withTraceparent, type CallMeta, type Metrics, type PreparedDecision, type RunScheduler, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
 import { capText } from '@agentloop/llm';
 
@@ -148,9 +148,19 @@ export class DecisionService {
     const { iteration: k, tenant, approved } = resume;
     const metas = approved.length ? await this.store.calls.meta(runId, approved) : [];
     const calls = approved.flatMap((id, i) => (metas[i] ? [{ callId: id, name: metas[i]!.name, arguments: metas[i]!.arguments, pool: metas[i]!.pool, maxResultTokens: metas[i]!.maxResultTokens ?? DEFAULT_RESULT_TOKENS }] : []));
-    // SPEC §8: the resumed iterations hang under a span of their own that links to the run's root (days old, maybe)
-    const resumed = tracingState.on ? resumeSpan({ id: runId, tenant }, (await this.store.fieldsOf(runId, ['tp']))?.tp ?? undefined, k) : undefined;
+    const resumed = tracingState.on ? await this.resumedSegment(runId, k) : undefined;
     await withTraceparent(resumed, () => this.scheduler.resume(runId, tenant, k, calls, known?.plan));
+  }
+
+  /**
+   * SPEC §8: the resumed iterations hang under a segment span of their own, linked to the run's root (days old,
+   * maybe); its ids and start are stored with the run (`seg`), and its span is recorded when the segment ends.
+   */
+  private async resumedSegment(runId: string, k: number): Promise<string | undefined> {
+    const st = await this.store.fieldsOf(runId, ['tp', SEGMENT_FIELD]);
+    const seg = resumeSegment(st?.tp ?? undefined, st?.[SEGMENT_FIELD], k);
+    if (seg?.fresh) await this.store.redis.hset(this.store.keys.run(runId).state, SEGMENT_FIELD, seg.seg);
+    return seg?.traceparent;
   }
 
   /** approval.timeoutMs elapsed: deny what is undecided and resume, or fail the run (onTimeout). */

@@ -4,7 +4,7 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, startParams } from './start-iteration.js';
 import { jobDelivery, ownerOf } from './job-delivery.js';
@@ -120,7 +120,7 @@ export class IterationWorker {
     if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
     const { runId, iteration: k, plan, trace } = advance.data;
     const t0 = performance.now();
-    const parent = await traceOfJob(trace, async () => (await this.o.store.fieldsOf(runId, ['tp']))?.tp); // SPEC §8
+    const parent = await traceOfJob(trace, async () => currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg']))); // SPEC §8
     const outcome = await withTraceparent(parent, () => this.advance(job, token, runId, k, plan));
     const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
     const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
