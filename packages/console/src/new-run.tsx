@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { AgentloopClient } from '@agentloop/client';
-import { errorText } from './poll.js';
+import { useSubmit } from './use-submit.js';
 
 /** Starts a run: an input, a model and the catalog tools it may call. The server validates the request. */
 export function NewRunForm({ client, toolNames }: { client: AgentloopClient; toolNames: string[] }) {
@@ -8,22 +8,10 @@ export function NewRunForm({ client, toolNames }: { client: AgentloopClient; too
   const [provider, setProvider] = useState('openai');
   const [model, setModel] = useState('gpt-4o-mini');
   const [tools, setTools] = useState<string[]>([]);
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await client.runs.create({ input, model: { provider, name: model }, tools } as Parameters<AgentloopClient['runs']['create']>[0]);
-      location.hash = `#/runs/${r.id}`;
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const r = await client.runs.create({ input, model: { provider, name: model }, tools } as Parameters<AgentloopClient['runs']['create']>[0]);
+    location.hash = `#/runs/${r.id}`;
+  });
   const toggle = (name: string, on: boolean) => setTools((t) => (on ? [...t, name] : t.filter((n) => n !== name)));
 
   return (

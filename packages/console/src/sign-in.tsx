@@ -1,25 +1,14 @@
 import { useState } from 'preact/hooks';
 import { clientFor } from './session.js';
-import { errorText } from './poll.js';
+import { useSubmit } from './use-submit.js';
 
 /** Asks for an API key and checks it with one request; it is then kept in this tab's sessionStorage only. */
 export function SignIn({ onSignedIn, notice }: { onSignedIn: (key: string) => void; notice: string | null }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await clientFor(key.trim()).runs.list({ limit: 1 }).next();
-      onSignedIn(key.trim());
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await clientFor(key.trim()).runs.list({ limit: 1 }).next();
+    onSignedIn(key.trim());
+  });
   return (
     <main id="main" class="signin">
       <h1>agentloop console</h1>

@@ -51,15 +51,17 @@ async function spansOf(r: OtlpReceiver, runId: string, expected: { chat: number;
   return runSpans(r, runId);
 }
 
+/** The roles on the demo script, exporting to a fresh OTLP receiver (`env` given its URL). */
+async function tracedStack(env: (url: string) => Record<string, string>): Promise<{ r: OtlpReceiver; s: ProcessStack }> {
+  const r = await OtlpReceiver.start();
+  return { r, s: await ProcessStack.start(ROLES, { script: byScenario(scenarios, 'demo'), env: env(r.url) }) };
+}
+
 describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () => {
   let s: ProcessStack;
   let r: OtlpReceiver;
   beforeAll(async () => {
-    r = await OtlpReceiver.start();
-    s = await ProcessStack.start(ROLES, {
-      script: byScenario(scenarios, 'demo'),
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'agentloop-test', NODE_OPTIONS: PROBE, LOG_LEVEL: 'info' },
-    });
+    ({ r, s } = await tracedStack((url) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'agentloop-test', NODE_OPTIONS: PROBE, LOG_LEVEL: 'info' })));
   });
   afterAll(async () => {
     await s?.stop();
@@ -223,11 +225,7 @@ describe('tracing on with content capture, OTLP http/protobuf', () => {
   let s: ProcessStack;
   let r: OtlpReceiver;
   beforeAll(async () => {
-    r = await OtlpReceiver.start();
-    s = await ProcessStack.start(ROLES, {
-      script: byScenario(scenarios, 'demo'),
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' },
-    });
+    ({ r, s } = await tracedStack((url) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' })));
   });
   afterAll(async () => {
     await s?.stop();
@@ -296,11 +294,7 @@ describe('sampling (OTEL_TRACES_SAMPLER=traceidratio): a run is traced whole or 
   let r: OtlpReceiver;
   let stopped = false;
   beforeAll(async () => {
-    r = await OtlpReceiver.start();
-    s = await ProcessStack.start(ROLES, {
-      script: byScenario(scenarios, 'demo'),
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: r.url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' },
-    });
+    ({ r, s } = await tracedStack((url) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' })));
   });
   afterAll(async () => {
     if (!stopped) await s?.stop();
