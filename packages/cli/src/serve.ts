@@ -7,7 +7,7 @@ import {
   type IterationWorkerOptions,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, singleRedis, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, commandConnection, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { McpTools, ToolRegistry, ToolRunner, isolationLimits, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
 
@@ -48,13 +48,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
   }
   if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
-  // every connection from the one factory (REDIS_URL, Sentinel or Cluster); a cluster is refused at start until the
-  // run scripts are slot-safe (unsupported-settings.ts)
-  const redis = singleRedis(createRedis(config.redis, 'agentloop-cmd', logger));
-  const subscriber = singleRedis(createRedis(config.redis, 'agentloop-sub', logger));
+  // every connection from the one factory (REDIS_URL, Sentinel or Cluster); in cluster mode config.prefix is the
+  // deployment's hash tag, so every key below shares one slot
+  const redis = commandConnection(createRedis(config.redis, 'agentloop-cmd', logger));
+  const subscriber = commandConnection(createRedis(config.redis, 'agentloop-sub', logger));
   // the job publishers' own connection: ioredis copies every script defined on a connection into each MULTI it
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
-  const publisher = singleRedis(createRedis(config.redis, 'agentloop-pub', logger));
+  const publisher = commandConnection(createRedis(config.redis, 'agentloop-pub', logger));
   const shutdown = new Shutdown(logger);
   // SPEC §8: the SDK is loaded only when an OTLP endpoint is set; closed last, after the workers drained
   const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) => logger.warn(m));

@@ -4,7 +4,7 @@ import { Cluster } from 'ioredis';
 import { RedisClusterFixture } from '@agentloop/testing';
 import { QueueSet } from './queues.js';
 import { createRedis } from './redis.js';
-import { queuePrefix, redisTargetFromEnv } from './redis-target.js';
+import { keyPrefix, redisTargetFromEnv } from './redis-target.js';
 
 /**
  * REDIS_CLUSTER_NODES, the connection side: the one factory builds an ioredis Cluster, and BullMQ's queues, flows,
@@ -37,7 +37,7 @@ describe('BullMQ on a Redis Cluster (real cluster of this machine)', () => {
 
   it('jobs and flows (a parent in one queue, children in two others) complete under the derived prefix', async () => {
     const target = redisTargetFromEnv({ REDIS_CLUSTER_NODES: cluster.seeds }, 'redis://127.0.0.1:6379');
-    const prefix = queuePrefix('agentloop-ct', target);
+    const prefix = keyPrefix('agentloop-ct', target);
     expect(prefix).toBe('{agentloop-ct}');
     const queues = new QueueSet(conn, prefix);
     closers.push(() => queues.close());

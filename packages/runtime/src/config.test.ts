@@ -66,8 +66,16 @@ describe('the environment, validated once at start', () => {
 
   it('accepts one partition; names every unsupported variable at once', () => {
     expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
-    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '3', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/REDIS_CLUSTER_NODES is set[^]*AGENTLOOP_PARTITIONS is set/);
+    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '3', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(/AGENTLOOP_PARTITIONS is set, but partitions are not supported/);
     expect(loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]' }).openapiTools).toBe('[]'); // built: passed on to the tool-runner
+  });
+
+  it('REDIS_CLUSTER_NODES with one partition: every key and queue under the hash tag of the plain prefix', () => {
+    const c = loadConfig({ REDIS_CLUSTER_NODES: 'r1:6379,r2:6379', AGENTLOOP_PARTITIONS: '1', AGENTLOOP_PREFIX: 'prod' });
+    expect(c.redis.kind).toBe('cluster');
+    expect(c.prefix).toBe('{prod}');
+    expect(loadConfig({ AGENTLOOP_PREFIX: 'prod' }).prefix).toBe('prod'); // one Redis: the prefix as it is
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'r1:6379', AGENTLOOP_PREFIX: '{prod}' })).toThrow(/contains '\{' or '\}'/);
   });
 
   it('AGENTLOOP_CONSOLE_TRACE_URL: the console links trace ids there; anything but an http(s) URL with {traceId} stops the process', () => {

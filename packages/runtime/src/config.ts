@@ -5,7 +5,7 @@ import { unsupportedSettingProblems } from './unsupported-settings.js';
 import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
 
 export * from './limits-config.js';
-import { prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
+import { keyPrefix, prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');
@@ -141,6 +141,7 @@ export interface Config {
   redisUrl: string;
   /** Where connections go (createRedis): REDIS_CLUSTER_NODES, else REDIS_SENTINELS, else REDIS_URL. */
   redis: RedisTarget;
+  /** What every key and queue of the deployment starts with: AGENTLOOP_PREFIX, in cluster mode as its hash tag (keyPrefix). */
   prefix: string;
   port: number;
   metricsPort: number;
@@ -223,7 +224,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     redisUrl: e.REDIS_URL,
     redis,
-    prefix: e.AGENTLOOP_PREFIX,
+    prefix: keyPrefix(e.AGENTLOOP_PREFIX, redis),
     port: e.AGENTLOOP_PORT,
     metricsPort: e.AGENTLOOP_METRICS_PORT,
     host: e.AGENTLOOP_HOST,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { prefixProblem, queuePrefix, redisTargetFromEnv, targetEndpoint, urlAuth } from './redis-target.js';
+import { prefixProblem, keyPrefix, redisTargetFromEnv, targetEndpoint, urlAuth } from './redis-target.js';
 
 const URL_ = 'redis://127.0.0.1:6379';
 
@@ -31,8 +31,8 @@ describe('where Redis is (REDIS_CLUSTER_NODES, REDIS_SENTINELS, REDIS_URL)', () 
 
   it("a cluster's queues live under a hash tag derived from the plain prefix; a braced prefix is refused in cluster mode only", () => {
     const cluster = redisTargetFromEnv({ REDIS_CLUSTER_NODES: 'r1:7000' }, URL_);
-    expect(queuePrefix('agentloop', cluster)).toBe('{agentloop}');
-    expect(queuePrefix('agentloop', { kind: 'url', url: URL_ })).toBe('agentloop');
+    expect(keyPrefix('agentloop', cluster)).toBe('{agentloop}');
+    expect(keyPrefix('agentloop', { kind: 'url', url: URL_ })).toBe('agentloop');
     expect(prefixProblem('agentloop', cluster)).toBeNull();
     expect(prefixProblem('{agentloop}', cluster)).toMatch(/AGENTLOOP_PREFIX '\{agentloop\}' contains '\{' or '\}'.*set AGENTLOOP_PREFIX=agentloop/);
     expect(prefixProblem('ag}x', cluster)).toMatch(/contains/);

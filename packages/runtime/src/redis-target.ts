@@ -44,11 +44,13 @@ export function redisTargetFromEnv(env: Record<string, string | undefined>, url:
 }
 
 /**
- * The prefix BullMQ's queues live under. On a cluster every key of a queue must share one slot, which BullMQ gets
- * from a hash tag in its prefix: the product derives it from the plain AGENTLOOP_PREFIX (`{agentloop}`); elsewhere
- * the prefix is used as it is.
+ * The prefix every key and queue of the deployment lives under. A Redis Cluster runs a script or a multi-key command
+ * only when all its keys share one slot; with one partition the product puts the whole deployment under one hash
+ * tag it derives from the plain AGENTLOOP_PREFIX (`{agentloop}`), BullMQ's queues included. Run keys keep their own
+ * `{runId}`, but Redis hashes only the first `{…}` of a key, so they too land in the prefix's slot. Elsewhere the
+ * prefix is used as it is.
  */
-export function queuePrefix(prefix: string, target: RedisTarget): string {
+export function keyPrefix(prefix: string, target: RedisTarget): string {
   return target.kind === 'cluster' ? `{${prefix}}` : prefix;
 }
 

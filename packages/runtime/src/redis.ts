@@ -56,13 +56,13 @@ export function createRedis(target: string | RedisTarget, name = 'agentloop', lo
 }
 
 /**
- * The connection as one Redis. The run scripts still touch keys of several slots, so a process does not run its
- * roles on a cluster yet (REDIS_CLUSTER_NODES is refused at start, unsupported-settings.ts); this says so should a
- * cluster connection reach them anyway.
+ * The connection as the product's classes take it. They are typed against `Redis` and use only what a `Cluster` has
+ * too — commands, pipelines and scripts (defineCommand, EVALSHA), `duplicate()` for blocking commands and BullMQ,
+ * pub/sub — and in cluster mode every key they touch is in the one slot of the deployment's prefix (keyPrefix), so
+ * each script, pipeline and multi-key command goes to one node.
  */
-export function singleRedis(c: RedisConnection): Redis {
-  if (c instanceof Cluster) throw new Error('a Redis Cluster connection cannot serve the run scripts of this build (their keys are not all in one slot yet)');
-  return c;
+export function commandConnection(c: RedisConnection): Redis {
+  return c as Redis;
 }
 
 /** Why a connection cannot serve commands now, or null when it can (readiness checks must not wait for Redis). */

@@ -11,7 +11,6 @@ interface UnsupportedSetting {
  * there), so it does not start. Building a feature removes its line here.
  */
 export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> = {
-  REDIS_CLUSTER_NODES: { reason: "Redis Cluster is not supported by this build yet: its connections are, but the run scripts still touch keys of several hash slots" },
   AGENTLOOP_PARTITIONS: { reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)', harmless: (v) => v === '1' },
 };
 
