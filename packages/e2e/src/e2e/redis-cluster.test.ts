@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from 'ioredis';
+import { RetentionSweeper, commandConnection } from '@agentloop/runtime';
 import { RedisClusterFixture, checkEvents, checkTranscript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
@@ -88,6 +89,31 @@ describe.each([
     const completed = await s.a.request('GET', '/v1/runs?status=completed');
     expect(completed.json.data.map((x: { status: string }) => x.status)).toEqual(['completed', 'completed']);
     expect((await s.b.request('GET', '/v1/runs')).json.data).toEqual([]);
+  });
+
+  it('a parked run cancelled ends cancelled (the cancel goes through its script and the cluster-wide channel)', async () => {
+    const id = await s.a.startRun({ input: '[email] send it', model, tools: ['send_email'] });
+    await s.a.waitFor(id, (r) => r.status === 'paused');
+    expect((await s.a.cancel(id)).status).toBe(202);
+    expect((await s.a.waitTerminal(id)).status).toBe('cancelled');
+  }, 60_000);
+
+  it('every process is ready and its metrics (queue gauges, parked runs) read the cluster', async () => {
+    const urls = [...s.procs.values()].map((p) => /^agentloop ready .* metrics=(\S+)/.exec(p.output.find((l) => l.startsWith('agentloop ready'))!)![1]!);
+    expect(urls).toHaveLength(roles.length);
+    for (const url of urls) {
+      const ready = await fetch(url.replace(/\/metrics$/, '/readyz'));
+      expect(ready.status, `${url}: ${await ready.text()}`).toBe(200);
+    }
+    const metrics = await s.a.request('GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/agentloop_queue_jobs\{[^}]*queue="orchestrator"/);
+  });
+
+  it('the retention sweep (a script over the tenant indexes) drops finished runs from listing once due', async () => {
+    const sweeper = new RetentionSweeper(commandConnection(conn), `{${s.prefix}}`);
+    expect(await sweeper.sweep(Date.now() + 10 * 365 * 86_400_000)).toBe(3);
+    expect((await s.a.request('GET', '/v1/runs')).json.data).toEqual([]);
   });
 
   it('every key the deployment wrote is under the hash tag of its prefix, in that one slot', async () => {
