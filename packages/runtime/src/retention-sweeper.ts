@@ -1,25 +1,31 @@
 import type { Redis } from 'ioredis';
-import { DeploymentKeys } from '@agentloop/protocol';
+import { DeploymentKeys, TERMINAL_STATUSES } from '@agentloop/protocol';
 
 /*
-  Drops the index entries of finished runs whose retention is over (their keys expire on their own).
-  KEYS[1] retention zset (member <runId>|<tenant>, score = expiry ms)   ARGV[1] now ms   ARGV[2] at most this many
-  ARGV[3] the deployment prefix (index names mirror DeploymentKeys.tenantRuns / tenantRunsByStatus)
+  Drops the index entries of finished runs whose retention is over (their keys expire on their own). Every key it
+  touches is declared (Redis Cluster's rule, SPEC §1): KEYS[1] the retention zset (member <runId>|<tenant>, score =
+  expiry ms), then for each member ARGV[i+1] its tenant's run index and its indexes per terminal status
+  (TERMINAL_STATUSES order), built by DeploymentKeys. ARGV[1] now ms. A member is dropped only if it is still due
+  (another sweeper, or a run finished again under the same id, may have moved it since it was read).
   Returns how many runs were dropped.
 */
+const PER_MEMBER = 1 + TERMINAL_STATUSES.length;
 const SWEEP_LUA = `
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
-for _, m in ipairs(due) do
-  local bar = string.find(m, '|', 1, true)
-  local runId, tenant = string.sub(m, 1, bar - 1), string.sub(m, bar + 1)
-  local base = ARGV[3] .. ':tenant:' .. tenant .. ':runs'
-  redis.call('ZREM', base, runId)
-  redis.call('ZREM', base .. ':completed', runId)
-  redis.call('ZREM', base .. ':failed', runId)
-  redis.call('ZREM', base .. ':cancelled', runId)
-  redis.call('ZREM', KEYS[1], m)
+local per, n = ${PER_MEMBER}, 0
+for i = 2, #ARGV do
+  local m = ARGV[i]
+  local score = redis.call('ZSCORE', KEYS[1], m)
+  if score and tonumber(score) <= tonumber(ARGV[1]) then
+    local bar = string.find(m, '|', 1, true)
+    if bar then
+      local runId = string.sub(m, 1, bar - 1)
+      for j = 1, per do redis.call('ZREM', KEYS[1 + (i - 2) * per + j], runId) end
+    end
+    redis.call('ZREM', KEYS[1], m)
+    n = n + 1
+  end
 end
-return #due
+return n
 `;
 
 /**
@@ -32,21 +38,28 @@ export class RetentionSweeper {
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
+    prefix: string,
   ) {
     this.keys = new DeploymentKeys(prefix);
-    redis.defineCommand('al_retention_sweep', { numberOfKeys: 1, lua: SWEEP_LUA });
+    redis.defineCommand('al_retention_sweep', { lua: SWEEP_LUA }); // numkeys passed per call
   }
 
   /** Sweeps everything due now (in batches); the number of runs dropped. */
   async sweep(now = Date.now(), batch = 500): Promise<number> {
-    const run = (this.redis as unknown as { al_retention_sweep: (k: string, now: number, n: number, p: string) => Promise<number> }).al_retention_sweep;
+    const run = (this.redis as unknown as { al_retention_sweep: (...args: Array<string | number>) => Promise<number> }).al_retention_sweep;
     let total = 0;
     for (;;) {
-      const n = Number(await run.call(this.redis, this.keys.retention, now, batch, this.prefix));
-      total += n;
-      if (n < batch) return total;
+      const due = await this.redis.zrangebyscore(this.keys.retention, '-inf', now, 'LIMIT', 0, batch);
+      if (!due.length) return total;
+      const keys = [this.keys.retention, ...due.flatMap((m) => this.indexesOf(m.slice(m.indexOf('|') + 1)))];
+      total += Number(await run.call(this.redis, keys.length, ...keys, now, ...due));
+      if (due.length < batch) return total;
     }
+  }
+
+  /** A tenant's run index and its indexes per terminal status: where a finished run is listed. */
+  private indexesOf(tenant: string): string[] {
+    return [this.keys.tenantRuns(tenant), ...TERMINAL_STATUSES.map((s) => this.keys.tenantRunsByStatus(tenant, s))];
   }
 
   /** Sweeps every `everyMs` until stop(); errors (Redis away) are left for the next round. */

@@ -5,6 +5,7 @@ import { testRedisUrl } from '@agentloop/testing';
 import { useTestStore } from './test-support/test-store.js';
 import { ThreadStore } from './thread-store.js';
 import { RunStore } from './run-store.js';
+import { RetentionSweeper } from './retention-sweeper.js';
 
 /** Commands whose first argument is not a key (or that touch none). */
 const NOT_A_KEY = new Set(['publish']);
@@ -60,11 +61,15 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     await s.startIteration(paused, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
     await s.checkpoint(paused, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [], pause: { pending, expiresAt: Date.now() + 60_000 } });
     expect((await s.requestCancel(paused, 'test')).kind).toBe('ended');
+    // their retention over, the sweeper drops the finished runs' index entries
+    expect(await sweeper().sweep(Date.now() + 366 * 86_400_000)).toBeGreaterThan(0);
   }
+  let kept: RetentionSweeper | null = null; // one for both lives: ioredis loads a defined script with EVAL on first use
+  const sweeper = () => (kept ??= new RetentionSweeper(t.redis, t.prefix));
   let threads = 0;
   const newThread = () => `th${++threads}`;
 
-  it('over a run\'s whole life: creation (idempotency key, thread, notify), pause, decisions, tools, compression, end', async () => {
+  it('over a run\'s whole life: creation (idempotency key, thread, notify), pause, decisions, tools, compression, end, retention', async () => {
     await life(newThread());
     const monitor = await new Redis(testRedisUrl()).monitor();
     const undeclared: string[] = [];
