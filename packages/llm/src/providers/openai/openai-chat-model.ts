@@ -80,13 +80,17 @@ export class OpenAIChatModel implements ModelClient {
     let usage: ChunkUsage | null = null;
     let modelName = req.model.name;
     const calls = new ToolCallAssembler();
+    // The raw SSE stream, read here: the SDK's own chunk stream dereferences every choice, and one sent as null
+    // would throw inside it (the call retried, billed again, and failed as a network error). Breaking off the
+    // stream aborts the request through `controller`, as the SDK's stream does. The caller's signal reaches it by a
+    // listener rather than AbortSignal.any: a composed signal costs weak references and finalizer cells per call
+    // in flight (docs/BENCHMARKS.md, "Capacity"), and the SDK composes its own once more.
+    const controller = new AbortController();
+    const forward = () => controller.abort(req.signal!.reason);
+    if (req.signal?.aborted) forward();
+    else req.signal?.addEventListener('abort', forward, { once: true });
     try {
-      // The raw SSE stream, read here: the SDK's own chunk stream dereferences every choice, and one sent as null
-      // would throw inside it (the call retried, billed again, and failed as a network error). Breaking off the
-      // stream aborts the request through `controller`, as the SDK's stream does.
-      const controller = new AbortController();
-      const signal = req.signal ? AbortSignal.any([req.signal, controller.signal]) : controller.signal;
-      const response = await this.client.chat.completions.create(body as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, { signal }).asResponse();
+      const response = await this.client.chat.completions.create(body as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, { signal: controller.signal }).asResponse();
       const stream = Stream.fromSSEResponse<unknown>(response, controller, this.client);
       for await (const raw of stream) {
         const chunk = Chunk.safeParse(raw);
@@ -131,6 +135,8 @@ export class OpenAIChatModel implements ModelClient {
       }
     } catch (err) {
       throw mapOpenAIError(err, outputStarted);
+    } finally {
+      req.signal?.removeEventListener('abort', forward);
     }
     if (finish === null && !usage) throw new LlmError('network', 'stream ended before the response was complete', { outputStarted });
     const toolCalls = calls.finish();
