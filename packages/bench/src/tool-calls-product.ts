@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { serve } from '@agentloop/cli/serve';
-import { RedisServer } from '@agentloop/testing';
+import { EVERYTHING_MAIN, RedisServer } from '@agentloop/testing';
 import { cpuMs } from './tool-calls.js';
 import { startMockProcess } from './processes.js';
 import { MODELS } from './providers.js';
@@ -23,7 +22,6 @@ export interface ProductToolFigure {
 const RUNS = Number(process.env.BENCH_TOOL_RUNS ?? 100);
 const CALLS_PER_RUN = 5;
 const IN_FLIGHT = 20;
-const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 
 const KINDS = [
   { kind: 'module tool on its pool (a tool job per call)', tool: 'noop_pooled' },
@@ -60,7 +58,7 @@ async function measureKind(redisUrl: string, module: string, i: number, k: (type
     env: {
       ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: `bench-tools-${i}`, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', LOG_LEVEL: 'error',
       AGENTLOOP_TOOL_MODULES: module, AGENTLOOP_TOOL_CONCURRENCY: String(IN_FLIGHT), OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`,
-      AGENTLOOP_MCP_SERVERS: JSON.stringify([{ name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'], trust: 'trusted' }]),
+      AGENTLOOP_MCP_SERVERS: JSON.stringify([{ name: 'everything', command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], trust: 'trusted' }]),
     },
     onIterationTimed: (t) => {
       const n = (counts.get(t.runId) ?? 0) + 1;

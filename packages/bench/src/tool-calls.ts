@@ -1,12 +1,11 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { freePort } from '@agentloop/testing';
+import { EVERYTHING_MAIN, freePort, startEverythingHttp } from '@agentloop/testing';
 import { McpTools, ToolRegistry, executeToolCall, parseMcpServers } from '@agentloop/tool-runner';
 import { percentile } from './stats.js';
 
@@ -32,7 +31,6 @@ const CONCURRENT = Number(process.env.BENCH_TOOL_CONCURRENT_CALLS ?? 400);
 /** The pause between paced isolated calls: long enough for the next call's child to have started (a model turn is longer). */
 const PACE_MS = 250;
 
-const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const TICK_MS = 1000 / 100; // USER_HZ of /proc's times
 
 /** CPU (ms) of this process, its reaped children and its live children (but `exclude`), from /proc. */
@@ -114,14 +112,6 @@ function through(registry: ToolRegistry, name: string): Call {
   };
 }
 
-async function httpServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-    child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
-  return child;
-}
 
 export async function toolCallBench(): Promise<ToolCallBench> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-bench-tools-'));
@@ -131,12 +121,12 @@ export async function toolCallBench(): Promise<ToolCallBench> {
   fs.writeFileSync(module, `export default [${echo('echo_here', 'none')}, ${echo('echo_isolated', 'process')}];\n`);
   const registry = await ToolRegistry.withModules([module], [], { memoryMb: 256 });
   const port = await freePort();
-  const web = await httpServer(port);
-  const servers = [{ name: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], trust: 'trusted' }, { name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }];
+  const web = await startEverythingHttp(port);
+  const servers = [{ name: 'stdio', command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], trust: 'trusted' }, { name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }];
   const mcp = await McpTools.start(parseMcpServers(JSON.stringify(servers)), () => true, { logger: quiet, stderr: 'ignore' });
   mcp.attach(registry, async () => undefined);
   const direct = new Client({ name: 'bench', version: '1.0.0' });
-  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' }));
+  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], stderr: 'ignore' }));
   const directWeb = new Client({ name: 'bench', version: '1.0.0' });
   await directWeb.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
   const sdk = (c: Client): Call => () => c.callTool({ name: 'echo', arguments: { message: 'bench' } });

@@ -13,3 +13,4 @@ export * from './paths.js';
 export * from './mock-llm/structured-output-wire.js';
 export * from './crm-api.js';
 export * from './redis-topologies.js';
+export * from './mcp-everything.js';

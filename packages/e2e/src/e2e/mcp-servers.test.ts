@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ToolCatalog } from '@agentloop/runtime';
-import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { EVERYTHING_MAIN, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack, ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
 
 // the reference server from npm (a devDependency of the tool-runner), as a stdio child of the stack's tool-runner
-const EVERYTHING = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+const EVERYTHING = EVERYTHING_MAIN;
 
 const STUBBORN = fileURLToPath(new URL('../../../../services/tool-runner/src/mcp/test-fixtures/slow-server.mjs', import.meta.url));
 const MEMORY = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));

@@ -1,4 +1,4 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -8,10 +8,11 @@ import { executeToolCall } from '../execute-tool-call.js';
 import { ToolRegistry } from '../registry.js';
 import { parseMcpServers } from './config.js';
 import { McpTools } from './mcp-tools.js';
+import { EVERYTHING_MAIN, startEverythingHttp } from '@agentloop/testing';
 
 // the real reference servers from the npm registry, run as they ship
 const modules = new URL('../../node_modules/@modelcontextprotocol/', import.meta.url);
-const EVERYTHING = fileURLToPath(new URL('server-everything/dist/index.js', modules));
+const EVERYTHING = EVERYTHING_MAIN;
 const MEMORY = fileURLToPath(new URL('server-memory/dist/index.js', modules));
 
 const logged: Array<{ level: string; fields: object; msg: string }> = [];
@@ -204,7 +205,7 @@ describe('a server slow to start', () => {
     try {
       expect(t.registry.get('late__echo')).toBeUndefined();
       expect(t.registry.unavailable('late__echo')).toMatch(/MCP server late has not answered since this tool-runner started/);
-      server = await httpServer(port);
+      server = await startEverythingHttp(port);
       await vi.waitFor(() => expect(t.registry.get('late__echo')).toBeDefined(), { timeout: 10_000, interval: 50 });
       expect(t.publish).toHaveBeenCalled();
       expect(await t.call('late__echo', { message: 'late' })).toMatchObject({ status: 'completed', result: 'Echo: late' });
@@ -223,20 +224,11 @@ const freePort = () =>
     });
   });
 
-/** server-everything in its Streamable HTTP mode (`node dist/index.js streamableHttp`, PORT from the environment). */
-async function httpServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => d.toString().includes('listening') && resolve());
-    child.once('exit', (code) => reject(new Error(`server-everything exited with ${code}`)));
-  });
-  return child;
-}
 
 describe('MCP servers over Streamable HTTP (server-everything)', () => {
   it('cancellation mid-call sends notifications/cancelled for the request over HTTP too', async () => {
     const port = await freePort();
-    const server = await httpServer(port);
+    const server = await startEverythingHttp(port);
     const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }]);
     const sent: Array<{ id?: unknown; method?: string; params?: { requestId?: unknown } }> = [];
     const originalSend = StreamableHTTPClientTransport.prototype.send;
@@ -264,7 +256,7 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
 
   it('a server killed mid-call over HTTP: a structured, retryable tool_error (not a wait until the timeout); then a reconnect', async () => {
     const port = await freePort();
-    let server = await httpServer(port);
+    let server = await startEverythingHttp(port);
     const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted', timeoutMs: 30_000 }]);
     try {
       setTimeout(() => server.kill('SIGKILL'), 500);
@@ -273,7 +265,7 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
       expect(out).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
       expect(performance.now() - t0).toBeLessThan(9_000);
       await new Promise((r) => (server.exitCode === null && server.signalCode === null ? server.once('exit', r) : r(null)));
-      server = await httpServer(port);
+      server = await startEverythingHttp(port);
       await vi.waitFor(async () => expect(await t.call('web__echo', { message: 'back' })).toMatchObject({ status: 'completed', result: 'Echo: back' }), { timeout: 10_000, interval: 100 });
     } finally {
       await t.mcp.close();
@@ -283,7 +275,7 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
 
   it('lists and calls; a restarted server (stale session) is re-initialized; down, a call is a retryable tool_error', async () => {
     const port = await freePort();
-    let server = await httpServer(port);
+    let server = await startEverythingHttp(port);
     const t = await withTools([{ name: 'web', url: `http://127.0.0.1:${port}/mcp`, headers: { 'X-Test': 'yes' }, trust: 'trusted' }]);
     try {
       expect(t.registry.get('web__echo')!.entry).toMatchObject({ sideEffect: 'read', retry: 'safe' });
@@ -299,14 +291,14 @@ describe('MCP servers over Streamable HTTP (server-everything)', () => {
       expect(during).toMatchObject({ status: 'error', error: { code: 'tool_error', retryable: true } });
       expect(during.error!.message).toMatch(/could not be reached: it did not answer; next attempt in \d+ ms/);
 
-      server = await httpServer(port); // back: the backoff timer (or a call after the backoff) connects again
+      server = await startEverythingHttp(port); // back: the backoff timer (or a call after the backoff) connects again
       await vi.waitFor(async () => expect(await t.call('web__echo', { message: 'again' })).toMatchObject({ status: 'completed', result: 'Echo: again' }), { timeout: 5_000, interval: 100 });
 
       // restarted between two calls: the next call's session is stale (the reference server answers 400), and is
       // initialized again under that same call
       server.kill('SIGKILL');
       await new Promise((r) => server.once('exit', r));
-      server = await httpServer(port);
+      server = await startEverythingHttp(port);
       expect(await t.call('web__echo', { message: 'fresh session' })).toMatchObject({ status: 'completed', result: 'Echo: fresh session' });
       expect(logged.find((l) => l.msg.includes('session stale'))).toMatchObject({ fields: { mcpServer: 'web', status: 400 } });
     } finally {
