@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSentinelFixture, checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
-import { until } from '../test-support/helpers.js';
+import { describeRun, until } from '../test-support/helpers.js';
 
 const RUNS = 20;
 const model = { provider: 'openai', name: 'gpt-4o-mini' };
@@ -19,10 +19,11 @@ describe('Redis Sentinel (api, orchestrator and tool-runner processes; a real Se
     const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 200 } }] } : { text: 'done', delayMs: 50 });
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
       script,
-      redisUrl: `redis://127.0.0.1:${await group.primaryPort()}`, // the test's own reads; the product asks the sentinels
+      redisUrl: `redis://127.0.0.1:${await group.primaryPort()}`, // the product asks the sentinels (REDIS_SENTINELS)
+      testRedis: { sentinels: group.seeds.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) })), name: group.name },
       env: { REDIS_SENTINELS: group.seeds, REDIS_SENTINEL_NAME: group.name },
     });
-    s.redis.on('error', () => undefined); // the test's own connection, to the first primary: it dies below
+    s.redis.on('error', () => undefined); // the test's own connection follows the failover too (its cleanup needs it)
   }, 120_000);
   afterAll(async () => {
     await s?.stop();
@@ -45,7 +46,15 @@ describe('Redis Sentinel (api, orchestrator and tool-runner processes; a real Se
     const before = await group.primaryPort();
     const after = await group.killPrimary();
     expect(after).not.toBe(before);
-    const snaps = await Promise.all(ids.map((id) => s.a.waitTerminal(id, 90_000)));
+    const snaps = await Promise.all(
+      ids.map((id) =>
+        s.a.waitTerminal(id, 90_000).catch(async (err: Error) => {
+          const state = await describeRun(s.redis, s.prefix, id);
+          const logs = [...s.procs.values()].map((p) => `--- ${p.name}\n${p.output.slice(-40).join('\n')}`).join('\n');
+          throw new Error(`${err.message}\n${state}\n${logs}`);
+        }),
+      ),
+    );
     expect(snaps.map((x) => x.status)).toEqual(ids.map(() => 'completed'));
     // nothing applied twice: each call's effect started at most once (a repeated delivery answers outcome_unknown)
     const starts = s.effects().filter((e) => e.tool === 'effect_once' && e.phase === 'start' && ids.some((id) => String(e.key).startsWith(`${id}:`)));

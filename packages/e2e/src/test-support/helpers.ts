@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { checkEvents, checkTranscript, type MockRequest, type ReplySpec, type Script } from '@agentloop/testing';
+import type { Redis } from 'ioredis';
 import type { ApiClient } from './api-client.js';
 
 /** Poll until fn() is true. */
@@ -27,4 +28,39 @@ export async function finishedRun(client: ApiClient, id: string, timeoutMs = 30_
   expect(checkTranscript(messages)).toEqual([]);
   expect(checkEvents(events)).toEqual([]);
   return { snap, messages, events };
+}
+
+/**
+ * What Redis holds about one run (its state fields, minus the transcript, and where each of its jobs is), for the
+ * message of a test that found the run stuck: a failure in CI must say where the run stopped.
+ */
+export async function describeRun(redis: Redis, prefix: string, runId: string): Promise<string> {
+  const out: string[] = [];
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', `*${runId}*`, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...batch);
+  } while (cursor !== '0');
+  for (const key of keys.sort()) {
+    const type = await redis.type(key);
+    if (type !== 'hash') {
+      out.push(`${key} (${type})`);
+      continue;
+    }
+    const h = await redis.hgetall(key);
+    const fields = Object.entries(h).map(([f, v]) => `${f}=${v.length > 160 ? `${v.slice(0, 160)}…` : v}`);
+    out.push(`${key}: ${fields.join(' | ')}`);
+    const job = /^(.*):([^:]+)$/.exec(key);
+    if (job && !key.startsWith(`${prefix}:run:`)) {
+      const [, queue, id] = job;
+      const where: string[] = [];
+      for (const list of ['wait', 'active', 'paused']) if ((await redis.lpos(`${queue}:${list}`, id!)) !== null) where.push(list);
+      for (const set of ['prioritized', 'delayed', 'waiting-children', 'completed', 'failed']) if ((await redis.zscore(`${queue}:${set}`, id!)) !== null) where.push(set);
+      if (await redis.exists(`${key}:lock`)) where.push('locked');
+      out.push(`  ↳ job in: ${where.join(', ') || 'no list'}`);
+    }
+  }
+  return out.join('\n');
 }

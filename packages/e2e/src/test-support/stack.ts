@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { CLI_MAIN, TEST_TOOLS_MODULE, cleanupPrefix, freePort, startMockLlm, testRedisUrl, type MockLlmServer, type Script } from '@agentloop/testing';
 import { serve, type Role, type RunningProcess } from '@agentloop/cli/serve';
 import { ApiClient } from './api-client.js';
@@ -13,6 +13,8 @@ export interface StackOptions {
   script?: Script;
   /** A Redis other than the test run's (e.g. one whose command counters the test reads). */
   redisUrl?: string;
+  /** The test's own connection, where `redisUrl` will not stay the primary (Sentinel: follow the failover). */
+  testRedis?: RedisOptions;
   /** Extra environment of the product's processes (a function: derived from the mock model server's URL). */
   env?: Record<string, string> | ((mock: MockLlmServer) => Record<string, string>);
   contextWindows?: Record<string, number>;
@@ -51,8 +53,11 @@ abstract class BaseStack {
   readonly effectLog = path.join(os.tmpdir(), `agentloop-effects-${this.prefix}.jsonl`);
   readonly redis: Redis;
 
-  constructor(readonly redisUrl = testRedisUrl()) {
-    this.redis = new Redis(redisUrl);
+  constructor(
+    readonly redisUrl = testRedisUrl(),
+    testRedis?: RedisOptions,
+  ) {
+    this.redis = testRedis ? new Redis(testRedis) : new Redis(redisUrl);
   }
   mock!: MockLlmServer;
   a!: ApiClient;
@@ -87,7 +92,7 @@ export class InProcessStack extends BaseStack {
   proc!: RunningProcess;
 
   static async start(opts: StackOptions = {}): Promise<InProcessStack> {
-    const s = new InProcessStack(opts.redisUrl);
+    const s = new InProcessStack(opts.redisUrl, opts.testRedis);
     await s.startMock(opts);
     process.env.AGENTLOOP_TEST_EFFECT_LOG = s.effectLog; // tool modules read the process environment
     s.proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], ...(opts.pools ? { pools: opts.pools } : {}), ...(opts.planner ? { planner: opts.planner } : {}), env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) } });
@@ -114,7 +119,7 @@ export class ProcessStack extends BaseStack {
   private env!: Record<string, string>;
 
   static async start(roles: string[], opts: StackOptions = {}): Promise<ProcessStack> {
-    const s = new ProcessStack(opts.redisUrl);
+    const s = new ProcessStack(opts.redisUrl, opts.testRedis);
     await s.startMock(opts);
     s.env = { AGENTLOOP_LOCK_MS: '3000', ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) };
     for (const r of roles) await s.spawn(r);
