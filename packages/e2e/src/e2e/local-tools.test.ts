@@ -20,6 +20,9 @@ describe('local tools', () => {
     approve: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
     cancel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 4500, label: 'long' } }] } : { text: 'done' }),
     early: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_once', args: {} }, { name: 'sleep', args: { ms: 4500 } }] } : { text: 'done' }),
+    inplace: (req) => (stepOf(req) < 3 ? { toolCalls: [{ name: 'calculator', args: { expression: `${stepOf(req)}+1` } }] } : { text: `results: ${[0, 1, 2].map((i) => stepResults(req, i)[0]).join(' | ')}` }),
+    mixedafter: (req) =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }] } : stepOf(req) === 1 ? { toolCalls: [{ name: 'effect', args: { label: 'later' } }] } : { text: 'done' },
   };
   beforeAll(async () => {
     s = await InProcessStack.start({ script: byScenario(scenarios, 'mixed'), env: LOCAL });
@@ -60,6 +63,28 @@ describe('local tools', () => {
     const { snap } = await finishedRun(s.a, id);
     expect(snap.output).toBe('results: {"value":4} | {"done":"x"}');
     expect([await toolJobs('local'), await toolJobs('default')]).toEqual([beforeLocal, beforeDefault]);
+  });
+
+  /** The orchestrator jobs published for a run (BullMQ's `added` events of the queue). */
+  const advanceJobsOf = async (runId: string) => {
+    const entries = (await s.redis.xrange(`${s.prefix}:${QUEUES.orchestrator}:events`, '-', '+')) as Array<[string, string[]]>;
+    return entries.map(([, f]) => Object.fromEntries(f.flatMap((v, i) => (i % 2 ? [] : [[v, f[i + 1]]])))).filter((e) => e.event === 'added' && String(e.jobId).startsWith(`${runId}-`)).map((e) => e.jobId);
+  };
+
+  it('a run whose every batch ran locally goes on in the job it started in: one job for all its iterations', async () => {
+    const id = await s.a.startRun({ input: '[inplace] go', model, tools: ['calculator'] });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.output).toBe('results: {"value":1} | {"value":2} | {"value":3}');
+    expect(snap.iteration).toBe(4);
+    expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3, 4]);
+    expect(await advanceJobsOf(id)).toEqual([`${id}-1`]);
+  });
+
+  it('a batch with a pooled call is published as the next iteration\'s flow, as before', async () => {
+    const id = await s.a.startRun({ input: '[mixedafter] go', model, tools: ['calculator', 'effect'] });
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(await advanceJobsOf(id)).toEqual([`${id}-1`, `${id}-3`]); // iteration 2 went on in place; 3 waited for the pool
   });
 
   it('a local call that needs approval parks the run like any other, and runs locally once approved', async () => {
@@ -118,6 +143,39 @@ describe('local tools across a crash', () => {
     expect(snap.output).toContain('{"done":"safe"}');
     expect(snap.output).toContain('outcome_unknown');
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+    expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+  }, 120_000);
+
+  it.each([
+    ['mid local call', { label: 'safe', ms: 3000 }, 0],
+    ['mid model call', { label: 'safe', ms: 10 }, 1],
+  ])('kill -9 of the orchestrator %s, in an iteration the job went on to in place: its redelivery takes the run up there', async (_, effectArgs, modelDelayMs) => {
+    const script = (req: MockRequest): ReplySpec => {
+      const step = stepOf(req);
+      if (step === 0) return { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }] };
+      if (step === 1) return { toolCalls: [{ name: 'local_effect', args: effectArgs }, { name: 'local_once', args: { ms: effectArgs.ms } }] };
+      return { text: `results: ${stepResults(req, 1).join(' | ')}`, ...(modelDelayMs ? { chunking: 'fine' as const, delayMs: 150 } : {}) };
+    };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env: LOCAL }); // calculator local: iteration 2 goes on in job 1
+    const id = await s.a.startRun({ input: 'go', model, tools: ['calculator', 'local_effect', 'local_once'] });
+    if (modelDelayMs) await until('the last model call to stream', async () => (await s!.a.events(id, { maxEvents: 500, timeoutMs: 200 })).events.some((e) => e.type === 'message.delta' && e.data.iteration === 3), 30_000);
+    else await until('both local calls of iteration 2 to start', () => s!.effects().filter((e) => e.phase === 'start').length === 2);
+    await s.kill('orchestrator', 'SIGKILL');
+    const next = await s.spawn('orchestrator#2');
+    const snap = await s.a.waitTerminal(id, 60_000);
+    expect(snap.status).toBe('completed');
+    // taken up by the job's redelivery, not by the reconciler that republishes a job nobody would run
+    const metrics = await (await fetch(/metrics=(\S+)/.exec(next.output.find((l) => l.startsWith('agentloop ready'))!)![1]!)).text();
+    expect(metrics).not.toMatch(/^agentloop_runs_reconciled_total\{[^}]*\} [1-9]/m);
+    const eff = s.effects();
+    const safe = eff.filter((e) => e.tool === 'local_effect' && e.phase === 'start');
+    expect(new Set(safe.map((e) => e.key)).size).toBe(1); // run again (cut off) or not, always under the same key
+    expect(safe).toHaveLength(modelDelayMs ? 1 : 2); // a finished call is never executed again
+    expect(eff.filter((e) => e.tool === 'local_once' && e.phase === 'start')).toHaveLength(1); // never twice
+    expect(snap.output).toContain(modelDelayMs ? '{"done":"safe"}' : 'outcome_unknown');
+    const events = (await s.a.events(id)).events;
+    expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3]);
+    expect(checkEvents(events)).toEqual([]);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
   }, 120_000);
 

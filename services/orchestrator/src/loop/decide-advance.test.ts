@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunRequestSchema } from '@agentloop/protocol';
 import type { RunState } from '@agentloop/runtime';
-import { decideAdvance } from './decide-advance.js';
+import { chainedIteration, decideAdvance } from './decide-advance.js';
 
 const state = (over: Partial<RunState> = {}, limits: Record<string, unknown> = {}): RunState =>
   ({
@@ -59,5 +59,18 @@ describe('decideAdvance (pure)', () => {
   });
   it('cancels first', () => {
     expect(decideAdvance(state({ cancel: 'by user', phase: 'model', iteration: 2 }), 2, 2000)).toEqual({ kind: 'cancel' });
+  });
+  it('takes a run up where a job that went on in place stopped: only a redelivery of that job, and only past its own iteration', () => {
+    const chained = (over: Partial<RunState>) => state({ owner: 'r-2@tok1', iteration: 4, ...over });
+    expect(chainedIteration(chained({ phase: 'model' }), 2, 'r-2')).toBe(4); // mid model call: resumed at 4
+    expect(decideAdvance(chained({ phase: 'model' }), chainedIteration(chained({ phase: 'model' }), 2, 'r-2'), 2000, 'r-2')).toEqual({ kind: 'resume_call', callMode: 'tools' });
+    expect(chainedIteration(chained({ phase: 'tools' }), 2, 'r-2')).toBe(4); // mid local calls: re-dispatched at 4
+    expect(decideAdvance(chained({ phase: 'tools' }), 4, 2000, 'r-2')).toEqual({ kind: 'redispatch' });
+    expect(chainedIteration(chained({ phase: 'paused' }), 2, 'r-2')).toBe(4); // parked before its expiry job was published
+    expect(chainedIteration(chained({ phase: 'model' }), 2, 'r-3')).toBe(2); // another job: its own iteration (a noop)
+    expect(chainedIteration(chained({ phase: 'model', owner: 'r-2-resume@t' }), 2, 'r-2')).toBe(2); // an owner id is exact
+    expect(chainedIteration(chained({ phase: 'model', iteration: 2 }), 2, 'r-2')).toBe(2);
+    expect(chainedIteration(chained({ status: 'completed', phase: 'done' }), 2, 'r-2')).toBe(2); // ended: nothing to take up
+    expect(chainedIteration(chained({ phase: 'model' }), 2)).toBe(2); // no job id: no claim
   });
 });

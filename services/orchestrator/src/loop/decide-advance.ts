@@ -15,6 +15,16 @@ export type AdvanceAction =
 export const ownerJobId = (owner: string): string => owner.split('@')[0]!;
 
 /**
+ * The iteration a job decides for: its own (`k`), or a later one its delivery went on to in place (iterations whose
+ * calls all ran locally continue in the job that ran them: IterationWorker). A redelivery of that job — its process
+ * died, or it stalled, mid-chain — finds the run past `k` with itself as the recorded owner, and takes the run up where
+ * the chain stopped. Any other job id leaves `k` as it is (an owner id is unique to the job that started the call).
+ */
+export function chainedIteration(st: RunState, k: number, jobId?: string): number {
+  return jobId !== undefined && st.owner && ownerJobId(st.owner) === jobId && st.iteration > k && ['model', 'tools', 'paused'].includes(st.phase) ? st.iteration : k;
+}
+
+/**
  * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, duplicates); only the
  * one that started its model call — or a BullMQ retry of it, which keeps its id — may resume that call. Another would
  * stream the model a second time, its deltas interleaved with the first's.

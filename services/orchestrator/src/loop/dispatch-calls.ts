@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
-import { maxResultTokens, type RunScheduler, type RunState } from '@agentloop/runtime';
+import { maxResultTokens, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { ownerOf } from './job-delivery.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
@@ -20,6 +20,8 @@ export interface DispatchDeps {
   lockMs: number;
   /** Reads the lock of another job of the orchestrator queue (whether the delivery that started a call is alive). */
   redis: Redis;
+  /** Whether the next iteration may go on in `job` itself instead of a job of its own (IterationWorker says when). */
+  mayContinue?: (job: Job, k: number) => boolean;
 }
 
 /**
@@ -32,8 +34,11 @@ export interface DispatchDeps {
  * (the cheapest path: one script per batch, not one per call), and a batch of local calls only needs no child: the
  * next iteration's job follows alone. `fresh`: the calls were made by this delivery's own checkpoint (none can be
  * answered yet), not re-dispatched.
+ *
+ * Returns true when no job was published because iteration k+1 goes on in this job: every call of the batch ran here
+ * (or none was left to run), the run is not parked, and the worker has room (DispatchDeps.mayContinue).
  */
-export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<void> {
+export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<boolean> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
   if (local.length) {
     const owner = ownerOf(job);
@@ -49,5 +54,19 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
     const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
     await d.local!.runLocal(local.map(data), owner, mayTakeOver, fresh);
   }
-  await d.scheduler.afterCheckpoint(st, k, local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls, pausedUntil);
+  const pooled = local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls;
+  if (!pooled.length && pausedUntil === null && d.mayContinue?.(job, k)) return true;
+  await d.scheduler.afterCheckpoint(st, k, pooled, pausedUntil);
+  return false;
+}
+
+/**
+ * Iteration k's batch again, after the delivery that checkpointed it died before its jobs were published (or while its
+ * local calls ran): the calls recorded, unanswered, and not waiting for a decision.
+ */
+export async function redispatchCalls(d: DispatchDeps, store: RunStore, job: Job, token: string | undefined, st: RunState, k: number): Promise<boolean> {
+  const recorded = await store.calls.metaAndOutcomes(st.id, st.batch);
+  const waiting = new Set(st.pending.map((p) => p.callId));
+  const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
+  return dispatchCalls(d, job, token, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
 }

@@ -1,63 +1,35 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
-import { PriceTable, toolsTokens, type ModelResponse, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { PriceTable, toolsTokens, type ModelResponse } from '@agentloop/llm';
+import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type RunState } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, startParams } from './start-iteration.js';
 import { jobDelivery, ownerOf } from './job-delivery.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
-import type { DecisionService } from '../decisions/decision-service.js';
+import type { IterationWorkerOptions } from './iteration-worker-options.js';
 import { TranscriptCache } from './transcript-cache.js';
 import { catalogForCalls, toolSpecsFor } from './tool-specs.js';
 import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
 import { ModelStreamer } from './model-streamer.js';
 import { finalOutputCheck } from '../output/final-output.js';
 import { TimerJobs } from './timer-jobs.js';
-import { dispatchCalls, type DispatchDeps, type LocalCalls } from './dispatch-calls.js';
+import { dispatchCalls, redispatchCalls, type DispatchDeps } from './dispatch-calls.js';
+import { countResponse } from './response-metrics.js';
+import { chainedIteration } from './decide-advance.js';
+import { Continuations } from './continuations.js';
 const DEFAULT_PRICES = new PriceTable();
-const TOKEN_KINDS = [['prompt', 'promptTokens'], ['completion', 'completionTokens'], ['reasoning', 'reasoningTokens'], ['cached', 'cachedTokens']] as const;
 
-export interface IterationWorkerOptions {
-  redis: Redis;
-  subscriber: Redis;
-  store: RunStore;
-  scheduler: RunScheduler;
-  providers: ProviderRegistry;
-  metrics: Metrics;
-  logger: Logger;
-  prefix: string;
-  concurrency: number;
-  lockMs: number;
-  llmAttempts: number;
-  llmRetryBaseMs: number;
-  /** Longest retry-after waited out in place; longer ones defer the job (BullMQ delayed), holding no worker. */
-  llmMaxWaitMs?: number;
-  /** Per-provider admission (AGENTLOOP_PROVIDER_LIMITS), shared by every orchestrator. */
-  gate?: ProviderGate;
-  decisions: DecisionService;
-  /** Model prices (built-in table + AGENTLOOP_MODEL_PRICES). */
-  prices?: PriceTable;
-  /** Called after every iteration job with its timings (benchmarks). */
-  onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
-  /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
-  planner?: Planner;
-  /** This process's local tools (SPEC §6): their calls run in the iteration, with no tool job. */
-  localTools?: LocalCalls;
-  /** How long an iteration waits for its summary before it prunes (SPEC §3: 60 s). */
-  summaryDeadlineMs?: number;
-  /** The process's tool catalog (one cache for every role in it) [its own]. */
-  catalog?: ToolCatalog;
-}
+export type { IterationWorkerOptions } from './iteration-worker-options.js';
 
 /**
  * The orchestrator's worker: one `advance` job per iteration. It decides from the run's state what the job
  * must do, calls the model (streaming deltas to the event log), checkpoints the response before any side effect,
- * and publishes the tool calls as children of the next iteration's job. Every state change is a compare-and-set,
- * so duplicate or retried jobs are harmless.
+ * and publishes the tool calls as children of the next iteration's job — or, when every call ran here (local tools)
+ * and the worker has room, goes on to the next iteration itself (Continuations). Every state change is a
+ * compare-and-set, so duplicate or retried jobs are harmless.
  */
 export class IterationWorker {
   private worker: Worker | null = null;
@@ -70,13 +42,15 @@ export class IterationWorker {
   private readonly streamer: ModelStreamer;
   private readonly timers: TimerJobs;
   private readonly dispatch: DispatchDeps;
+  private readonly continuations: Continuations;
   private handingBack = false;
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
     this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
     this.context = new ContextGate(o.store, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
-    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis };
+    this.continuations = new Continuations(o.concurrency);
+    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis, mayContinue: (job, k) => this.continuations.take(job, k) };
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
@@ -106,26 +80,39 @@ export class IterationWorker {
     await this.worker.waitUntilReady();
   }
 
-  async close(): Promise<void> { await this.worker?.close(); } // prettier-ignore
+  async close(): Promise<void> {
+    this.continuations.stop();
+    await this.worker?.close();
+  }
 
   /** Drain deadline passed: abort the model streams in flight; their jobs are retried elsewhere from the same state. */
   handBack(): void {
     this.handingBack = true;
+    this.continuations.stop();
     this.streamer.abortAll(new HandedBackError());
   }
 
+  /** One job: its iteration, and the ones it goes on to in place (Continuations), each timed on its own. */
   private async process(job: Job, token?: string): Promise<void> {
     if (await this.timers.handle(job)) return;
     const advance = AdvanceJobSchema.safeParse(job.data);
     if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
-    const { runId, iteration: k, plan, trace } = advance.data;
-    const t0 = performance.now();
-    const parent = await traceOfJob(trace, async () => currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg']))); // SPEC §8
-    const outcome = await withTraceparent(parent, () => this.advance(job, token, runId, k, plan));
-    const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
-    const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
-    this.o.metrics.observeIterationOverhead(overheadSeconds, traceIdOf(parent));
-    this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
+    const { runId, trace } = advance.data;
+    this.continuations.begin();
+    try {
+      for (let k: number | undefined = advance.data.iteration, plan = advance.data.plan; k !== undefined; k = this.continuations.following(job), plan = undefined) {
+        const t0 = performance.now();
+        const parent = await traceOfJob(trace, async () => currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg']))); // SPEC §8
+        const at = k;
+        const outcome = await withTraceparent(parent, () => this.advance(job, token, runId, at, plan));
+        const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
+        const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
+        this.o.metrics.observeIterationOverhead(overheadSeconds, traceIdOf(parent));
+        this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
+      }
+    } finally {
+      this.continuations.end(job);
+    }
   }
 
   /**
@@ -145,7 +132,8 @@ export class IterationWorker {
     }
     const st = await this.o.store.load(runId);
     if (!st) return 'done';
-    const outcome = await this.act(job, token, st, k, this.plan.decideAdvance(st, k, Date.now(), job.id));
+    const at = chainedIteration(st, k, job.id); // a redelivery of a job that went on in place
+    const outcome = await this.act(job, token, st, at, this.plan.decideAdvance(st, at, Date.now(), job.id));
     return outcome === 'stale' ? 'done' : outcome;
   }
 
@@ -164,14 +152,9 @@ export class IterationWorker {
       case 'fail_max_iterations':
         await this.end.failedAtMaxIterations(st);
         return 'done';
-      case 'redispatch': {
-        const recorded = await this.o.store.calls.metaAndOutcomes(runId, st.batch);
-        const waiting = new Set(st.pending.map((p) => p.callId));
-        // the calls still to run: recorded, unanswered, and not waiting for a decision
-        const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
-        await dispatchCalls(this.dispatch, job, token, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
+      case 'redispatch':
+        await redispatchCalls(this.dispatch, this.o.store, job, token, st, k);
         return 'done';
-      }
       case 'start': {
         const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
         const delivery = jobDelivery(job, token, this.o.scheduler);
@@ -264,7 +247,7 @@ export class IterationWorker {
     const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.afterResponse(job, token, st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return void this.o.metrics.fenced.inc({ step: 'checkpoint' });
-    this.countResponse(res);
+    countResponse(this.o.metrics, this.prices, res);
     if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
     if (plan.failure) return this.end.ended(st.id, 'failed', 'none');
     const { pause, checkpoint } = plan;
@@ -281,14 +264,6 @@ export class IterationWorker {
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
     await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
-  }
-
-  /** A recorded model call in the metrics, labelled with the model that answered (a fallback's, when one did). */
-  private countResponse(res: ModelResponse): void {
-    const u = res.usage;
-    const model = this.prices.metricLabel(res.provider, res.model);
-    this.o.metrics.loopIterations.inc({ provider: res.provider, model });
-    for (const [kind, field] of TOKEN_KINDS) if (u[field]) this.o.metrics.llmTokens.inc({ provider: res.provider, model, kind }, u[field]);
   }
 
   private get prices(): PriceTable { return this.o.prices ?? DEFAULT_PRICES; } // prettier-ignore
