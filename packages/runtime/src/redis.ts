@@ -16,6 +16,37 @@ const lastErrors = new WeakMap<RedisConnection, string>();
 const reconnectOnReadonly = (err: Error) => (err.message.startsWith('READONLY') ? 2 : false);
 
 /**
+ * A Sentinel connection that ioredis ended on its own connects again; only a close the process asked for (`quit`,
+ * `disconnect`) ends it. ioredis ends a connection for good when a reconnect is cut short while it asks the sentinels
+ * for the primary — the failover detector of the connection before disconnecting it — and from then on every command
+ * fails at once with `Connection is closed.` (seen after a failover: an api answering 500 for minutes while the runs
+ * went on). Its duplicates (BullMQ's connections) are kept the same way.
+ */
+export function reconnectUnlessClosed(r: Redis): Redis {
+  let closing = false;
+  const { quit, disconnect, duplicate } = r;
+  r.quit = ((...args: unknown[]) => {
+    closing = true;
+    return (quit as (...a: unknown[]) => unknown).apply(r, args);
+  }) as typeof r.quit;
+  r.disconnect = (reconnect = false) => {
+    if (!reconnect) closing = true;
+    disconnect.call(r, reconnect);
+  };
+  r.duplicate = ((...args: Parameters<typeof duplicate>) => reconnectUnlessClosed(duplicate.apply(r, args))) as typeof r.duplicate;
+  let attempts = 0;
+  r.on('ready', () => (attempts = 0));
+  r.on('end', () => {
+    if (closing) return;
+    const again = () => {
+      if (!closing && r.status === 'end') r.connect().catch(() => undefined); // a failed attempt ends it again: 'end' once more
+    };
+    setTimeout(again, Math.min(1000, 50 * 2 ** attempts++)).unref();
+  });
+  return r;
+}
+
+/**
  * The one factory of the deployment's Redis connections, for commands and for BullMQ (maxRetriesPerRequest null, as
  * BullMQ workers require; `duplicate()` of one keeps its target): an ioredis `Cluster` for REDIS_CLUSTER_NODES, a
  * connection through Sentinel for REDIS_SENTINELS (it follows the master across failovers), else REDIS_URL. It
@@ -33,7 +64,7 @@ export function createRedis(target: string | RedisTarget, name = 'agentloop', lo
     t.kind === 'cluster'
       ? new Cluster(t.nodes, { enableReadyCheck: true, redisOptions: { ...common, ...auth } })
       : t.kind === 'sentinel'
-        ? new Redis({ ...common, ...auth, ...(db !== undefined ? { db } : {}), sentinels: t.sentinels, name: t.name, failoverDetector: true, reconnectOnError: reconnectOnReadonly })
+        ? reconnectUnlessClosed(new Redis({ ...common, ...auth, ...(db !== undefined ? { db } : {}), sentinels: t.sentinels, name: t.name, failoverDetector: true, reconnectOnError: reconnectOnReadonly }))
         : new Redis(t.url, common);
   const where = targetEndpoint(t);
   let down = false;
