@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { freePort, redisReachable } from './redis.js';
 
 /** One redis-server process (a cluster node, a primary, a replica or a sentinel) in a directory of its own. */
-class RedisProcess {
+export class RedisProcess {
   private proc: ChildProcess | null = null;
   private constructor(
     readonly port: number,
@@ -35,6 +35,11 @@ class RedisProcess {
     return !!this.proc && this.proc.exitCode === null && this.proc.signalCode === null;
   }
 
+  /** Sends a signal without waiting (SIGSTOP / SIGCONT: a replica that stops acknowledging, then comes back). */
+  signal(signal: NodeJS.Signals): void {
+    this.proc?.kill(signal);
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const p = this.proc;
     if (p && p.exitCode === null && p.signalCode === null)
@@ -59,6 +64,31 @@ async function ask<T>(url: string, fn: (r: Redis) => Promise<T>): Promise<T> {
     return await fn(r);
   } finally {
     r.disconnect();
+  }
+}
+
+/** A primary and its replica (no sentinels): for what depends on replication alone (WAIT). */
+export class RedisReplicatedPair {
+  private constructor(
+    readonly primary: RedisProcess,
+    readonly replica: RedisProcess,
+  ) {}
+
+  static async start(): Promise<RedisReplicatedPair> {
+    const primary = await RedisProcess.start([]);
+    try {
+      const replica = await RedisProcess.start(['--replicaof', '127.0.0.1', String(primary.port)]);
+      await waitFor('replica in sync', () => ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))));
+      return new RedisReplicatedPair(primary, replica);
+    } catch (e) {
+      await primary.stop();
+      throw e;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.replica.signal('SIGCONT');
+    await Promise.all([this.replica.stop(), this.primary.stop()]);
   }
 }
 
@@ -130,7 +160,7 @@ export class RedisSentinelFixture {
       started.push(primary);
       const replica = await RedisProcess.start(['--replicaof', '127.0.0.1', String(primary.port)]);
       started.push(replica);
-      await waitFor('replica in sync', () => ask(primary.url, async (r) => /connected_slaves:1/.test(await r.info('replication'))));
+      await waitFor('replica in sync', () => ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))));
       const conf = [
         `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
         `sentinel down-after-milliseconds ${name} 1000`,

@@ -6,6 +6,7 @@ import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withT
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
+import { ReplicaAck } from './replica-ack.js';
 
 export interface ToolRunnerOptions {
   redis: Redis;
@@ -48,7 +49,11 @@ export class ToolRunner {
   /** o200k BPE: exact for current OpenAI models, a close proxy for others (results are capped before any model sees them). */
   private readonly counter = counterFor({ provider: 'openai', name: 'gpt-4o', params: {} });
 
-  constructor(private readonly o: ToolRunnerOptions) {}
+  private readonly replicaAck: ReplicaAck | undefined;
+
+  constructor(private readonly o: ToolRunnerOptions) {
+    this.replicaAck = o.replicaAck && new ReplicaAck(o.redis, o.replicaAck, o.logger);
+  }
 
   async start(): Promise<void> {
     await this.publishCatalog();
@@ -132,7 +137,7 @@ export class ToolRunner {
     switch (started) {
       case 'first':
       case 'taken':
-        if (retry === 'never') await this.startReplicated(runId, callId);
+        if (retry === 'never') await this.replicaAck?.afterStart(runId, callId);
         return true;
       case 'answered':
         return false; // stale job, or already answered: its result is reused
@@ -150,20 +155,6 @@ export class ToolRunner {
     if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
     if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
     return false;
-  }
-
-  /**
-   * The start of a `never` call, acknowledged by a replica before the call executes. A start only the primary has
-   * may be lost in a failover (replication is asynchronous; a demoted primary takes writes until it learns it is
-   * one), and a redelivery would then find the call unstarted and execute it again. Unacknowledged: nothing executed,
-   * the job retried — it finds the call started (answered outcome_unknown) or not (executed then).
-   */
-  private async startReplicated(runId: string, callId: string): Promise<void> {
-    const ack = this.o.replicaAck;
-    if (!ack) return;
-    // WAIT counts the writes of this connection before it: the start just made on it included
-    const acked = Number(await this.o.redis.call('WAIT', ack.replicas, ack.timeoutMs));
-    if (acked < ack.replicas) throw new Error(`the start of call ${callId} of run ${runId} reached ${acked} of ${ack.replicas} replicas within ${ack.timeoutMs} ms: not executed, retried`);
   }
 
   /** A write of a delivery that no longer owns its call, refused: logged and counted, never applied. */
