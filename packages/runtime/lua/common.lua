@@ -317,15 +317,21 @@ end
 -- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
 -- answered first, for reason `fill` (a CLOSED kind: run_ended when the run is ending, job_failed when their job failed).
 -- `outs`: the batch's outcomes when the script's first read already fetched them.
+-- The batch's outcomes in call order (nil: unanswered), read unless the caller has them already.
+local function batchOuts(batchJson, outs)
+  if outs then return outs end
+  if not batchJson or batchJson == '' then return {} end
+  local fields = {}
+  for i, id in ipairs(cjson.decode(batchJson)) do fields[i] = cf(id, ':out') end
+  if #fields == 0 then return {} end
+  return hmgetSliced(stateKey, fields)
+end
+
 local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
   local ids = cjson.decode(batchJson)
   if #ids == 0 then return {}, 0 end
-  if not outs then
-    local fields = {}
-    for i, id in ipairs(ids) do fields[i] = cf(id, ':out') end
-    outs = hmgetSliced(stateKey, fields)
-  end
+  outs = batchOuts(batchJson, outs)
   local msgs, executed = {}, 0
   for i, id in ipairs(ids) do
     local content

@@ -9,7 +9,8 @@
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
   {'stale'} when the run is not where the caller expected (the caller reloads the state and decides again), or {'waiting'} when a
-  call of the batch is still running (another job — the one its completion triggers — starts the iteration). ]]
+  call of the batch is unanswered: still running (another delivery — the one that records it, or the job its completion
+  triggers — starts the iteration), or its tool job failed for good (the caller answers it and starts again). ]]
 local fields = { 'status', 'phase', 'iteration', 'cancel', 'batch', 'seq', 'pendingFinal', 'toolCalls', 'resuming', 'edited', 'watch', 'thrWait' }
 local nRead = #fields
 local hint = ARGV[14] or ''
@@ -20,9 +21,16 @@ local st, hintedOuts = readState(fields, hinted)
 local k = tonumber(ARGV[6])
 if isTerminal(st[1]) or st[1] == 'paused' or st[4] ~= '' or st[12] == '1' or st[2] ~= ARGV[7] or tonumber(st[3]) ~= k - 1 or (st[7] or '') ~= ARGV[11] then return { 'stale' } end
 if st[9] == '1' and batchInFlight(st[5]) then return { 'waiting' } end -- only a resumed batch has calls outside this job's flow
-mustTransition(st[1], 'running')
 local outs -- the batch's outcomes, when the caller's guess of the batch was right
 if hint ~= '' and hint == st[5] then outs = hintedOuts end
+-- A call of a batch not resumed is unanswered only while a delivery still runs it (a local call, taken over from a
+-- delivery that stalled past its lock: that one must not start the iteration and answer the call job_failed under the
+-- one running it) or when its tool job failed for good (the flow parent answers it, then starts again).
+if st[9] ~= '1' then
+  outs = batchOuts(st[5], outs)
+  for i = 1, #outs do if not outs[i] then return { 'waiting' } end end
+end
+mustTransition(st[1], 'running')
 local msgs, executed = batchMessages(st[5], 'job_failed', outs)
 local resumed = 0
 if st[9] == '1' then

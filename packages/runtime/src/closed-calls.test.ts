@@ -39,7 +39,13 @@ describe('answers of calls that will not run, built in TypeScript (real Redis)',
     await t.store.finish(ended, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [] });
     expect((await t.store.calls.record(ended, 'x1'))!.outcome).toEqual(expected('run_ended'));
     const failed = await withCall();
-    await t.store.startIteration(failed, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
+    const start = { iteration: 2, expectPhase: 'tools' as const, expectPendingFinal: '' as const, callMode: 'tools' as const, events: [] };
+    // the next iteration does not start over an open call (a delivery may still run it): whoever learns that its job
+    // failed for good answers it (the flow parent), then starts
+    expect(await t.store.startIteration(failed, start)).toBe('waiting');
+    expect((await t.store.calls.record(failed, 'x1'))!.outcome).toBeFalsy();
+    expect(await t.store.closeToolCall(failed, 'x1', 'job_failed')).toBe(true);
+    expect(await t.store.startIteration(failed, start)).toMatchObject({ length: expect.any(Number) });
     expect((await t.store.calls.record(failed, 'x1'))!.outcome).toEqual(expected('job_failed'));
     expect((await t.store.messages(failed)).at(-1)).toEqual({ role: 'tool', toolCallId: 'x1', content: expected('job_failed').content });
   });

@@ -202,6 +202,30 @@ describe('local tools across a crash', () => {
     expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
   }, 120_000);
 
+  it('an orchestrator that comes back from a stall while the other one runs its local call again does not start the next iteration over it', async () => {
+    const script = (req: MockRequest): ReplySpec => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 3000, label: 'safe' } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` });
+    s = await ProcessStack.start(['api', 'orchestrator', 'orchestrator#2', 'tool-runner'], { script, env: { AGENTLOOP_LOCK_MS: '6000' } });
+    try {
+      const id = await s.a.startRun({ input: 'go', model, tools: ['local_effect'] });
+      await until('the call to start', () => s!.effects().some((e) => e.phase === 'start'));
+      const pid = s.effects().find((e) => e.phase === 'start')!.pid as number;
+      const stalled = [...s.procs.values()].find((p) => p.child.pid === pid)!;
+      stalled.child.kill('SIGSTOP');
+      // the other orchestrator takes the iteration over once the lock expires, and runs the call again (3 s)…
+      await until('the call to run again elsewhere', () => s!.effects().some((e) => e.phase === 'start' && e.pid !== pid), 60_000);
+      stalled.child.kill('SIGCONT'); // …while the stalled one wakes up with its own call long finished
+      const snap = await s.a.waitTerminal(id, 60_000);
+      expect(snap.status).toBe('completed');
+      expect(snap.output).toBe('results: {"done":"safe"}'); // the taker's result, not a job_failed answer to a call it was running
+      const url = /metrics=(\S+)/.exec(stalled.output.find((l) => l.startsWith('agentloop ready')) ?? '')?.[1];
+      await until('the stalled result to be refused', async () => /^agentloop_fenced_writes_total\{step="tool_result"\} 1$/m.test(await (await fetch(url!)).text()));
+      expect(checkEvents((await s.a.events(id)).events)).toEqual([]);
+      expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
+    } finally {
+      for (const p of s.procs.values()) p.child.kill('SIGCONT');
+    }
+  }, 120_000);
+
   it('an orchestrator stalled mid local call (SIGSTOP past its lock): the other one owns the calls — the safe one runs again with the same key, the never one is outcome_unknown and never runs twice; the stalled results are refused', async () => {
     const script = (req: MockRequest): ReplySpec =>
       stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 3000, label: 'safe' } }, { name: 'local_once', args: { ms: 3000 } }] } : { text: `results: ${stepResults(req, 0).join(' | ')}` };
