@@ -371,3 +371,48 @@ local function closeBatchAndEnd(batchJson, it, phase, iterUsage, status, stopRea
   completeIteration(it, phase, iterUsage)
   set('status', status); set('phase', 'done'); set('stopReason', stopReason); set('pending', ''); set('updatedAt', nowMs)
 end
+
+--[[ Records the outcomes of a batch of local calls (SPEC §6), each exactly as recordToolResult would; the caller commits.
+  `entries`, one per call: [callId, outcome JSON, its tool.call event line, its `running` event line or '' (as
+  recordToolResult's ARGV[9]), the delivery that recorded its start or '' (its ARGV[10])]. Each call is checked on its
+  own: answered already (a duplicate delivery), or running under another owner (this delivery stalled past its lock and
+  the call was taken over: stale), it changes nothing; a one-step call whose run ended or is being cancelled is
+  answered `cancelled`, past the wall-clock budget `skipped`. Returns the answers in call order ('recorded' |
+  'cancelled' | 'skipped' | 'stale' | 'answered'), the state it read ({seq, watch}) and the outcomes it recorded, by
+  call id. ]]
+local function recordEntries(entries)
+  local callFields = {}
+  for i, e in ipairs(entries) do
+    callFields[2 * i - 1] = e[1] .. ':st'
+    callFields[2 * i] = e[1] .. ':own'
+  end
+  local st, call = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs' }, callFields)
+  local ending = isTerminal(st[3]) or (st[4] and st[4] ~= '')
+  local wall = tonumber(st[6]) or 0
+  local overWall = wall > 0 and tonumber(nowMs) > (tonumber(st[5]) or 0) + wall
+  local answers, recorded = {}, {}
+  for i, e in ipairs(entries) do
+    local callId, running, owner = e[1], e[4], e[5]
+    local stt, own = call[2 * i - 1], call[2 * i] or ''
+    local r = 'recorded'
+    if owner ~= '' and own ~= owner and (stt == 'running' or stt == 'done') then
+      r = 'stale'
+    elseif stt ~= 'queued' and stt ~= 'running' then
+      r = 'answered'
+    elseif running ~= '' and stt == 'queued' and ending then
+      closeCall(callId, 'cancelled')
+      r = 'cancelled'
+    elseif running ~= '' and stt == 'queued' and overWall then
+      closeCall(callId, 'skipped')
+      set('pendingFinal', 'budget_exceeded')
+      r = 'skipped'
+    else
+      if running ~= '' and stt == 'queued' then emitAll(running) end
+      setCall(callId, ':out', e[2]); setCall(callId, ':st', 'done', stt)
+      emitAll(e[3])
+      recorded[callId] = e[2]
+    end
+    answers[i] = r
+  end
+  return answers, { st[1], st[2] }, recorded
+end

@@ -5,6 +5,8 @@ export * from './redis-target.js';
 export * from './scripts.js';
 export * from './run-state.js';
 export * from './run-store.js';
+export { recordableWithStart, type StartParams, type Started } from './iteration-start.js';
+export type { RecordAnswer } from './result-chunks.js';
 export * from './run-calls.js';
 export * from './event-hub.js';
 export * from './metrics.js';

@@ -39,11 +39,17 @@ export function resultChunks(batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES
  * checks it, in one step per `maxBytes` of results: an ordinary batch is one step. One answer per call, in order.
  */
 export async function recordInChunks(scripts: RunScripts, runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
-  const entries = (chunk: LocalResult[], ev: EventArg) => chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
   const answers: RecordAnswer[] = [];
   for (const chunk of resultChunks(batch, maxBytes)) {
-    const r = await scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(entries(chunk, ev))]);
-    answers.push(...r.values.map((v) => (v === 'answered' ? null : (v as Exclude<RecordAnswer, null>))));
+    const r = await scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(resultEntries(chunk, ev))]);
+    answers.push(...r.values.map((v) => toAnswer(String(v))));
   }
   return answers;
 }
+
+/** A batch's results as recordEntries (common.lua) takes them: one entry per call. */
+export const resultEntries = (chunk: LocalResult[], ev: EventArg) =>
+  chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
+
+/** A script's answer for one recorded call. */
+export const toAnswer = (v: string): RecordAnswer => (v === 'answered' ? null : (v as Exclude<RecordAnswer, null>));

@@ -15,6 +15,7 @@ import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
 import { RESULT_CHUNK_BYTES, recordInChunks, type RecordAnswer } from './result-chunks.js';
+import { startIteration, type StartParams, type Started } from './iteration-start.js';
 import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
 import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
 
@@ -162,30 +163,14 @@ export class RunStore {
     return { events: events.map(String), through: Number(through), last: Number(last) };
   }
 
-  /**
-   * Starts an iteration (compare-and-set). Returns the transcript length and the messages it appended (the previous
-   * batch's results and any instruction), so a caller that caches the transcript need not read it again; null when
-   * the run was not where the caller expected.
-   */
-  async startIteration(
-    runId: string,
-    p: { iteration: number; expectPhase: string; expectPendingFinal: string; callMode: string; extraMessage?: Message; events: NewEvent[]; returnState?: boolean; owner?: string; expectBatch?: readonly string[] },
-  ): Promise<{ length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null } | 'stale' | 'waiting'> {
-    const r = await this.scripts.statusRun('startIteration', runId, (ev) => [
-      p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', ev(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
-      // the batch as the caller knows it, serialized as the checkpoint stored it: its outcomes come with the state read
-      p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
-    ]);
-    if (r.outcome !== 'started') return r.outcome;
-    const [length, toolCalls, resumed, count, ...rest] = r.values as [number, number, number, number, ...string[]];
-    const appended = rest.slice(0, Number(count)).map((m) => JSON.parse(m) as Message);
-    let state: RunState | null = null;
-    if (p.returnState) {
-      const h: Record<string, string> = {};
-      for (let i = Number(count); i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
-      state = parseRunState(h);
-    }
-    return { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed > 0, edited: resumed === 2, appended, state };
+  /** startIteration-18.lua: see iteration-start.ts (what it returns, and the results it may record first). */
+  async startIteration(runId: string, p: StartParams): Promise<Started | 'stale' | 'waiting'> {
+    return (await startIteration(this.scripts, runId, p)).started;
+  }
+
+  /** The same, recording the batch's local results first in the same step: their answers too. */
+  startIterationRecording(runId: string, p: StartParams): ReturnType<typeof startIteration> {
+    return startIteration(this.scripts, runId, p);
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */

@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext } from './tool-definition.js';
@@ -190,21 +190,26 @@ export class ToolRunner {
    * The reads safe to retry are recorded together once the last has finished (one step per few MB of results: the
    * cheapest path). `mayTakeOver(from)`: whether this delivery may take a call over that another delivery started
    * (that one lost its job: crashed, or stalled past its lock). `fresh`: the calls were made by this delivery's own
-   * checkpoint, so none can have a result yet (no read of their status first).
+   * checkpoint, so none can have a result yet (no read of their status first). `defer`: the reads are not recorded
+   * but returned, for the caller to record with the next iteration's start (one step for both); [] when recorded here.
    */
-  async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false): Promise<void> {
+  async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false, defer = false): Promise<LocalResult[]> {
     const settled = await Promise.allSettled(calls.map(async (data) => {
       const r = await this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh);
       return r && !r.unstarted ? this.record(r) : r; // its start recorded: its result too, at once
     }));
     // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
     const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
-    if (done.length) {
-      const recorded = await this.o.store.recordToolResults(done[0]!.runId, done);
-      done.forEach((r, i) => this.recorded(r, recorded[i] ?? null));
-    }
     const failed = settled.find((r) => r.status === 'rejected');
+    if (defer && !failed && recordableWithStart(done)) return done; // the caller records them with the next start
+    if (done.length) this.recordedLater(done, await this.o.store.recordToolResults(done[0]!.runId, done));
     if (failed) throw failed.reason;
+    return [];
+  }
+
+  /** What recording results that runLocal handed back answered (in order), in the logs and metrics. */
+  recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void {
+    (results as Executed[]).forEach((r, i) => this.recorded(r, answers[i] ?? null));
   }
 
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */

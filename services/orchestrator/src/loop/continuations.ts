@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import type { LocalResult } from '@agentloop/runtime';
 
 /** Most iterations one job runs in a row: then the run goes on in a job of its own, wherever a worker has room. */
 export const MAX_IN_ONE_JOB = 16;
@@ -17,6 +18,7 @@ export class Continuations {
   private stopped = false;
   private readonly counts = new WeakMap<Job, number>();
   private readonly next = new WeakMap<Job, number>();
+  private readonly results = new WeakMap<Job, LocalResult[]>();
 
   constructor(private readonly slots: number) {}
 
@@ -28,6 +30,7 @@ export class Continuations {
     this.inFlight--;
     this.next.delete(job);
     this.counts.delete(job);
+    this.results.delete(job);
   }
 
   /** No job goes on any more (the worker drains). */
@@ -42,6 +45,18 @@ export class Continuations {
     this.counts.set(job, n + 1);
     this.next.set(job, k + 1);
     return true;
+  }
+
+  /** The batch's results not recorded yet: the next iteration's start records them (one step instead of two). */
+  defer(job: Job, results: LocalResult[]): void {
+    this.results.set(job, results);
+  }
+
+  /** The results `job` deferred, taken once. */
+  deferred(job: Job): LocalResult[] | undefined {
+    const r = this.results.get(job);
+    this.results.delete(job);
+    return r;
   }
 
   /** The iteration `job` goes on to, taken once (undefined: the job is done). */

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
-import { maxResultTokens, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import { maxResultTokens, type LocalResult, type RecordAnswer, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 import { ownerOf } from './job-delivery.js';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
@@ -10,7 +10,9 @@ export interface LocalCalls {
    * A batch's local calls, their results recorded in one step. `owner`: the iteration's delivery; `mayTakeOver(from)`:
    * whether it may take over a call `from` started; `fresh`: the calls were made by this delivery's checkpoint.
    */
-  runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh?: boolean): Promise<void>;
+  runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh?: boolean, defer?: boolean): Promise<LocalResult[]>;
+  /** What recording results runLocal handed back answered (logs, metrics). */
+  recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void;
 }
 
 export interface DispatchDeps {
@@ -20,8 +22,12 @@ export interface DispatchDeps {
   lockMs: number;
   /** Reads the lock of another job of the orchestrator queue (whether the delivery that started a call is alive). */
   redis: Redis;
-  /** Whether the next iteration may go on in `job` itself instead of a job of its own (IterationWorker says when). */
+  /**
+   * Whether the next iteration may go on in `job` itself instead of a job of its own (IterationWorker says when); a
+   * yes is a commitment. The batch's reads then ride with that iteration's start (`deferResults`).
+   */
   mayContinue?: (job: Job, k: number) => boolean;
+  deferResults?: (job: Job, results: LocalResult[]) => void;
 }
 
 /**
@@ -40,6 +46,8 @@ export interface DispatchDeps {
  */
 export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<boolean> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
+  const pooled = local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls;
+  const goesOn = !pooled.length && pausedUntil === null && !!d.mayContinue?.(job, k);
   if (local.length) {
     const owner = ownerOf(job);
     // a local call another delivery started is taken over only when this delivery still holds its own job and that
@@ -52,10 +60,10 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
     };
     const cap = maxResultTokens(st.request);
     const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
-    await d.local!.runLocal(local.map(data), owner, mayTakeOver, fresh);
+    const deferred = await d.local!.runLocal(local.map(data), owner, mayTakeOver, fresh, goesOn);
+    if (deferred.length) d.deferResults!(job, deferred);
   }
-  const pooled = local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls;
-  if (!pooled.length && pausedUntil === null && d.mayContinue?.(job, k)) return true;
+  if (goesOn) return true;
   await d.scheduler.afterCheckpoint(st, k, pooled, pausedUntil);
   return false;
 }

@@ -3,7 +3,7 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type RunState } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type RunState, type StartParams, type Started } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
 import { answerFailedChildren, claimModelCall, startParams } from './start-iteration.js';
 import { jobDelivery, ownerOf } from './job-delivery.js';
@@ -50,7 +50,7 @@ export class IterationWorker {
     this.context = new ContextGate(o.store, this.transcripts, o.metrics, o.summaryDeadlineMs);
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.continuations = new Continuations(o.concurrency);
-    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis, mayContinue: (job, k) => this.continuations.take(job, k) };
+    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis, mayContinue: (job, k) => this.continuations.take(job, k), deferResults: (job, r) => this.continuations.defer(job, r) };
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
@@ -122,24 +122,40 @@ export class IterationWorker {
    */
   private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
     const cached = this.states.take(runId, k - 1);
+    // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
+    let results = this.continuations.deferred(job);
+    const act = (st: RunState, at: number, action: AdvanceAction) => {
+      const r = results;
+      results = undefined;
+      return this.act(job, token, st, at, action, r);
+    };
     if (!cached && plan) {
       const planned = await this.startPlanned(job, token, runId, k, plan);
       if (planned !== 'stale') return planned;
     }
     if (cached) {
-      const outcome = await this.act(job, token, cached, k, this.plan.decideAdvance(cached, k, Date.now(), job.id));
+      const outcome = await act(cached, k, this.plan.decideAdvance(cached, k, Date.now(), job.id));
       if (outcome !== 'stale') return outcome;
     }
     const st = await this.o.store.load(runId);
-    if (!st) return 'done';
+    if (!st) {
+      if (results) await this.recordResults(runId, results);
+      return 'done';
+    }
     const at = chainedIteration(st, k, job.id); // a redelivery of a job that went on in place
-    const outcome = await this.act(job, token, st, at, this.plan.decideAdvance(st, at, Date.now(), job.id));
+    const outcome = await act(st, at, this.plan.decideAdvance(st, at, Date.now(), job.id));
     return outcome === 'stale' ? 'done' : outcome;
   }
 
+  /** Records results runLocal handed back, in a step of their own (the iteration that would have taken them did not start). */
+  private async recordResults(runId: string, results: LocalResult[]): Promise<void> {
+    this.o.localTools?.recordedLater(results, await this.o.store.recordToolResults(runId, results));
+  }
+
   /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
-  private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction): Promise<number | 'stale' | 'done'> {
+  private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction, results?: LocalResult[]): Promise<number | 'stale' | 'done'> {
     const runId = st.id;
+    if (results && (action.kind !== 'start' || action.repair)) await this.recordResults(runId, results);
     switch (action.kind) {
       case 'noop':
         // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
@@ -159,7 +175,7 @@ export class IterationWorker {
         const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
         const delivery = jobDelivery(job, token, this.o.scheduler);
         const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
-        let started = await this.o.store.startIteration(runId, params);
+        let started = results && !action.repair ? await this.startRecording(runId, params, results) : await this.o.store.startIteration(runId, params);
         // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
         // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
         if (started === 'waiting' && (await answerFailedChildren(this.o.store, delivery, runId))) started = await this.o.store.startIteration(runId, params);
@@ -173,6 +189,13 @@ export class IterationWorker {
         return mine ? this.callModel(job, token, mine, k, action.callMode, true) : 'done';
       }
     }
+  }
+
+  /** The start that records the batch's reads first, in the same step (their answers in the logs and metrics). */
+  private async startRecording(runId: string, params: StartParams, results: LocalResult[]): Promise<Started | 'stale' | 'waiting'> {
+    const { started, recorded } = await this.o.store.startIterationRecording(runId, { ...params, results });
+    this.o.localTools?.recordedLater(results, recorded);
+    return started;
   }
 
   /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
