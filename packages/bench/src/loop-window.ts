@@ -80,6 +80,9 @@ export function gcFairWindows(): void {
   fullGc = runInNewContext('gc') as () => void;
 }
 
+/** BENCH_CORE_PROFILE_SOLO=1: the one-run-at-a-time windows are profiled too (else only the 50-runs ones). */
+const PROFILE_SOLO = process.env.BENCH_CORE_PROFILE_SOLO === '1';
+
 /** A warm-up's window: nothing counted. */
 const uncounted = async (fn: () => Promise<void>) => ({ result: await fn(), instructions: null });
 
@@ -98,7 +101,7 @@ export async function measureWindow(loop: Loop, runs: number, parallel: number, 
   const t0 = performance.now();
   let seconds = 0;
   const { instructions } = await (profile ? countInstructions : uncounted)(async () => {
-    await (parallel > 1 && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
+    await ((parallel > 1 || PROFILE_SOLO) && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
     seconds = (performance.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
   });
