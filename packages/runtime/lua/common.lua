@@ -313,10 +313,6 @@ local function closeCall(callId, kind)
   return answer.content
 end
 
--- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
--- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
--- answered first, for reason `fill` (a CLOSED kind: run_ended when the run is ending, job_failed when their job failed).
--- `outs`: the batch's outcomes when the script's first read already fetched them.
 -- The batch's outcomes in call order (nil: unanswered), read unless the caller has them already.
 local function batchOuts(batchJson, outs)
   if outs then return outs end
@@ -327,6 +323,10 @@ local function batchOuts(batchJson, outs)
   return hmgetSliced(stateKey, fields)
 end
 
+-- The current batch's tool messages in call order (JSON strings), and how many of its calls a tool-runner executed
+-- (usage.toolCalls is counted here, once per batch, rather than by every result). Calls without an outcome are
+-- answered first, for reason `fill` (a CLOSED kind: run_ended when the run is ending, job_failed when their job failed).
+-- `outs`: the batch's outcomes when the script's first read already fetched them.
 local function batchMessages(batchJson, fill, outs)
   if not batchJson or batchJson == '' then return {}, 0 end
   local ids = cjson.decode(batchJson)

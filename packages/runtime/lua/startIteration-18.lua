@@ -39,7 +39,7 @@ local outs -- the batch's outcomes, when the caller's guess of the batch was rig
 if hint ~= '' and hint == st[5] then outs = hintedOuts end
 if #answers > 0 then -- the outcomes just recorded are in this step's writes, not yet in the hash
   outs = batchOuts(st[5], outs)
-  for i, id in ipairs(st[5] ~= '' and cjson.decode(st[5]) or {}) do if recorded[id] then outs[i] = recorded[id] end end
+  for i, id in ipairs((st[5] or '') ~= '' and cjson.decode(st[5]) or {}) do if recorded[id] then outs[i] = recorded[id] end end
 end
 -- A call of a batch not resumed is unanswered only while a delivery still runs it (a local call, taken over from a
 -- delivery that stalled past its lock: that one must not start the iteration and answer the call job_failed under the

@@ -41,7 +41,7 @@ describe('a Sentinel connection that ioredis ended on its own', () => {
     }
   });
 
-  it('connects again through createRedis, and so do its duplicates; a close the process asks for still ends it', async () => {
+  it('connects again through createRedis, and so do its duplicates, also after their owner closed and reopened them; a close the process asks for still ends it', async () => {
     const r = createRedis({ kind: 'sentinel', sentinels: sentinels(), name: group.name, url: 'redis://' }, 'test');
     const dup = r.duplicate();
     r.on('error', () => undefined);
@@ -52,6 +52,13 @@ describe('a Sentinel connection that ioredis ended on its own', () => {
         await new Promise<void>((resolve) => c.once('ready', () => resolve()));
         expect(await c.ping()).toBe('PONG');
       }
+      // closed and connected again by its owner (BullMQ does this with its blocking connection): kept as before
+      dup.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await dup.connect();
+      await cutReconnectShort(dup);
+      await new Promise<void>((resolve) => dup.once('ready', () => resolve()));
+      expect(await dup.ping()).toBe('PONG');
       await r.quit();
       dup.disconnect();
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -35,7 +35,10 @@ export function reconnectUnlessClosed(r: Redis): Redis {
   };
   r.duplicate = ((...args: Parameters<typeof duplicate>) => reconnectUnlessClosed(duplicate.apply(r, args))) as typeof r.duplicate;
   let attempts = 0;
-  r.on('ready', () => (attempts = 0));
+  r.on('ready', () => {
+    attempts = 0;
+    closing = false; // connected again by its owner after a close (BullMQ does so with its blocking connection)
+  });
   r.on('end', () => {
     if (closing) return;
     const again = () => {

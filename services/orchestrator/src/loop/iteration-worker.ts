@@ -155,7 +155,7 @@ export class IterationWorker {
   /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
   private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction, results?: LocalResult[]): Promise<number | 'stale' | 'done'> {
     const runId = st.id;
-    if (results && (action.kind !== 'start' || action.repair)) await this.recordResults(runId, results);
+    if (results && action.kind !== 'start') await this.recordResults(runId, results); // a start records them itself
     switch (action.kind) {
       case 'noop':
         // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
@@ -175,7 +175,7 @@ export class IterationWorker {
         const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
         const delivery = jobDelivery(job, token, this.o.scheduler);
         const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
-        let started = results && !action.repair ? await this.startRecording(runId, params, results) : await this.o.store.startIteration(runId, params);
+        let started = results ? await this.startRecording(runId, params, results) : await this.o.store.startIteration(runId, params);
         // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
         // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
         if (started === 'waiting' && (await answerFailedChildren(this.o.store, delivery, runId))) started = await this.o.store.startIteration(runId, params);
