@@ -7,6 +7,9 @@
   ARGV[14] the batch (JSON call ids) the caller believes the run has, or '': its outcomes are read with the state
   ARGV[15] the outcomes of the batch's local calls to record first (recordEntries' entries), or '': an iteration that
   goes on in the job that ran them records them here, in one step with the start (not with ARGV[12] '1')
+  ARGV[16] '' or the delivery that checkpointed iteration k-1 (a start sent right behind that checkpoint, in the same
+  round trip): unless the run is at k-1's tools under that owner (its checkpoint was refused, or has not run), nothing is
+  recorded and the start is refused ('stale', every result answered 'answered': the caller still holds them)
   A run waiting on its thread (thrWait) does not start: the thread's relay makes it startable first.
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
@@ -15,6 +18,14 @@
   triggers — starts the iteration), or its tool job failed for good (the caller answers it and starts again). With
   ARGV[15], every outcome ends with the record's answers (recordEntries), which stand whatever the start decided. ]]
 local answers, recorded = {}, {}
+if (ARGV[16] or '') ~= '' then
+  local at = rcall('HMGET', stateKey, 'owner', 'phase', 'iteration')
+  if at[1] ~= ARGV[16] or at[2] ~= ARGV[7] or tonumber(at[3]) ~= tonumber(ARGV[6]) - 1 then
+    local out = { 'stale' }
+    for _ = 1, #cjson.decode((ARGV[15] or '') ~= '' and ARGV[15] or '[]') do out[#out + 1] = 'answered' end
+    return out
+  end
+end
 if (ARGV[15] or '') ~= '' then
   local recordedAnswers, _, outcomes = recordEntries(cjson.decode(ARGV[15]))
   answers, recorded = recordedAnswers, outcomes

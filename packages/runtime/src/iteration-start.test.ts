@@ -49,4 +49,52 @@ describe('startIteration with the batch\'s results (one step)', () => {
     await t.store.recordToolResult(runId, 'e1', read('e1', 'theirs').outcome, ev('e1', 'completed'), undefined, 'job@B');
     expect(await t.store.startIteration(runId, next)).toMatchObject({ appended: [{ content: 'one' }, { content: 'theirs' }] });
   });
+
+  describe('behind its checkpoint, in one round trip (checkpointThenStart)', () => {
+    const message = (ids: string[]) => ({ role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) });
+    const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'local', iteration: 1 };
+    const checkpoint = (ids: string[]) => ({ iteration: 1, message: message(ids), totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '' as const, repeat: { fingerprint: '', count: 0 }, events: [] });
+    async function inModelCall(owner = 'job@A'): Promise<string> {
+      const runId = newRunId();
+      await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
+      await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started, owner });
+      return runId;
+    }
+    const outcomes = async (runId: string, ids: string[]) => (await t.store.calls.metaAndOutcomes(runId, ids)).map((o) => o.outcome?.content ?? null);
+
+    it('checkpoints iteration 1, records its reads and starts iteration 2', async () => {
+      const runId = await inModelCall();
+      const steps: string[] = [];
+      const run = t.store['scripts'].statusRun.bind(t.store['scripts']);
+      t.store['scripts'].statusRun = ((...a: Parameters<typeof run>) => (steps.push(`sent ${a[0]}`), run(...a).finally(() => steps.push(`answered ${a[0]}`)))) as typeof run;
+      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1', 'r2']), 'job@A', { ...next, results: [read('r1', 'one'), read('r2', 'two')] });
+      expect(steps).toEqual(['sent checkpointResponse', 'sent startIteration', 'answered checkpointResponse', 'answered startIteration']); // one round trip
+      expect(r.checkpointed).toBe(true);
+      expect(r.start.recorded).toEqual(['recorded', 'recorded']);
+      expect(r.start.started).toMatchObject({ length: 4, appended: [{ toolCallId: 'r1', content: 'one' }, { toolCallId: 'r2', content: 'two' }] });
+      expect(await t.store.load(runId)).toMatchObject({ iteration: 2, phase: 'model', owner: 'job@A', usage: { toolCalls: 2 } });
+      const events = await t.store.events(runId);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    });
+
+    it('a checkpoint refused (another delivery took the call over and checkpointed it) leaves the start refused and its reads unrecorded', async () => {
+      const runId = await inModelCall('job@B');
+      expect(await t.store.checkpoint(runId, checkpoint(['r1']), 'job@B')).toBe(true); // the same call ids, by the owner
+      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1']), 'job@A', { ...next, results: [read('r1', 'mine')] });
+      expect(r).toEqual({ checkpointed: false, start: { started: 'stale', recorded: [null] } });
+      expect(await t.store.load(runId)).toMatchObject({ iteration: 1, phase: 'tools', owner: 'job@B' });
+      expect(await outcomes(runId, ['r1'])).toEqual([null]); // the owner's call: not answered by the refused delivery
+    });
+
+    it('a start that reaches Redis before its checkpoint records nothing and is refused; after it, it applies', async () => {
+      const runId = await inModelCall();
+      const early = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one')], expectOwner: 'job@A' });
+      expect(early).toEqual({ started: 'stale', recorded: [null] });
+      expect(await t.store.checkpoint(runId, checkpoint(['r1']), 'job@A')).toBe(true);
+      expect(await outcomes(runId, ['r1'])).toEqual([null]);
+      const again = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one')], expectOwner: 'job@A' });
+      expect(again.recorded).toEqual(['recorded']);
+      expect(again.started).toMatchObject({ appended: [{ toolCallId: 'r1', content: 'one' }] });
+    });
+  });
 });

@@ -19,6 +19,11 @@ export interface StartParams {
    * the job that ran them: one script instead of two). Their answers stand whatever the start decides.
    */
   results?: LocalResult[];
+  /**
+   * The delivery that checkpointed iteration k-1, for a start sent right behind that checkpoint (RunStore.checkpointThenStart):
+   * the start, and the recording of `results`, happen only over that delivery's own checkpoint.
+   */
+  expectOwner?: string;
 }
 
 export type Started = { length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null };
@@ -39,6 +44,7 @@ export async function startIteration(scripts: RunScripts, runId: string, p: Star
     // the batch as the caller knows it, serialized as the checkpoint stored it: its outcomes come with the state read
     p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
     p.results?.length ? JSON.stringify(resultEntries(p.results, ev)) : '',
+    p.expectOwner ?? '',
   ]);
   const n = p.results?.length ?? 0;
   const recorded = r.values.slice(r.values.length - n).map((v) => toAnswer(String(v)));

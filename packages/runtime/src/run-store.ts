@@ -201,6 +201,19 @@ export class RunStore {
   }
 
   /**
+   * Iteration k's checkpoint (it continues the run: its target is `tools`) and k+1's start sent behind it, in one round
+   * trip: the start applies only over this very checkpoint (`expectOwner`: the run at k's tools under `owner`), so a
+   * refused checkpoint, or a start that reached Redis first, leaves the start refused and `next.results` unrecorded.
+   */
+  async checkpointThenStart(runId: string, c: CheckpointInput, owner: string, next: StartParams): Promise<{ checkpointed: boolean | { taken: string[] }; start: Awaited<ReturnType<typeof startIteration>> }> {
+    if (checkpointTarget(c) !== 'tools') throw new Error('checkpointThenStart: the checkpoint must continue the run');
+    const [checkpointed, start] = await Promise.allSettled([this.checkpoint(runId, c, owner), startIteration(this.scripts, runId, { ...next, expectOwner: owner })]);
+    if (checkpointed.status === 'rejected') throw checkpointed.reason;
+    if (start.status === 'rejected') throw start.reason;
+    return { checkpointed: checkpointed.value, start: start.value };
+  }
+
+  /**
    * Records decisions in one step that also checks what a caller would otherwise read first: the run exists and
    * belongs to `tenant` (when given), is paused (at `expectIteration`, when given), and each call is pending a
    * decision of a fitting kind. A resume returns the run's state after the flip.

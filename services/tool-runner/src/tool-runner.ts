@@ -5,8 +5,8 @@ import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatu
 import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
-import type { ToolContext } from './tool-definition.js';
 import { ReplicaAck } from './replica-ack.js';
+import { lazyChild } from './lazy-logger.js';
 
 export interface ToolRunnerOptions {
   redis: Redis;
@@ -207,6 +207,20 @@ export class ToolRunner {
     return [];
   }
 
+  /** Whether each tool is registered here as a read safe to retry: a batch of them may run before its checkpoint. */
+  readsOnly(names: string[]): boolean {
+    return names.every((n) => {
+      const entry = this.o.registry.get(n)?.entry;
+      return entry?.sideEffect === 'read' && entry.retry === 'safe';
+    });
+  }
+
+  /** A batch of such reads, run in parallel and returned unrecorded: the caller records them with the next start. */
+  async runReads(calls: ToolJob[], owner: string): Promise<LocalResult[]> {
+    const done = await Promise.all(calls.map((data) => this.execute(data, LOCAL_POOL, owner, async () => false, true)));
+    return done.filter((r): r is Executed => r !== null);
+  }
+
   /** What recording results that runLocal handed back answered (in order), in the logs and metrics. */
   recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void {
     (results as Executed[]).forEach((r, i) => this.recorded(r, answers[i] ?? null));
@@ -277,14 +291,4 @@ interface Executed extends LocalResult {
   name: string;
   /** The delivery that ran it (the fenced-write log names it). */
   by: string;
-}
-
-/** A call's logger, made (its bindings serialized) only when the tool logs: most calls never do. */
-export function lazyChild(parent: Logger, bindings: Record<string, string>): ToolContext['logger'] {
-  let child: Logger | null = null;
-  const at = (level: 'info' | 'warn' | 'error' | 'debug') => (...a: unknown[]) => {
-    const c = (child ??= parent.child(bindings));
-    (c[level] as (...x: unknown[]) => void).apply(c, a);
-  };
-  return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }

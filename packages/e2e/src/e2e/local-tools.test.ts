@@ -72,8 +72,11 @@ describe('local tools', () => {
   };
 
   it('a run whose every batch ran locally goes on in the job it started in: one job for all its iterations', async () => {
+    const completed = /^agentloop_tool_calls_total\{tool="calculator",status="completed"\} (\d+)/m;
+    const before = await metric(completed);
     const id = await s.a.startRun({ input: '[inplace] go', model, tools: ['calculator'] });
     const { snap, events } = await finishedRun(s.a, id);
+    expect(await metric(completed)).toBe(before + 3); // each counted once, recorded with the start behind its checkpoint
     expect(snap.output).toBe('results: {"value":1} | {"value":2} | {"value":3}');
     expect(snap.iteration).toBe(4);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3, 4]);

@@ -1,5 +1,14 @@
 import type { Job } from 'bullmq';
-import type { LocalResult } from '@agentloop/runtime';
+import type { CallMode } from '@agentloop/protocol';
+import type { LocalResult, RunState, Started } from '@agentloop/runtime';
+
+/** An iteration StartAhead started behind the previous one's checkpoint: the job goes on with its model call. */
+export interface StartedAhead {
+  state: RunState;
+  k: number;
+  callMode: CallMode;
+  started: Started;
+}
 
 /** Most iterations one job runs in a row: then the run goes on in a job of its own, wherever a worker has room. */
 export const MAX_IN_ONE_JOB = 16;
@@ -19,6 +28,7 @@ export class Continuations {
   private readonly counts = new WeakMap<Job, number>();
   private readonly next = new WeakMap<Job, number>();
   private readonly results = new WeakMap<Job, LocalResult[]>();
+  private readonly startedAhead = new WeakMap<Job, StartedAhead>();
 
   constructor(private readonly slots: number) {}
 
@@ -31,6 +41,7 @@ export class Continuations {
     this.next.delete(job);
     this.counts.delete(job);
     this.results.delete(job);
+    this.startedAhead.delete(job);
   }
 
   /** No job goes on any more (the worker drains). */
@@ -57,6 +68,24 @@ export class Continuations {
     const r = this.results.get(job);
     this.results.delete(job);
     return r;
+  }
+
+  /** Iteration k+1, which `job` committed to (take), will not run in it after all (its checkpoint was refused). */
+  withdraw(job: Job): void {
+    this.next.delete(job);
+    this.results.delete(job);
+  }
+
+  /** The iteration `job` goes on to was started already (StartAhead): it goes on with its model call. */
+  started(job: Job, ahead: StartedAhead): void {
+    this.startedAhead.set(job, ahead);
+  }
+
+  /** The iteration `job` started ahead for iteration k, taken once. */
+  takeStarted(job: Job, k: number): StartedAhead | undefined {
+    const a = this.startedAhead.get(job);
+    this.startedAhead.delete(job);
+    return a?.k === k ? a : undefined;
   }
 
   /** The iteration `job` goes on to, taken once (undefined: the job is done). */

@@ -13,6 +13,16 @@ export interface LocalCalls {
   runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh?: boolean, defer?: boolean): Promise<LocalResult[]>;
   /** What recording results runLocal handed back answered (logs, metrics). */
   recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void;
+  /** Whether every one of these tools is local, a read and safe to retry: it may run before its checkpoint. */
+  readsOnly?(names: string[]): boolean;
+  /** Runs such reads, owned by `owner`, and returns their results unrecorded (StartAhead records them). */
+  runReads?(calls: ToolJob[], owner: string): Promise<LocalResult[]>;
+}
+
+/** The tool jobs of iteration k's calls, as a tool-runner takes them. */
+export function toolJobs(st: RunState, k: number, calls: CallToRun[]): ToolJob[] {
+  const cap = maxResultTokens(st.request);
+  return calls.map((c) => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap }));
 }
 
 export interface DispatchDeps {
@@ -58,9 +68,7 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
       const at = from.lastIndexOf('@');
       return (await d.redis.get(`${job.queueQualifiedName}:${from.slice(0, at)}:lock`)) !== from.slice(at + 1);
     };
-    const cap = maxResultTokens(st.request);
-    const data = (c: CallToRun): ToolJob => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap });
-    const deferred = await d.local!.runLocal(local.map(data), owner, mayTakeOver, fresh, goesOn);
+    const deferred = await d.local!.runLocal(toolJobs(st, k, local), owner, mayTakeOver, fresh, goesOn);
     if (deferred.length) d.deferResults!(job, deferred);
   }
   if (goesOn) return true;

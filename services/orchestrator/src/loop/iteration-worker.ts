@@ -3,9 +3,9 @@ import {
   AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
 } from '@agentloop/protocol';
 import { PriceTable, toolsTokens, type ModelResponse } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type RunState, type StartParams, type Started } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type CheckpointInput, type LocalResult, type RunState } from '@agentloop/runtime';
 import { StateCache } from './state-cache.js';
-import { answerFailedChildren, claimModelCall, startParams } from './start-iteration.js';
+import { answerFailedChildren, claimModelCall } from './start-iteration.js';
 import { jobDelivery, ownerOf } from './job-delivery.js';
 import { RunEnder } from './run-ender.js';
 import { ContextGate, type Fitted } from './context-gate.js';
@@ -20,6 +20,9 @@ import { dispatchCalls, redispatchCalls, type DispatchDeps } from './dispatch-ca
 import { countResponse } from './response-metrics.js';
 import { chainedIteration } from './decide-advance.js';
 import { Continuations } from './continuations.js';
+import { StartAhead, type Ahead } from './start-ahead.js';
+import { IterationStarter, type StartAnswer } from './iteration-starter.js';
+import { stateAfterCheckpoint, stateAfterStart } from './predicted-state.js';
 const DEFAULT_PRICES = new PriceTable();
 
 export type { IterationWorkerOptions } from './iteration-worker-options.js';
@@ -43,6 +46,8 @@ export class IterationWorker {
   private readonly timers: TimerJobs;
   private readonly dispatch: DispatchDeps;
   private readonly continuations: Continuations;
+  private readonly ahead: StartAhead;
+  private readonly starter: IterationStarter;
   private handingBack = false;
   constructor(private readonly o: IterationWorkerOptions) {
     this.transcripts = new TranscriptCache(o.store);
@@ -51,6 +56,8 @@ export class IterationWorker {
     this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
     this.continuations = new Continuations(o.concurrency);
     this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis, mayContinue: (job, k) => this.continuations.take(job, k), deferResults: (job, r) => this.continuations.defer(job, r) };
+    this.starter = new IterationStarter(o.store, o.scheduler, o.localTools);
+    this.ahead = new StartAhead(this.dispatch, o.store, (st, k, now, jobId) => this.plan.decideAdvance(st, k, now, jobId));
     this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
     this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
   }
@@ -121,6 +128,8 @@ export class IterationWorker {
    * iteration k-1, else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
    */
   private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
+    const ahead = this.continuations.takeStarted(job, k); // started behind the previous checkpoint (StartAhead)
+    if (ahead) return this.afterStart(job, token, ahead.state, k, ahead.callMode, ahead.started);
     const cached = this.states.take(runId, k - 1);
     // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
     let results = this.continuations.deferred(job);
@@ -130,7 +139,7 @@ export class IterationWorker {
       return this.act(job, token, st, at, action, r);
     };
     if (!cached && plan) {
-      const planned = await this.startPlanned(job, token, runId, k, plan);
+      const planned = await this.started(job, token, k, await this.starter.startPlanned(job, token, runId, k, plan));
       if (planned !== 'stale') return planned;
     }
     if (cached) {
@@ -139,7 +148,7 @@ export class IterationWorker {
     }
     const st = await this.o.store.load(runId);
     if (!st) {
-      if (results) await this.recordResults(runId, results);
+      if (results) await this.starter.recordResults(runId, results);
       return 'done';
     }
     const at = chainedIteration(st, k, job.id); // a redelivery of a job that went on in place
@@ -147,15 +156,10 @@ export class IterationWorker {
     return outcome === 'stale' ? 'done' : outcome;
   }
 
-  /** Records results runLocal handed back, in a step of their own (the iteration that would have taken them did not start). */
-  private async recordResults(runId: string, results: LocalResult[]): Promise<void> {
-    this.o.localTools?.recordedLater(results, await this.o.store.recordToolResults(runId, results));
-  }
-
   /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
   private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction, results?: LocalResult[]): Promise<number | 'stale' | 'done'> {
     const runId = st.id;
-    if (results && action.kind !== 'start') await this.recordResults(runId, results); // a start records them itself
+    if (results && action.kind !== 'start') await this.starter.recordResults(runId, results); // a start records them itself
     switch (action.kind) {
       case 'noop':
         // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
@@ -171,19 +175,8 @@ export class IterationWorker {
       case 'redispatch':
         await redispatchCalls(this.dispatch, this.o.store, job, token, st, k);
         return 'done';
-      case 'start': {
-        const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
-        const delivery = jobDelivery(job, token, this.o.scheduler);
-        const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
-        let started = results ? await this.startRecording(runId, params, results) : await this.o.store.startIteration(runId, params);
-        // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
-        // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
-        if (started === 'waiting' && (await answerFailedChildren(this.o.store, delivery, runId))) started = await this.o.store.startIteration(runId, params);
-        if (started === 'stale') return 'stale';
-        if (started === 'waiting') return 'done';
-        const current: RunState = { ...st, iteration: k, phase: 'model', status: 'running', callMode: action.callMode, owner: ownerOf(job), usage: { ...st.usage, toolCalls: started.toolCalls } };
-        return this.afterStart(job, token, current, k, action.callMode, started);
-      }
+      case 'start':
+        return this.started(job, token, k, await this.starter.start(job, token, st, k, action, results));
       case 'resume_call': {
         const mine = await claimModelCall(this.o.store, jobDelivery(job, token, this.o.scheduler), st, k);
         return mine ? this.callModel(job, token, mine, k, action.callMode, true) : 'done';
@@ -191,21 +184,8 @@ export class IterationWorker {
     }
   }
 
-  /** The start that records the batch's reads first, in the same step (their answers in the logs and metrics). */
-  private async startRecording(runId: string, params: StartParams, results: LocalResult[]): Promise<Started | 'stale' | 'waiting'> {
-    const { started, recorded } = await this.o.store.startIterationRecording(runId, { ...params, results });
-    this.o.localTools?.recordedLater(results, recorded);
-    return started;
-  }
-
-  /** A resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
-  private async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<number | 'stale' | 'done'> {
-    const params = startParams(jobDelivery(job, token, this.o.scheduler), k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
-    let started = await this.o.store.startIteration(runId, params);
-    if (started === 'waiting' && (await answerFailedChildren(this.o.store, jobDelivery(job, token, this.o.scheduler), runId))) started = await this.o.store.startIteration(runId, params);
-    if (started === 'stale' || started === 'waiting') return started === 'waiting' ? 'done' : 'stale';
-    if (!started.state) return 'stale';
-    return this.afterStart(job, token, started.state, k, plan.callMode, started);
+  private started(job: Job, token: string | undefined, k: number, s: StartAnswer): Promise<number | 'stale' | 'done'> | 'stale' | 'done' {
+    return typeof s === 'object' ? this.afterStart(job, token, s.state, k, s.callMode, s.started) : s;
   }
 
   private async afterStart(job: Job, token: string | undefined, current: RunState, k: number, callMode: CallMode, started: { length: number | null; edited: boolean; appended: Message[] }): Promise<number> {
@@ -260,33 +240,47 @@ export class IterationWorker {
 
   /**
    * Records iteration k's response (with the deltas still buffered) as the planner says, then acts on the plan:
-   * metrics, caches, dispatch. `taken`: call ids the run already used, found by a first checkpoint attempt (a
-   * provider reusing ids): renamed this time.
+   * metrics, caches, dispatch — or, when iteration k+1 can start in the same round trip (StartAhead), that start.
+   * `taken`: call ids the run already used, found by a first checkpoint attempt (a provider reusing ids): renamed this time.
    */
   private async afterResponse(job: Job, token: string | undefined, st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
     const catalog = await catalogForCalls(this.catalog, st.request, res.message.toolCalls);
     const outputCheck = await finalOutputCheck(st, callMode, res);
     const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
-    const ok = await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
+    const after = plan.final || plan.failure || plan.pause ? null : stateAfterCheckpoint(st, k, plan);
+    const ahead = after ? await this.ahead.prepare(job, after, k, plan.toRun) : null;
+    const ok = ahead ? await this.checkpointAhead(job, st, after!, plan.checkpoint, ahead) : await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.afterResponse(job, token, st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return void this.o.metrics.fenced.inc({ step: 'checkpoint' });
     countResponse(this.o.metrics, this.prices, res);
     if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
     if (plan.failure) return this.end.ended(st.id, 'failed', 'none');
-    const { pause, checkpoint } = plan;
+    const { pause } = plan;
     if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
     this.transcripts.appended(st.id, transcriptLength + 1, [plan.message]);
-    if (!pause)
-      this.states.put({
-        ...st, phase: 'tools', iteration: k, iterUsage: plan.iterationUsage, pendingFinal: checkpoint.pendingFinal, batch: plan.calls.map((c) => c.call.id),
-        repeatFingerprint: checkpoint.repeat.fingerprint, repeatCount: checkpoint.repeat.count, usage: { ...plan.totals, toolCalls: st.usage.toolCalls },
-        outputRepair: checkpoint.outputRepair ?? st.outputRepair,
-      });
+    if (after && ok !== 'started') this.states.put(after);
     for (const c of plan.calls) {
       if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
-    await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
+    if (!ahead) await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
+  }
+
+  /**
+   * The checkpoint with iteration k+1's start behind it: true when checkpointed ('started' when the start applied too;
+   * else the results it did not record go on with the next start), false when fenced, or the call ids already taken.
+   */
+  private async checkpointAhead(job: Job, st: RunState, after: RunState, checkpoint: CheckpointInput, ahead: Ahead): Promise<boolean | 'started' | { taken: string[] }> {
+    const outcome = await this.ahead.send(st.id, checkpoint, st.owner, ahead);
+    if (outcome.kind !== 'started' && outcome.kind !== 'checkpointed') this.continuations.withdraw(job);
+    if (outcome.kind === 'taken') return { taken: outcome.taken };
+    if (outcome.kind === 'fenced') return false;
+    if (outcome.kind === 'checkpointed') {
+      if (outcome.unrecorded.length) this.continuations.defer(job, outcome.unrecorded);
+      return true;
+    }
+    this.continuations.started(job, { state: stateAfterStart(after, ahead.k, ahead.callMode, ownerOf(job), outcome.started.toolCalls), k: ahead.k, callMode: ahead.callMode, started: outcome.started });
+    return 'started';
   }
 
   private get prices(): PriceTable { return this.o.prices ?? DEFAULT_PRICES; } // prettier-ignore
