@@ -3,6 +3,7 @@ import { SUMMARY_DEADLINE_MS, toolErrorOutcome, type CallMode, type Message, typ
 import type { IterationDelivery, Metrics, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 import type { ContextView, TranscriptCache } from './transcript-cache.js';
+import type { ShellCommand } from './shell-commands.js';
 
 export interface Fitted {
   view: ContextView;
@@ -15,10 +16,10 @@ type Stage = 0 | 1 | 2 | 3;
 
 /**
  * Keeps the next model call inside the context window (DESIGN "Context pressure"): over `compressAt` × window,
- * (1) the compressor summarizes older turns — the iteration's delivery waits for it (IterationDelivery: the shell parks
- * its job as a parent waits for a child, holding no worker slot), for at most `summaryDeadlineMs`; (2) if that fails, does not come or does not shrink the
- * context, prune to the system prompt, a note and
- * the last user message; (3) if the call still cannot fit, answer the last batch's calls `skipped` in the view and
+ * (1) the compressor summarizes older turns — the gate answers `wait_summary`, and the shell parks the job as a parent
+ * waits for a child, holding no worker slot, for at most `summaryDeadlineMs`; the job's next run finds the summary
+ * (the ladder's stage kept in the delivery); (2) if that fails, does not come or does not shrink the context, prune to
+ * the system prompt, a note and the last user message; (3) if the call still cannot fit, answer the last batch's calls `skipped` in the view and
  * make a final call without tools (stopReason context_limit). `force` (the provider said context_length_exceeded)
  * takes the next step whatever the estimate says.
  */
@@ -40,7 +41,7 @@ export class ContextGate {
     return Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) >= 0.5 * request.context.compressAt * contextWindowOf(request.model);
   }
 
-  async fit(delivery: IterationDelivery, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted> {
+  async fit(delivery: IterationDelivery, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted | ShellCommand> {
     const request = st.request;
     const window = contextWindowOf(request.model);
     const threshold = request.context.compressAt * window;
@@ -64,9 +65,7 @@ export class ContextGate {
     const mode = request.context.compression;
     if (mode === 'summarize' && stage < 1) {
       await setStage(1);
-      await delivery.waitForSummary(st.id, k, st.tv, this.summaryDeadlineMs);
-      await reload();
-      if (estimate() < threshold) return { view, tools, callMode };
+      return { kind: 'wait_summary', runId: st.id, k, tv: st.tv, deadlineMs: this.summaryDeadlineMs };
     }
     if (mode !== 'off' && stage < 2) {
       await setStage(2);

@@ -1,6 +1,5 @@
-import type { Job } from 'bullmq';
 import type { CallMode } from '@agentloop/protocol';
-import type { LocalResult, RunState, Started } from '@agentloop/runtime';
+import type { IterationDelivery, LocalResult, RunState, Started } from '@agentloop/runtime';
 
 /** An iteration StartAhead started behind the previous one's checkpoint: the job goes on with its model call. */
 export interface StartedAhead {
@@ -25,10 +24,10 @@ export const MAX_IN_ONE_JOB = 16;
 export class Continuations {
   private inFlight = 0;
   private stopped = false;
-  private readonly counts = new WeakMap<Job, number>();
-  private readonly next = new WeakMap<Job, number>();
-  private readonly results = new WeakMap<Job, LocalResult[]>();
-  private readonly startedAhead = new WeakMap<Job, StartedAhead>();
+  private readonly counts = new WeakMap<IterationDelivery, number>();
+  private readonly next = new WeakMap<IterationDelivery, number>();
+  private readonly results = new WeakMap<IterationDelivery, LocalResult[]>();
+  private readonly startedAhead = new WeakMap<IterationDelivery, StartedAhead>();
 
   constructor(private readonly slots: number) {}
 
@@ -36,12 +35,12 @@ export class Continuations {
     this.inFlight++;
   }
 
-  end(job: Job): void {
+  end(delivery: IterationDelivery): void {
     this.inFlight--;
-    this.next.delete(job);
-    this.counts.delete(job);
-    this.results.delete(job);
-    this.startedAhead.delete(job);
+    this.next.delete(delivery);
+    this.counts.delete(delivery);
+    this.results.delete(delivery);
+    this.startedAhead.delete(delivery);
   }
 
   /** No job goes on any more (the worker drains). */
@@ -49,49 +48,49 @@ export class Continuations {
     this.stopped = true;
   }
 
-  /** Whether `job` runs iteration k+1 itself; a yes is a commitment (no job is published for it). */
-  take(job: Job, k: number): boolean {
-    const n = this.counts.get(job) ?? 1;
+  /** Whether `delivery` runs iteration k+1 itself; a yes is a commitment (no job is published for it). */
+  take(delivery: IterationDelivery, k: number): boolean {
+    const n = this.counts.get(delivery) ?? 1;
     if (this.stopped || this.inFlight >= this.slots || n >= MAX_IN_ONE_JOB) return false;
-    this.counts.set(job, n + 1);
-    this.next.set(job, k + 1);
+    this.counts.set(delivery, n + 1);
+    this.next.set(delivery, k + 1);
     return true;
   }
 
   /** The batch's results not recorded yet: the next iteration's start records them (one step instead of two). */
-  defer(job: Job, results: LocalResult[]): void {
-    this.results.set(job, results);
+  defer(delivery: IterationDelivery, results: LocalResult[]): void {
+    this.results.set(delivery, results);
   }
 
-  /** The results `job` deferred, taken once. */
-  deferred(job: Job): LocalResult[] | undefined {
-    const r = this.results.get(job);
-    this.results.delete(job);
+  /** The results `delivery` deferred, taken once. */
+  deferred(delivery: IterationDelivery): LocalResult[] | undefined {
+    const r = this.results.get(delivery);
+    this.results.delete(delivery);
     return r;
   }
 
-  /** Iteration k+1, which `job` committed to (take), will not run in it after all (its checkpoint was refused). */
-  withdraw(job: Job): void {
-    this.next.delete(job);
-    this.results.delete(job);
+  /** Iteration k+1, which `delivery` committed to (take), will not run in it after all (its checkpoint was refused). */
+  withdraw(delivery: IterationDelivery): void {
+    this.next.delete(delivery);
+    this.results.delete(delivery);
   }
 
-  /** The iteration `job` goes on to was started already (StartAhead): it goes on with its model call. */
-  started(job: Job, ahead: StartedAhead): void {
-    this.startedAhead.set(job, ahead);
+  /** The iteration `delivery` goes on to was started already (StartAhead): it goes on with its model call. */
+  started(delivery: IterationDelivery, ahead: StartedAhead): void {
+    this.startedAhead.set(delivery, ahead);
   }
 
-  /** The iteration `job` started ahead for iteration k, taken once. */
-  takeStarted(job: Job, k: number): StartedAhead | undefined {
-    const a = this.startedAhead.get(job);
-    this.startedAhead.delete(job);
+  /** The iteration `delivery` started ahead for iteration k, taken once. */
+  takeStarted(delivery: IterationDelivery, k: number): StartedAhead | undefined {
+    const a = this.startedAhead.get(delivery);
+    this.startedAhead.delete(delivery);
     return a?.k === k ? a : undefined;
   }
 
-  /** The iteration `job` goes on to, taken once (undefined: the job is done). */
-  following(job: Job): number | undefined {
-    const k = this.next.get(job);
-    this.next.delete(job);
+  /** The iteration `delivery` goes on to, taken once (undefined: the job is done). */
+  following(delivery: IterationDelivery): number | undefined {
+    const k = this.next.get(delivery);
+    this.next.delete(delivery);
     return k;
   }
 }

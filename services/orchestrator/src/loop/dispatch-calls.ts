@@ -1,8 +1,5 @@
-import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
-import { maxResultTokens, type LocalResult, type RecordAnswer, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
-import { ownerOf } from './job-delivery.js';
+import { maxResultTokens, type IterationDelivery, type LocalResult, type RecordAnswer, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
 export interface LocalCalls {
@@ -29,15 +26,12 @@ export interface DispatchDeps {
   scheduler: RunScheduler;
   /** This process's local tools; without them local calls go to the `tools-local` queue like any pool's. */
   local?: LocalCalls;
-  lockMs: number;
-  /** Reads the lock of another job of the orchestrator queue (whether the delivery that started a call is alive). */
-  redis: Redis;
   /**
-   * Whether the next iteration may go on in `job` itself instead of a job of its own (IterationWorker says when); a
-   * yes is a commitment. The batch's reads then ride with that iteration's start (`deferResults`).
+   * Whether the next iteration may go on in this delivery's job instead of a job of its own (Continuations says when);
+   * a yes is a commitment. The batch's reads then ride with that iteration's start (`deferResults`).
    */
-  mayContinue?: (job: Job, k: number) => boolean;
-  deferResults?: (job: Job, results: LocalResult[]) => void;
+  mayContinue?: (delivery: IterationDelivery, k: number) => boolean;
+  deferResults?: (delivery: IterationDelivery, results: LocalResult[]) => void;
 }
 
 /**
@@ -54,22 +48,16 @@ export interface DispatchDeps {
  * Returns true when no job was published because iteration k+1 goes on in this job: every call of the batch ran here
  * (or none was left to run), the run is not parked, and the worker has room (DispatchDeps.mayContinue).
  */
-export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | undefined, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<boolean> {
+export async function dispatchCalls(d: DispatchDeps, delivery: IterationDelivery, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<boolean> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
   const pooled = local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls;
-  const goesOn = !pooled.length && pausedUntil === null && !!d.mayContinue?.(job, k);
+  const goesOn = !pooled.length && pausedUntil === null && !!d.mayContinue?.(delivery, k);
   if (local.length) {
-    const owner = ownerOf(job);
     // a local call another delivery started is taken over only when this delivery still holds its own job and that
     // one no longer holds its (it crashed, or stalled past its lock): a rival job of the iteration (a duplicate
     // publish, a reconciler's) never runs a call beside a live delivery that is running it
-    const mayTakeOver = async (from: string) => {
-      if (!token || (await job.extendLock(token, d.lockMs)) !== 1) return false;
-      const at = from.lastIndexOf('@');
-      return (await d.redis.get(`${job.queueQualifiedName}:${from.slice(0, at)}:lock`)) !== from.slice(at + 1);
-    };
-    const deferred = await d.local!.runLocal(toolJobs(st, k, local), owner, mayTakeOver, fresh, goesOn);
-    if (deferred.length) d.deferResults!(job, deferred);
+    const deferred = await d.local!.runLocal(toolJobs(st, k, local), delivery.owner, (from) => delivery.mayTakeOver(from), fresh, goesOn);
+    if (deferred.length) d.deferResults!(delivery, deferred);
   }
   if (goesOn) return true;
   await d.scheduler.afterCheckpoint(st, k, pooled, pausedUntil);
@@ -80,9 +68,9 @@ export async function dispatchCalls(d: DispatchDeps, job: Job, token: string | u
  * Iteration k's batch again, after the delivery that checkpointed it died before its jobs were published (or while its
  * local calls ran): the calls recorded, unanswered, and not waiting for a decision.
  */
-export async function redispatchCalls(d: DispatchDeps, store: RunStore, job: Job, token: string | undefined, st: RunState, k: number): Promise<boolean> {
+export async function redispatchCalls(d: DispatchDeps, store: RunStore, delivery: IterationDelivery, st: RunState, k: number): Promise<boolean> {
   const recorded = await store.calls.metaAndOutcomes(st.id, st.batch);
   const waiting = new Set(st.pending.map((p) => p.callId));
   const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
-  return dispatchCalls(d, job, token, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
+  return dispatchCalls(d, delivery, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
 }

@@ -1,8 +1,6 @@
-import type { Job } from 'bullmq';
 import type { AdvanceJob, CallMode } from '@agentloop/protocol';
-import type { LocalResult, RunScheduler, RunState, RunStore, StartParams, Started } from '@agentloop/runtime';
+import type { IterationDelivery, LocalResult, RunState, RunStore, StartParams, Started } from '@agentloop/runtime';
 import type { LocalCalls } from './dispatch-calls.js';
-import { jobDelivery, ownerOf } from './job-delivery.js';
 import type { AdvanceAction } from './planner.js';
 import { stateAfterStart } from './predicted-state.js';
 import { answerFailedChildren, startParams } from './start-iteration.js';
@@ -17,7 +15,6 @@ export type StartAnswer = { state: RunState; callMode: CallMode; started: Starte
 export class IterationStarter {
   constructor(
     private readonly store: RunStore,
-    private readonly scheduler: RunScheduler,
     private readonly local?: LocalCalls,
   ) {}
 
@@ -27,10 +24,9 @@ export class IterationStarter {
   }
 
   /** Starts iteration k as `action` decided from `st`, recording `results` (the batch's reads this job ran) first. */
-  async start(job: Job, token: string | undefined, st: RunState, k: number, action: Extract<AdvanceAction, { kind: 'start' }>, results?: LocalResult[]): Promise<StartAnswer> {
+  async start(delivery: IterationDelivery, st: RunState, k: number, action: Extract<AdvanceAction, { kind: 'start' }>, results?: LocalResult[]): Promise<StartAnswer> {
     const runId = st.id;
     const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
-    const delivery = jobDelivery(job, token, this.scheduler);
     const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
     let started = results ? await this.startRecording(runId, params, results) : await this.store.startIteration(runId, params);
     // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
@@ -38,12 +34,11 @@ export class IterationStarter {
     if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId))) started = await this.store.startIteration(runId, params);
     if (started === 'stale') return 'stale';
     if (started === 'waiting') return 'done';
-    return { state: stateAfterStart(st, k, action.callMode, ownerOf(job), started.toolCalls), callMode: action.callMode, started };
+    return { state: stateAfterStart(st, k, action.callMode, delivery.owner, started.toolCalls), callMode: action.callMode, started };
   }
 
   /** A first or resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
-  async startPlanned(job: Job, token: string | undefined, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<StartAnswer> {
-    const delivery = jobDelivery(job, token, this.scheduler);
+  async startPlanned(delivery: IterationDelivery, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<StartAnswer> {
     const params = startParams(delivery, k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
     let started = await this.store.startIteration(runId, params);
     if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId))) started = await this.store.startIteration(runId, params);

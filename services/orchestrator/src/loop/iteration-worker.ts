@@ -1,73 +1,39 @@
-import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
-import {
-  AdvanceJobSchema, type CallMode, type AdvanceJob, QUEUES, type Message, type NewEvent,
-} from '@agentloop/protocol';
-import { PriceTable, toolsTokens, type ModelResponse } from '@agentloop/llm';
-import { HandedBackError, ToolCatalog, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs, type CheckpointInput, type LocalResult, type RunState } from '@agentloop/runtime';
-import { StateCache } from './state-cache.js';
-import { answerFailedChildren, claimModelCall } from './start-iteration.js';
-import { jobDelivery, ownerOf } from './job-delivery.js';
-import { RunEnder } from './run-ender.js';
-import { ContextGate, type Fitted } from './context-gate.js';
+import { DelayedError, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { AdvanceJobSchema, QUEUES } from '@agentloop/protocol';
+import { HandedBackError, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs } from '@agentloop/runtime';
+import { jobDelivery } from './job-delivery.js';
 import type { IterationWorkerOptions } from './iteration-worker-options.js';
-import { TranscriptCache } from './transcript-cache.js';
-import { catalogForCalls, toolSpecsFor } from './tool-specs.js';
-import { PURE_PLANNER, type AdvanceAction, type Planner } from './planner.js';
-import { ModelStreamer } from './model-streamer.js';
-import { finalOutputCheck } from '../output/final-output.js';
 import { TimerJobs } from './timer-jobs.js';
-import { dispatchCalls, redispatchCalls, type DispatchDeps } from './dispatch-calls.js';
-import { countResponse } from './response-metrics.js';
-import { chainedIteration } from './decide-advance.js';
-import { Continuations } from './continuations.js';
-import { StartAhead, type Ahead } from './start-ahead.js';
-import { IterationStarter, type StartAnswer } from './iteration-starter.js';
-import { stateAfterCheckpoint, stateAfterStart } from './predicted-state.js';
-const DEFAULT_PRICES = new PriceTable();
+import { loopParts, type LoopParts } from './loop-parts.js';
+import { IterationPass, type IterationOutcome } from './iteration-pass.js';
 
 export type { IterationWorkerOptions } from './iteration-worker-options.js';
 
 /**
- * The orchestrator's worker: one `advance` job per iteration. It decides from the run's state what the job
- * must do, calls the model (streaming deltas to the event log), checkpoints the response before any side effect,
- * and publishes the tool calls as children of the next iteration's job — or, when every call ran here (local tools)
- * and the worker has room, goes on to the next iteration itself (Continuations). Every state change is a
- * compare-and-set, so duplicate or retried jobs are harmless.
+ * The orchestrator's worker shell: one `advance` job per iteration, the one place the loop meets BullMQ. Each job's
+ * iteration runs in one pass (IterationPass: decide, start, call the model, checkpoint, dispatch); the shell carries
+ * out the waits it returns (a summary to wait for, a delay), and, when every call ran here (local tools) and the
+ * worker has room, runs the next iteration in the same job (Continuations). Every state change is a compare-and-set,
+ * so duplicate or retried jobs are harmless.
  */
 export class IterationWorker {
   private worker: Worker | null = null;
   readonly isRunning = (): boolean => workerTakingJobs(this.worker); // readiness: it takes jobs
-  private readonly transcripts: TranscriptCache;
-  private readonly states = new StateCache();
-  private readonly context: ContextGate;
-  private readonly end: RunEnder;
-  private readonly catalog: ToolCatalog;
-  private readonly streamer: ModelStreamer;
+  private readonly parts: LoopParts;
+  private readonly pass: IterationPass;
   private readonly timers: TimerJobs;
-  private readonly dispatch: DispatchDeps;
-  private readonly continuations: Continuations;
-  private readonly ahead: StartAhead;
-  private readonly starter: IterationStarter;
   private handingBack = false;
-  constructor(private readonly o: IterationWorkerOptions) {
-    this.transcripts = new TranscriptCache(o.store);
-    this.catalog = o.catalog ?? new ToolCatalog(o.redis, o.prefix);
-    this.context = new ContextGate(o.store, this.transcripts, o.metrics, o.summaryDeadlineMs);
-    this.end = new RunEnder(o.store, o.metrics, (runId) => this.forget(runId), () => this.catalog.all());
-    this.continuations = new Continuations(o.concurrency);
-    this.dispatch = { scheduler: o.scheduler, local: o.localTools, lockMs: o.lockMs, redis: o.redis, mayContinue: (job, k) => this.continuations.take(job, k), deferResults: (job, r) => this.continuations.defer(job, r) };
-    this.starter = new IterationStarter(o.store, o.scheduler, o.localTools);
-    this.ahead = new StartAhead(this.dispatch, o.store, (st, k, now, jobId) => this.plan.decideAdvance(st, k, now, jobId));
-    this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
-    this.streamer = new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices: o.prices ?? DEFAULT_PRICES, end: this.end, handingBack: () => this.handingBack });
-  }
 
-  private get plan(): Planner { return this.o.planner ?? PURE_PLANNER; } // prettier-ignore
+  constructor(private readonly o: IterationWorkerOptions) {
+    this.parts = loopParts(o, () => this.handingBack);
+    this.pass = new IterationPass(this.parts);
+    this.timers = new TimerJobs(o.store, o.scheduler, o.decisions, o.metrics, o.logger);
+  }
 
   async start(): Promise<void> {
     const channel = this.o.store.keys.cancelChannel;
     this.o.subscriber.on('message', (ch: string, runId: string) => {
-      if (ch === channel) this.streamer.abort(runId, new Error('run cancelled'));
+      if (ch === channel) this.parts.streamer.abort(runId, new Error('run cancelled'));
     });
     await this.o.subscriber.subscribe(channel);
     this.worker = new Worker(QUEUES.orchestrator, (job, token) => this.process(job, token), {
@@ -82,21 +48,21 @@ export class IterationWorker {
       // a job that failed for good ends its run (a malformed job names no run: nothing to end)
       const data = AdvanceJobSchema.safeParse(job?.data);
       if (!job || job.name !== 'advance' || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
-      this.end.failedJob(job.id, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
+      this.parts.end.failedJob(job.id, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
     });
     await this.worker.waitUntilReady();
   }
 
   async close(): Promise<void> {
-    this.continuations.stop();
+    this.parts.continuations.stop();
     await this.worker?.close();
   }
 
   /** Drain deadline passed: abort the model streams in flight; their jobs are retried elsewhere from the same state. */
   handBack(): void {
     this.handingBack = true;
-    this.continuations.stop();
-    this.streamer.abortAll(new HandedBackError());
+    this.parts.continuations.stop();
+    this.parts.streamer.abortAll(new HandedBackError());
   }
 
   /** One job: its iteration, and the ones it goes on to in place (Continuations), each timed on its own. */
@@ -105,188 +71,40 @@ export class IterationWorker {
     const advance = AdvanceJobSchema.safeParse(job.data);
     if (!advance.success) throw new UnrecoverableError(`malformed advance job: ${advance.error.message}`); // retrying cannot fix it
     const { runId, trace } = advance.data;
-    this.continuations.begin();
+    const delivery = jobDelivery(job, token, this.o.redis, this.o.lockMs);
+    const { continuations } = this.parts;
+    continuations.begin();
     try {
-      for (let k: number | undefined = advance.data.iteration, plan = advance.data.plan; k !== undefined; k = this.continuations.following(job), plan = undefined) {
+      for (let k: number | undefined = advance.data.iteration, plan = advance.data.plan; k !== undefined; plan = undefined) {
         const t0 = performance.now();
         const parent = await traceOfJob(trace, async () => currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg']))); // SPEC §8
         const at = k;
-        const outcome = await withTraceparent(parent, () => this.advance(job, token, runId, at, plan));
-        const external = typeof outcome === 'number' ? outcome : 0; // seconds in the model call (not overhead)
-        const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - external);
+        const outcome = await withTraceparent(parent, () => this.pass.advance(delivery, runId, at, plan));
+        const modelSeconds = typeof outcome === 'number' ? outcome : 0; // not overhead
+        const overheadSeconds = Math.max(0, (performance.now() - t0) / 1000 - modelSeconds);
         this.o.metrics.observeIterationOverhead(overheadSeconds, traceIdOf(parent));
-        this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds: external });
+        this.o.onIterationTimed?.({ runId, iteration: k, startedAt: t0, overheadSeconds, modelSeconds });
+        if (!(await this.carryOut(job, token, outcome))) k = continuations.following(delivery); // else: the same iteration again
       }
     } finally {
-      this.continuations.end(job);
+      continuations.end(delivery);
     }
   }
 
   /**
-   * Decides and acts from the cheapest view of the run that proves current: the publisher's plan (a first iteration
-   * or a resume: one start script that returns the state), else the state this process left after checkpointing
-   * iteration k-1, else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
+   * What the iteration asked of the shell. A summary: the compress job is added as this job's child and the job waits
+   * for it holding no worker slot (BullMQ runs it again then); when the child is already done, true: run the same
+   * iteration again now. A delay: the job waits as a delayed job.
    */
-  private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
-    const ahead = this.continuations.takeStarted(job, k); // started behind the previous checkpoint (StartAhead)
-    if (ahead) return this.afterStart(job, token, ahead.state, k, ahead.callMode, ahead.started);
-    const cached = this.states.take(runId, k - 1);
-    // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
-    let results = this.continuations.deferred(job);
-    const act = (st: RunState, at: number, action: AdvanceAction) => {
-      const r = results;
-      results = undefined;
-      return this.act(job, token, st, at, action, r);
-    };
-    if (!cached && plan) {
-      const planned = await this.started(job, token, k, await this.starter.startPlanned(job, token, runId, k, plan));
-      if (planned !== 'stale') return planned;
+  private async carryOut(job: Job, token: string | undefined, outcome: IterationOutcome): Promise<boolean> {
+    if (typeof outcome !== 'object') return false;
+    if (outcome.kind === 'delay') {
+      if (!token) throw new Error('rate limited: no lock token to defer the job with');
+      await job.moveToDelayed(Date.now() + outcome.ms, token);
+      throw new DelayedError();
     }
-    if (cached) {
-      const outcome = await act(cached, k, this.plan.decideAdvance(cached, k, Date.now(), job.id));
-      if (outcome !== 'stale') return outcome;
-    }
-    const st = await this.o.store.load(runId);
-    if (!st) {
-      if (results) await this.starter.recordResults(runId, results);
-      return 'done';
-    }
-    const at = chainedIteration(st, k, job.id); // a redelivery of a job that went on in place
-    const outcome = await act(st, at, this.plan.decideAdvance(st, at, Date.now(), job.id));
-    return outcome === 'stale' ? 'done' : outcome;
-  }
-
-  /** Carries out the decision. Returns the seconds spent in the model call, 'stale' when a start lost its CAS, or 'done'. */
-  private async act(job: Job, token: string | undefined, st: RunState, k: number, action: AdvanceAction, results?: LocalResult[]): Promise<number | 'stale' | 'done'> {
-    const runId = st.id;
-    if (results && action.kind !== 'start') await this.starter.recordResults(runId, results); // a start records them itself
-    switch (action.kind) {
-      case 'noop':
-        // a gate job that runs while its run is parked: answer its children that failed for good now, so the resume
-        // (a job of another flow) finds them answered instead of waiting for them
-        if (st.phase === 'paused' && st.iteration === k - 1) await answerFailedChildren(this.o.store, jobDelivery(job, token, this.o.scheduler), runId);
-        return 'done';
-      case 'cancel':
-        await this.end.cancelled(st);
-        return 'done';
-      case 'fail_max_iterations':
-        await this.end.failedAtMaxIterations(st);
-        return 'done';
-      case 'redispatch':
-        await redispatchCalls(this.dispatch, this.o.store, job, token, st, k);
-        return 'done';
-      case 'start':
-        return this.started(job, token, k, await this.starter.start(job, token, st, k, action, results));
-      case 'resume_call': {
-        const mine = await claimModelCall(this.o.store, jobDelivery(job, token, this.o.scheduler), st, k);
-        return mine ? this.callModel(job, token, mine, k, action.callMode, true) : 'done';
-      }
-    }
-  }
-
-  private started(job: Job, token: string | undefined, k: number, s: StartAnswer): Promise<number | 'stale' | 'done'> | 'stale' | 'done' {
-    return typeof s === 'object' ? this.afterStart(job, token, s.state, k, s.callMode, s.started) : s;
-  }
-
-  private async afterStart(job: Job, token: string | undefined, current: RunState, k: number, callMode: CallMode, started: { length: number | null; edited: boolean; appended: Message[] }): Promise<number> {
-    if (k === 1) this.o.metrics.runsStarted.inc();
-    if (started.edited) this.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
-    else if (started.length !== null) this.transcripts.appended(current.id, started.length, started.appended);
-    return this.callModel(job, token, current, k, callMode, false, started.length ?? undefined);
-  }
-
-  /** Iteration k's model call, then its checkpoint and dispatch. Returns the seconds spent waiting on the model. */
-  private async callModel(job: Job, token: string | undefined, st: RunState, k: number, mode: CallMode, resumed: boolean, knownLength?: number): Promise<number> {
-    const runId = st.id;
-    const request = st.request;
-    const first = await this.transcripts.view(st, knownLength);
-    if (first.problems.length) {
-      await this.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${first.problems[0]}`);
-      return 0;
-    }
-    let fitted: Fitted = { view: first, tools: mode === 'tools' ? await toolSpecsFor(this.catalog, request) : null, callMode: mode };
-    fitted = await this.context.fit(jobDelivery(job, token, this.o.scheduler), st, k, fitted);
-    const t0 = performance.now();
-    for (let contextRetries = 0; ; contextRetries++) {
-      const outcome = await this.streamer.stream(st, k, resumed, fitted);
-      if (outcome.kind === 'ok') {
-        const modelSeconds = (performance.now() - t0) / 1000;
-        // calibrating takes an exact count: worth it only once the transcript nears the compression threshold
-        if (this.context.nearThreshold(request, fitted)) this.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
-        await this.afterResponse(job, token, st, k, fitted.callMode, outcome.response, outcome.tailDeltas, fitted.view.historyLength);
-        return modelSeconds;
-      }
-      if (outcome.kind === 'context_length' && contextRetries < 3 && fitted.callMode !== 'context_limit') {
-        // The provider counted more than we did: take the next step of the ladder and try once more.
-        fitted = await this.context.fit(jobDelivery(job, token, this.o.scheduler), st, k, fitted, true);
-        continue;
-      }
-      if (outcome.kind === 'defer') {
-        // every model of the chain asks for a long pause: the job waits as a delayed job, not in this worker
-        const { provider, name } = request.model;
-        if (!outcome.quiet)
-          await this.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider, model: name, attempt: 1, reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`, discardOutput: false } }]);
-        if (!token) throw new Error('rate limited: no lock token to defer the job with');
-        await job.moveToDelayed(Date.now() + outcome.ms, token);
-        throw new DelayedError();
-      }
-      if (outcome.kind === 'context_length') {
-        await this.end.withoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
-        return (performance.now() - t0) / 1000;
-      }
-      return (performance.now() - t0) / 1000;
-    }
-  }
-
-  /**
-   * Records iteration k's response (with the deltas still buffered) as the planner says, then acts on the plan:
-   * metrics, caches, dispatch — or, when iteration k+1 can start in the same round trip (StartAhead), that start.
-   * `taken`: call ids the run already used, found by a first checkpoint attempt (a provider reusing ids): renamed this time.
-   */
-  private async afterResponse(job: Job, token: string | undefined, st: RunState, k: number, callMode: CallMode, res: ModelResponse, tailDeltas: NewEvent[], transcriptLength: number, taken?: ReadonlySet<string>): Promise<void> {
-    const catalog = await catalogForCalls(this.catalog, st.request, res.message.toolCalls);
-    const outputCheck = await finalOutputCheck(st, callMode, res);
-    const plan = this.plan.planResponse({ st, k, callMode, response: res, tailDeltas, catalog, prices: this.prices, nowMs: Date.now(), taken, outputCheck });
-    const after = plan.final || plan.failure || plan.pause ? null : stateAfterCheckpoint(st, k, plan);
-    const ahead = after ? await this.ahead.prepare(job, after, k, plan.toRun) : null;
-    const ok = ahead ? await this.checkpointAhead(job, st, after!, plan.checkpoint, ahead) : await this.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
-    if (typeof ok === 'object') return this.afterResponse(job, token, st, k, callMode, res, tailDeltas, transcriptLength, new Set([...(taken ?? []), ...ok.taken]));
-    if (!ok) return void this.o.metrics.fenced.inc({ step: 'checkpoint' });
-    countResponse(this.o.metrics, this.prices, res);
-    if (plan.final) return this.end.ended(st.id, 'completed', plan.final.stopReason);
-    if (plan.failure) return this.end.ended(st.id, 'failed', 'none');
-    const { pause } = plan;
-    if (pause) for (const type of new Set(pause.pending.map((p) => p.pauseType))) this.o.metrics.runsPaused.inc({ pause_type: type });
-    this.transcripts.appended(st.id, transcriptLength + 1, [plan.message]);
-    if (after && ok !== 'started') this.states.put(after);
-    for (const c of plan.calls) {
-      if (c.outcome) this.o.metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
-      if (c.skipReason) this.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
-    }
-    if (!ahead) await dispatchCalls(this.dispatch, job, token, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
-  }
-
-  /**
-   * The checkpoint with iteration k+1's start behind it: true when checkpointed ('started' when the start applied too;
-   * else the results it did not record go on with the next start), false when fenced, or the call ids already taken.
-   */
-  private async checkpointAhead(job: Job, st: RunState, after: RunState, checkpoint: CheckpointInput, ahead: Ahead): Promise<boolean | 'started' | { taken: string[] }> {
-    const outcome = await this.ahead.send(st.id, checkpoint, st.owner, ahead);
-    if (outcome.kind !== 'started' && outcome.kind !== 'checkpointed') this.continuations.withdraw(job);
-    if (outcome.kind === 'taken') return { taken: outcome.taken };
-    if (outcome.kind === 'fenced') return false;
-    if (outcome.kind === 'checkpointed') {
-      if (outcome.unrecorded.length) this.continuations.defer(job, outcome.unrecorded);
-      return true;
-    }
-    this.continuations.started(job, { state: stateAfterStart(after, ahead.k, ahead.callMode, ownerOf(job), outcome.started.toolCalls), k: ahead.k, callMode: ahead.callMode, started: outcome.started });
-    return 'started';
-  }
-
-  private get prices(): PriceTable { return this.o.prices ?? DEFAULT_PRICES; } // prettier-ignore
-
-  private forget(runId: string): void {
-    this.transcripts.forget(runId);
-    this.states.forget(runId);
+    await this.o.scheduler.compress(job, outcome.runId, outcome.k, outcome.tv, outcome.deadlineMs);
+    if (token && (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
+    return true;
   }
 }

@@ -1,10 +1,6 @@
-import type { Job } from 'bullmq';
 import { LOCAL_POOL, type CallMode, type CallToRun } from '@agentloop/protocol';
-import type { LocalResult, RunState, RunStore, StartParams, Started } from '@agentloop/runtime';
-import type { CheckpointInput } from '@agentloop/runtime';
-import type { DispatchDeps } from './dispatch-calls.js';
-import { toolJobs } from './dispatch-calls.js';
-import { jobDelivery, ownerOf } from './job-delivery.js';
+import type { CheckpointInput, IterationDelivery, LocalResult, RunState, RunStore, StartParams, Started } from '@agentloop/runtime';
+import { toolJobs, type DispatchDeps } from './dispatch-calls.js';
 import type { AdvanceAction } from './planner.js';
 import { startParams } from './start-iteration.js';
 
@@ -42,14 +38,14 @@ export class StartAhead {
    * The plan of k+1's start, the reads run; null when iteration k does not qualify (nothing run, nothing committed).
    * `after`: the state iteration k's checkpoint leaves. A plan commits the job to going on in place.
    */
-  async prepare(job: Job, after: RunState, k: number, toRun: CallToRun[]): Promise<Ahead | null> {
+  async prepare(delivery: IterationDelivery, after: RunState, k: number, toRun: CallToRun[]): Promise<Ahead | null> {
     const local = this.d.local;
     if (!local?.readsOnly || !toRun.every((c) => c.pool === LOCAL_POOL) || !local.readsOnly(toRun.map((c) => c.name))) return null;
-    const action = this.decide(after, k + 1, Date.now(), job.id);
-    if (action.kind !== 'start' || !this.d.mayContinue?.(job, k)) return null;
+    const action = this.decide(after, k + 1, Date.now(), delivery.jobId);
+    if (action.kind !== 'start' || !this.d.mayContinue?.(delivery, k)) return null;
     const repair = action.repair ? after.outputRepair?.message : undefined;
-    const params = startParams(jobDelivery(job, undefined, this.d.scheduler), k + 1, action.expectPhase, action.callMode, after.pendingFinal, after.iterUsage, false, repair, after.batch);
-    const results = toRun.length ? await local.runReads!(toolJobs(after, k, toRun), ownerOf(job)) : [];
+    const params = startParams(delivery, k + 1, action.expectPhase, action.callMode, after.pendingFinal, after.iterUsage, false, repair, after.batch);
+    const results = toRun.length ? await local.runReads!(toolJobs(after, k, toRun), delivery.owner) : [];
     return { k: k + 1, callMode: action.callMode, params: { ...params, results }, results };
   }
 
