@@ -3,6 +3,7 @@ export * from './message.js';
 export * from './run-request.js';
 export * from './snapshot.js';
 export * from './events.js';
+export * from './event-data.js';
 export * from './tool-result.js';
 export * from './decisions.js';
 export * from './keys.js';

@@ -1,8 +1,8 @@
 --[[ Apply decisions to a paused run, whole or not at all; when the last pending call is decided, flip the run to
   resuming exactly once. The caller reads nothing first: ownership, status and every decision are checked here.
   ARGV[6] expected iteration or '' (any)   ARGV[7] the caller's tenant or '' (no check)
-  ARGV[8] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', eventSuffix, editedDisplay or ''], ...]
-    (eventSuffix: the JSON members after "status" in the call's tool.call event, e.g. ',"error":{...}')
+  ARGV[8] decisions JSON: [[callId, action, outcomeJson or '', metaJson or '', its tool.call event's template], ...]
+    (event-templates.ts decisionEventTemplate: the script fills in the call's name and arguments from its record)
   ARGV[9] the assistant message with edited arguments, built whole by the caller, or ''  ARGV[10] its index  ARGV[11] the
     SHA1 of the message it was built from: the edit applies only over that text (cjson would turn its [] into {})
   Returns {'resumed', #names, tool names of the decided calls..., #approved, approvedCallIds..., state field,
@@ -37,10 +37,7 @@ for _, d in ipairs(decisions) do
   rcall('HSET', stateKey, cf(id, ':dec'), action)
   if d[3] ~= '' then rcall('HSET', stateKey, cf(id, ':out'), d[3], cf(id, ':st'), 'done') end
   if d[4] ~= '' then rcall('HSET', stateKey, cf(id), d[4]) end
-  local status = action == 'approve' and 'approved' or (action == 'deny' and 'denied' or cjson.decode(d[3]).status)
-  local args = meta.display
-  if d[6] ~= '' then args = d[6] .. ',"originalArguments":' .. meta.display end
-  emit('tool.call', toolCallEvent(id, meta.name, args, status, d[5]))
+  emitToolCall(d[5], id, meta) -- (meta as it was: an edited call's original arguments)
 end
 if ARGV[9] ~= '' then
   rcall('LSET', msgsKey, tonumber(st[5]), ARGV[9])
@@ -61,10 +58,10 @@ end
 local all, approved = {}, {}
 for _, p in ipairs(pending) do
   local action = rcall('HGET', stateKey, cf(p.callId, ':dec'))
-  all[#all + 1] = '{"callId":' .. cjson.encode(p.callId) .. ',"action":"' .. action .. '"}'
+  all[#all + 1] = fillTemplate(EVENT_TEMPLATES.resumedDecision, { callId = cjson.encode(p.callId), action = cjson.encode(action) })
   if action == 'approve' then approved[#approved + 1] = p.callId end
 end
-emit('run.resumed', '{"decisions":[' .. table.concat(all, ',') .. ']}')
+emit('run.resumed', fillTemplate(EVENT_TEMPLATES.runResumed, { decisions = table.concat(all, ',') })) -- (a JSON array's items)
 set('status', 'running'); set('phase', 'tools'); set('pending', ''); set('resuming', '1'); set('updatedAt', nowMs)
 rcall('ZREM', parkedKey, runId)
 rcall('ZADD', resumingKey, nowMs, runId)

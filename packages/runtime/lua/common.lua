@@ -18,7 +18,8 @@
   the same atomic step as the state change it reports.
   Events are built whole by the caller (RunStore): an envelope without its seq, `,"runId":…,"type":…,"at":…,"data":…}`,
   one per line of an ARGV; the script only sequences them (prepends `{"seq":n`). The few events only a script can
-  know (a call it answers, the iteration a run ends in) it builds with emit(), in the same envelope.
+  know (a call it answers, the iteration a run ends in) are built in TypeScript too, as templates the script fills
+  in (fillTemplate, emit()).
   Every script answers {outcome, value...} with an outcome its entry in scripts.ts (SCRIPTS) lists. ]]
 local rcall = redis.call
 local stateKey, msgsKey, compressionsKey, webhooksKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -151,15 +152,30 @@ local function setCall(callId, suffix, value, from)
   set(cf(callId, suffix), value)
 end
 
--- An event this script built itself (its data JSON), in the callers' envelope. Only what the step alone knows is built
--- here, each because its content is read in the same atomic step (a caller's earlier read could be stale):
---   tool.call of a call answered without running (closeCall): the call's name and arguments, from its record (the
---     answer itself — status, error, content — is CLOSED, built in TypeScript);
---   iteration.completed of a run ending mid-iteration (completeIteration): the iteration, its phase and its usage are
---     the state's at the end (a cancel, a reconciler or a failed job ends a run without reading it first);
---   run.resumed (applyDecisions): the decisions of every request, the earlier ones recorded by other steps.
+--[[ The few events only a step can know, each because its content is read in the same atomic step (a caller's earlier
+  read could be stale), are built in TypeScript all the same: their data builders render templates (event-templates.ts,
+  compiled in as EVENT_TEMPLATES, and CLOSED's), and the script only fills in what it read:
+    tool.call of a call answered without running (closeCall, CLOSED[kind].event) or decided (applyDecisions, the
+      caller's template per decision): the call's name and arguments, from its record;
+    iteration.completed of a run ending mid-iteration (completeIteration): the iteration and its usage are the state's
+      at the end (a cancel, a reconciler or a failed job ends a run without reading it first);
+    run.resumed (applyDecisions): the decisions of every request, the earlier ones recorded by other steps.
+  A template is JSON with a slot `\1name\1` where a value goes (JSON text never holds a raw control character);
+  `values` are JSON texts by slot name. (A function's replacement is used as it is: a '%' in a value is no escape.) ]]
+local function fillTemplate(template, values)
+  return (string.gsub(template, '\1(%w+)\1', function(name)
+    return values[name] or error('fillTemplate: no value for slot ' .. name)
+  end))
+end
+
+-- An event this script built itself (its data JSON), in the envelope the callers' events have (eventLines').
 local function emit(etype, dataJson)
-  events[#events + 1] = ',"runId":"' .. runId .. '","type":"' .. etype .. '","at":"' .. nowIso .. '","data":' .. dataJson .. '}'
+  events[#events + 1] = fillTemplate(EVENT_TEMPLATES.envelope, { runId = cjson.encode(runId), type = cjson.encode(etype), at = cjson.encode(nowIso), data = dataJson })
+end
+
+-- A call's tool.call event, from its data template: the call's id, name and arguments as shown, from its record `meta`.
+local function emitToolCall(template, callId, meta)
+  emit('tool.call', fillTemplate(template, { callId = cjson.encode(callId), name = cjson.encode(meta.name), display = meta.display }))
 end
 
 -- events the caller built: envelopes without their seq, one per line (JSON text never holds a raw newline)
@@ -269,18 +285,16 @@ local function commit(seq, watch)
 end
 
 -- A run that ends inside iteration `it` (during its model call, its batch or its pause) reports that iteration's
--- iteration.completed before its terminal event, as a run ending through an answer does (SPEC §4).
+-- iteration.completed before its terminal event, as a run ending through an answer does (SPEC §4): with no usage when
+-- it ends during its model call (that call's usage is not known).
 local function completeIteration(it, phase, iterUsage)
   it = tonumber(it) or 0
   if it < 1 or phase == 'done' or phase == 'queued' then return end
-  local usage = '{}'
-  if phase ~= 'model' and iterUsage and iterUsage ~= '' then usage = iterUsage end
-  emit('iteration.completed', '{"iteration":' .. it .. ',"usage":' .. usage .. '}')
-end
-
-local function toolCallEvent(callId, name, display, status, extra)
-  return '{"callId":' .. cjson.encode(callId) .. ',"name":' .. cjson.encode(name) .. ',"arguments":' .. display ..
-    ',"status":"' .. status .. '"' .. (extra or '') .. '}'
+  if phase ~= 'model' and iterUsage and iterUsage ~= '' then
+    emit('iteration.completed', fillTemplate(EVENT_TEMPLATES.iterationCompleted, { iteration = string.format('%d', it), usage = iterUsage }))
+  else
+    emit('iteration.completed', fillTemplate(EVENT_TEMPLATES.iterationCompletedNoUsage, { iteration = string.format('%d', it) }))
+  end
 end
 
 -- A thread run's transcript (JSON texts): its leading `systemCount` system messages, the thread's conversation so far
@@ -300,16 +314,15 @@ end
 -- Names of the calls this step answered without running them (returned, for the tool-call metrics).
 local closedNames = {}
 
--- Answer a call that will not run, for reason `kind` (CLOSED, compiled in from closed-calls.ts: its outcome, content and
--- event members are built in TypeScript). Its tool.call event is built here because its name and arguments are
--- the call's record, read in this step. Returns the content the model sees.
+-- Answer a call that will not run, for reason `kind` (CLOSED, compiled in from closed-calls.ts: its outcome, its content
+-- and its tool.call event's template). Returns the content the model sees.
 local function closeCall(callId, kind)
   local answer = CLOSED[kind]
   if not answer then error('closeCall: unknown kind ' .. tostring(kind)) end
   local meta = cjson.decode(rcall('HGET', stateKey, cf(callId)))
   closedNames[#closedNames + 1] = meta.name
   rcall('HSET', stateKey, cf(callId, ':out'), answer.outcome, cf(callId, ':st'), 'done')
-  emit('tool.call', toolCallEvent(callId, meta.name, meta.display, answer.status, answer.suffix))
+  emitToolCall(answer.event, callId, meta)
   return answer.content
 end
 

@@ -1,4 +1,5 @@
-import type { ToolOutcome } from '@agentloop/protocol';
+import { toolCallData, type ToolOutcome } from '@agentloop/protocol';
+import { eventTemplate, luaString } from './event-templates.js';
 
 /**
  * How a call that will not run is answered, by why: `cancelled` (the run is ending before it ran), `run_ended` (the run
@@ -23,23 +24,17 @@ export const CLOSED_CALLS = {
 
 export type CloseKind = keyof typeof CLOSED_CALLS;
 
-/** A Lua long string (its level picked so the text cannot close it). */
-function luaString(text: string): string {
-  let eq = '';
-  while (text.includes(`]${eq}]`)) eq += '=';
-  return `[${eq}[${text}]${eq}]`;
-}
-
 /**
  * CLOSED_CALLS compiled into the run scripts (lua/common.lua closeCall), each answer whole: the stored outcome, the
- * content the model sees and the members of its tool.call event after `status`. The script adds only what it alone
- * reads in the same step: the call's id, name and arguments, from the call's record.
+ * content the model sees and the template of its tool.call event (event-templates.ts), whose call id, name and
+ * arguments the script fills in from the call's record, read in the same step.
  */
 export function closedCallsLua(): string {
   const rows = Object.entries(CLOSED_CALLS).map(([kind, a]) => {
     const content = JSON.stringify({ ok: false, error: a.error });
-    const outcome = JSON.stringify({ status: a.status, content, error: a.error });
-    return `${kind} = { status = '${a.status}', outcome = ${luaString(outcome)}, content = ${luaString(content)}, suffix = ${luaString(`,"error":${JSON.stringify(a.error)}`)} }`;
+    const outcome = { status: a.status, content, error: a.error };
+    const event = eventTemplate((slot) => toolCallData({ callId: slot('callId'), name: slot('name'), arguments: slot('display') }, a.status, outcome));
+    return `${kind} = { outcome = ${luaString(JSON.stringify(outcome))}, content = ${luaString(content)}, event = ${luaString(event)} }`;
   });
   return `local CLOSED = { ${rows.join(', ')} }\n`;
 }

@@ -1,5 +1,7 @@
-import type { FinalizeReason, ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolOutcome, Usage } from '@agentloop/protocol';
+import type { FinalizeReason, ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolCallData, ToolOutcome, Usage } from '@agentloop/protocol';
 import type { OutputRepair, RunState } from './run-state.js';
+
+export type { ToolCallData };
 
 /** The shapes RunStore's methods take and give (what its scripts read and write). */
 
@@ -73,16 +75,16 @@ export interface CheckpointInput {
   pause?: { pending: PendingCall[]; expiresAt: number };
 }
 
-/** One decision, ready for the script: the outcome it records (deny, submit_result), the call's new meta (edited
- * arguments) and its tool.call event. */
+/** One decision, ready for the script: the outcome it records (deny, submit_result) and the call's new meta (edited
+ * arguments); its tool.call event's template is built from them (event-templates.ts). */
 export interface PreparedDecision {
   callId: string;
   action: 'approve' | 'deny' | 'submit_result';
   outcome: ToolOutcome | null;
   /** An edit: the call's new record. */
   meta: CallMeta | null;
-  /** The members of the call's tool.call event after its status (error / result), as JSON text: `,"error":{…}`. */
-  eventSuffix: string;
+  /** An edit: the new arguments, as the call's tool.call event shows them (the model's as its originalArguments). */
+  editedArguments?: unknown;
 }
 
 export type DecisionOutcome =
@@ -105,9 +107,6 @@ export interface CallMeta {
   /** Cap of the result text the model sees (kept for calls dispatched later, after a decision). */
   maxResultTokens?: number;
 }
-
-/** The data of a `tool.call` event. */
-export type ToolCallData = Extract<NewEvent, { type: 'tool.call' }>['data'];
 
 /** One local call's outcome for RunStore.recordToolResults: the arguments recordToolResult takes for it. */
 export interface LocalResult {

@@ -6,6 +6,7 @@ import {
 import { RunScripts } from './run-scripts.js';
 import type { CloseKind } from './closed-calls.js';
 import { decisionOutcome } from './decision-outcome.js';
+import { decisionEventTemplate } from './event-templates.js';
 import { editedBatchMessage } from './batch-edit.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
@@ -219,7 +220,7 @@ export class RunStore {
    * decision of a fitting kind. A resume returns the run's state after the flip.
    */
   async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
-    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', d.eventSuffix, d.meta ? d.meta.display : '']);
+    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', decisionEventTemplate(d)]);
     // edited arguments rewrite the batch's assistant message here, where JSON keeps its arrays and key order; the
     // script applies it only over the text it was built from (a racing edit of another call: read again)
     for (let attempt = 0; ; attempt++) {

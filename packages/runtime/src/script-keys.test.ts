@@ -37,7 +37,7 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     const message = { role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) };
     const pending = [{ callId: 'c1', name: 'a', arguments: {}, pauseType: 'awaiting_approval' as const }];
     expect(await s.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [], pause: { pending, expiresAt: Date.now() + 60_000 } })).toBe(true);
-    expect(await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: 'c1', action: 'approve', outcome: null, meta: null, eventSuffix: '' }], edits: {} })).toMatchObject({ kind: 'resumed' });
+    expect(await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: 'c1', action: 'approve', outcome: null, meta: null }], edits: {} })).toMatchObject({ kind: 'resumed' });
     expect(await s.markToolRunning(runId, 'c1', { callId: 'c1', name: 'a', arguments: {}, status: 'running' }, 'j@1')).toBe('first');
     await s.recordToolResult(runId, 'c1', { status: 'completed', content: 'ok', executed: true }, { callId: 'c1', name: 'a', arguments: {}, status: 'completed' }, undefined, 'j@1');
     await s.closeToolCall(runId, 'c2', 'job_failed');

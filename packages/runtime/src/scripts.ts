@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { CALL_TRANSITIONS, INDEXED_STATUSES, PHASE_TRANSITIONS, RUN_SCRIPT_KEYS, RUN_STATUS_SCRIPT_KEYS, statusTransitionsLua, transitionsLua } from '@agentloop/protocol';
 import { RUN_LAYOUT, STATE_FIELDS } from './run-state.js';
 import { closedCallsLua } from './closed-calls.js';
+import { eventTemplatesLua } from './event-templates.js';
 
 const LUA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../lua');
 
@@ -59,10 +60,10 @@ let sources: Map<ScriptName, string> | null = null;
 
 function loadSources(): Map<ScriptName, string> {
   if (!sources) {
-    // the transition table comes from protocol, the state fields from run-state.ts, compiled into every script (one
-    // table for both sides)
+    // the transition table comes from protocol, the state fields from run-state.ts, the templates of the events a
+    // script fills in from event-templates.ts, compiled into every script (one table for both sides)
     const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
-    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal PHASES = ${transitionsLua(PHASE_TRANSITIONS)}\nlocal CALL_STATES = ${transitionsLua(CALL_TRANSITIONS)}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${statusKeysLua()}${closedCallsLua()}${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
+    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal PHASES = ${transitionsLua(PHASE_TRANSITIONS)}\nlocal CALL_STATES = ${transitionsLua(CALL_TRANSITIONS)}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${statusKeysLua()}${eventTemplatesLua()}${closedCallsLua()}${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     const names = Object.keys(SCRIPTS) as ScriptName[];
     sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }

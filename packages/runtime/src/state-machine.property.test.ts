@@ -82,7 +82,7 @@ describe('the run and call state machine, driven at random through the scripts (
       case 'decide': {
         const outcome = o.action === 'deny' ? { status: 'denied' as const, content: 'denied', error: { code: 'denied' as const, message: 'no', retryable: false } } : null;
         const pending = JSON.parse((await t.redis.hget(s.keys.run(runId).state, 'pending')) || '[]') as Array<{ callId: string }>;
-        await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: pending[0]?.callId ?? 'a', action: o.action, outcome, meta: null, eventSuffix: '' }], edits: {} });
+        await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: pending[0]?.callId ?? 'a', action: o.action, outcome, meta: null }], edits: {} });
         return;
       }
       case 'cancel':

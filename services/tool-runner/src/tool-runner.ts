@@ -1,7 +1,7 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
-import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
+import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolCallData, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
 import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
@@ -132,7 +132,7 @@ export class ToolRunner {
    */
   private async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean> {
     const { runId, callId } = data;
-    const running = { callId, name: data.name, arguments: argumentsForDisplay(data.arguments), status: 'running' as const };
+    const running = toolCallData({ callId, name: data.name, arguments: argumentsForDisplay(data.arguments) }, 'running');
     const started = await this.o.store.markToolRunning(runId, callId, running, owner);
     switch (started) {
       case 'first':
@@ -280,8 +280,9 @@ export class ToolRunner {
     endToolSpan(span, outcome);
     if (this.handingBack && ac.signal.aborted && !(await this.runCancelled(runId))) throw new HandedBackError();
     this.o.metrics.toolDuration.observe({ tool: tool ? name : 'unknown', pool }, (performance.now() - t0) / 1000);
-    const eventData = { callId, name, arguments: display, status: outcome.status, ...(outcome.status === 'completed' ? { result: outcome.result } : { error: outcome.error }), durationMs: outcome.durationMs };
-    return { runId, callId, name, outcome, eventData, unstarted: oneStep ? { callId, name, arguments: display, status: 'running' } : undefined, owner: oneStep ? '' : owner, by: owner };
+    const shown = { callId, name, arguments: display };
+    const eventData = toolCallData(shown, outcome.status, outcome);
+    return { runId, callId, name, outcome, eventData, unstarted: oneStep ? toolCallData(shown, 'running') : undefined, owner: oneStep ? '' : owner, by: owner };
   }
 }
 

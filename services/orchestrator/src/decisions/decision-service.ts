@@ -108,24 +108,23 @@ export class DecisionService {
   private async prepare(d: Decision, meta: CallMeta | null): Promise<{ decision: PreparedDecision; edited?: string } | { invalid: string; details?: unknown }> {
     switch (d.action) {
       case 'approve': {
-        if (!d.arguments || !meta) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null, eventSuffix: '' } };
+        if (!d.arguments || !meta) return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: null } };
         const entry = await this.catalog.get(meta.name);
         const problems = entry ? this.validator.validate(entry.parameters, d.arguments) : [];
         if (problems.length) return { invalid: `edited arguments do not match the schema of ${meta.name}`, details: problems.map((message) => ({ path: ['decisions', d.callId, 'arguments'], message })) };
         const text = wellFormedJson(d.arguments);
-        return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: { ...meta, arguments: text, display: text }, eventSuffix: '' }, edited: text };
+        return { decision: { callId: d.callId, action: 'approve', outcome: null, meta: { ...meta, arguments: text, display: text }, editedArguments: d.arguments }, edited: text };
       }
       case 'deny': {
         const outcome = toolErrorOutcome('denied', denialMessage(d.reason));
-        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null, eventSuffix: `,"error":${wellFormedJson(outcome.error)}` } };
+        return { decision: { callId: d.callId, action: 'deny', outcome, meta: null } };
       }
       case 'submit_result': {
         const cap = meta?.maxResultTokens ?? DEFAULT_RESULT_TOKENS;
         const outcome: ToolOutcome = d.isError
           ? toolErrorOutcome('tool_error', capText(typeof d.result === 'string' ? d.result : JSON.stringify(d.result ?? null), cap))
           : { status: 'completed', content: capText(resultContent(d.result), cap), result: d.result };
-        const suffix = outcome.status === 'completed' ? (d.result === undefined ? '' : `,"result":${wellFormedJson(d.result)}`) : `,"error":${wellFormedJson(outcome.error)}`;
-        return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null, eventSuffix: suffix } };
+        return { decision: { callId: d.callId, action: 'submit_result', outcome, meta: null } };
       }
     }
   }

@@ -1,4 +1,4 @@
-import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome, wellFormedJson } from '@agentloop/protocol';
+import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolCallData, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome, wellFormedJson } from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -106,10 +106,10 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
 export function classificationEvents(calls: ClassifiedCall[]): NewEvent[] {
   const events: NewEvent[] = [];
   for (const c of calls) {
-    const base = { callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments) };
-    events.push({ type: 'tool.call', data: { ...base, status: 'proposed' } });
-    if (c.outcome) events.push({ type: 'tool.call', data: { ...base, status: c.outcome.status, ...(c.outcome.error ? { error: c.outcome.error } : {}) } });
-    else if (c.pause) events.push({ type: 'tool.call', data: { ...base, status: c.pause } });
+    const shown = { callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments) };
+    events.push({ type: 'tool.call', data: toolCallData(shown, 'proposed') });
+    if (c.outcome) events.push({ type: 'tool.call', data: toolCallData(shown, c.outcome.status, c.outcome) });
+    else if (c.pause) events.push({ type: 'tool.call', data: toolCallData(shown, c.pause) });
   }
   return events;
 }

@@ -1,4 +1,4 @@
-import { argumentsForDisplay, type CallMode, type ErrorInfo, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
+import { argumentsForDisplay, iterationCompletedData, type CallMode, type ErrorInfo, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
 import type { ModelResponse, PriceTable } from '@agentloop/llm';
 import { maxResultTokens, type CatalogEntry, type CheckpointInput, type RunState } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
@@ -145,7 +145,7 @@ function finalAnswerPlan(p: PlanInput, base: PlanBase): ResponsePlan {
       return { ...same, checkpoint, final: null, failure: null };
     }
     const failure = { code: 'output_invalid', message: `the structured answer is still invalid after its repair turn: ${check.errors.join('; ')}` };
-    events.push({ type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } }, { type: 'run.failed', data: { error: failure } });
+    events.push({ type: 'iteration.completed', data: iterationCompletedData(k, iterationUsage) }, { type: 'run.failed', data: { error: failure } });
     return { ...same, checkpoint: { ...base, final: null, failure, calls: [], pendingFinal: '', repeat, events }, final: null, failure };
   }
   const structured = check ? { outputJson: check.value } : {};
@@ -154,7 +154,7 @@ function finalAnswerPlan(p: PlanInput, base: PlanBase): ResponsePlan {
     ...base, final, calls: [], pendingFinal: '', repeat,
     events: [
       ...p.tailDeltas,
-      { type: 'iteration.completed', data: { iteration: k, usage: iterationUsage } },
+      { type: 'iteration.completed', data: iterationCompletedData(k, iterationUsage) },
       { type: 'run.completed', data: { output, ...structured, stopReason, iterations: k, usage } },
     ],
   };

@@ -1,4 +1,4 @@
-import type { Message } from '@agentloop/protocol';
+import { iterationCompletedData, type Message } from '@agentloop/protocol';
 import type { Metrics, RunState, RunStore } from '@agentloop/runtime';
 import { ownerJobId } from './decide-advance.js';
 
@@ -58,7 +58,7 @@ export class RunEnder {
       repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
       events: [
         { type: 'message.delta', data: { iteration: k, text: output } },
-        { type: 'iteration.completed', data: { iteration: k, usage: {} } },
+        { type: 'iteration.completed', data: iterationCompletedData(k) },
         { type: 'run.completed', data: { output, ...(st.request.output ? { outputJson: null } : {}), stopReason: 'context_limit', iterations: k, usage: st.usage } },
       ],
     }, st.owner);

@@ -1,4 +1,4 @@
-import { callIdOfToolJob, type CallMode, type FinalizeReason, type Message, type NewEvent } from '@agentloop/protocol';
+import { callIdOfToolJob, iterationCompletedData, type CallMode, type FinalizeReason, type Message, type NewEvent } from '@agentloop/protocol';
 import type { IterationDelivery, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 
@@ -9,7 +9,7 @@ import { finalizeInstruction } from './decide-advance.js';
 export function startParams(delivery: IterationDelivery, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean, repair?: string, expectBatch?: readonly string[]) {
   const events: NewEvent[] = [];
   if (k === 1) events.push({ type: 'run.started', data: {} });
-  else events.push({ type: 'iteration.completed', data: { iteration: k - 1, usage: iterUsage } });
+  else events.push({ type: 'iteration.completed', data: iterationCompletedData(k - 1, iterUsage) });
   events.push({ type: 'iteration.started', data: { iteration: k } });
   const instruction = repair ?? (callMode !== 'tools' ? finalizeInstruction(callMode) : undefined);
   const extraMessage: Message | undefined = instruction !== undefined ? { role: 'user', content: instruction } : undefined;
