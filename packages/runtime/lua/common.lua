@@ -264,8 +264,13 @@ local function commit(seq, watch)
   seq = tonumber(seq) or 0
   local newStatus, newPhase, statusChange
   for i = 1, #updates, 2 do
-    if updates[i] == 'status' then newStatus = updates[i + 1] end
-    if updates[i] == 'phase' then newPhase = updates[i + 1] end
+    local field = updates[i]
+    if field == 'status' then newStatus = updates[i + 1] end
+    if field == 'phase' then newPhase = updates[i + 1] end
+    local writers = FIELD_WRITERS[field] -- (protocol's RUN_FIELD_WRITERS: who may set or clear a control field)
+    if writers and not writers[updates[i + 1] == '' and 'clear' or 'set'][SCRIPT] then
+      error('ILLEGAL_WRITE run ' .. runId .. ': ' .. SCRIPT .. ' may not ' .. (updates[i + 1] == '' and 'clear ' or 'set ') .. field)
+    end
   end
   if newPhase then mustPhase((statusInfo or rcall('HMGET', stateKey, unpack(STATUS_INFO)))[9], newPhase) end
   if newStatus then -- every status change of an existing run passes here (create indexes a new run itself)

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { CALL_TRANSITIONS, INDEXED_STATUSES, PHASE_TRANSITIONS, RUN_SCRIPT_KEYS, RUN_STATUS_SCRIPT_KEYS, statusTransitionsLua, transitionsLua } from '@agentloop/protocol';
+import { CALL_TRANSITIONS, INDEXED_STATUSES, PHASE_TRANSITIONS, RUN_SCRIPT_KEYS, RUN_STATUS_SCRIPT_KEYS, fieldWritersLua, statusTransitionsLua, transitionsLua } from '@agentloop/protocol';
 import { RUN_LAYOUT, STATE_FIELDS } from './run-state.js';
 import { closedCallsLua } from './closed-calls.js';
 import { eventTemplatesLua } from './event-templates.js';
@@ -57,15 +57,25 @@ export interface ScriptResult<N extends ScriptName> {
 }
 
 let sources: Map<ScriptName, string> | null = null;
+let common: string | null = null;
+
+/**
+ * What every run script starts with, as `name` (its SCRIPT, for the field writers' table): the tables compiled in —
+ * the transitions and field writers from protocol, the state fields from run-state.ts, the templates of the events a
+ * script fills in from event-templates.ts (one table for both sides) — then common.lua.
+ */
+export function commonLua(name: string): string {
+  if (!common) {
+    const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
+    common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal PHASES = ${transitionsLua(PHASE_TRANSITIONS)}\nlocal CALL_STATES = ${transitionsLua(CALL_TRANSITIONS)}\nlocal FIELD_WRITERS = ${fieldWritersLua()}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${statusKeysLua()}${eventTemplatesLua()}${closedCallsLua()}${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
+  }
+  return `local SCRIPT = '${name}'\n${common}`;
+}
 
 function loadSources(): Map<ScriptName, string> {
   if (!sources) {
-    // the transition table comes from protocol, the state fields from run-state.ts, the templates of the events a
-    // script fills in from event-templates.ts, compiled into every script (one table for both sides)
-    const stateFields = `{ ${STATE_FIELDS.map((f) => `'${f}'`).join(', ')} }`;
-    const common = `local TRANSITIONS = ${statusTransitionsLua()}\nlocal PHASES = ${transitionsLua(PHASE_TRANSITIONS)}\nlocal CALL_STATES = ${transitionsLua(CALL_TRANSITIONS)}\nlocal STATE_FIELDS = ${stateFields}\nlocal LAYOUT = '${RUN_LAYOUT}'\n${statusKeysLua()}${eventTemplatesLua()}${closedCallsLua()}${fs.readFileSync(path.join(LUA_DIR, 'common.lua'), 'utf8')}`;
     const names = Object.keys(SCRIPTS) as ScriptName[];
-    sources = new Map(names.map((n) => [n, `${common}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
+    sources = new Map(names.map((n) => [n, `${commonLua(n)}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
   }
   return sources;
 }
