@@ -8,6 +8,7 @@ export * from './loop/classify-calls.js';
 export * from './loop/delta-buffer.js';
 export * from './loop/transcript-cache.js';
 export * from './api/app.js';
+export * from './api/api-deps.js';
 export * from './api/errors.js';
 export { ServerEventStreams } from './api/sse.js';
 export * from './api/openapi.js';
