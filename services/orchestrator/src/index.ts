@@ -1,4 +1,5 @@
 export * from './intake.js';
+export * from './intake-policy.js';
 export * from './requests-worker.js';
 export * from './loop/iteration-worker.js';
 export * from './loop/decide-advance.js';
