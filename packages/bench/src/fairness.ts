@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { serve } from '@agentloop/cli/serve';
 import { productEnv, type LoopEnv } from './product-loop.js';
 import { MODELS } from './providers.js';
+import { ms } from './stats.js';
 
 export interface FairnessFigure {
   /** Tenant a's runs queued when tenant b's run was created. */
@@ -60,3 +61,11 @@ export async function fairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 
   }
   return out;
 }
+
+export const fairLines = (fair: FairnessFigure[]) =>
+  fair.map((f) => `fair scheduling: tenant b's new run started its first iteration ${ms(f.waitMs / 1000)} after its create, with ${f.backlog} runs of tenant a queued (${f.startedAhead} of a's started after b's create and before it)`);
+export const fairTarget = (fair: FairnessFigure[]) => {
+  const [small, big] = [fair[0]!, fair[fair.length - 1]!];
+  const ratio = big.waitMs / small.waitMs;
+  return `  fair scheduling, b's wait with ${big.backlog} vs ${small.backlog} of a's runs queued  ${ratio.toFixed(2)}×, a's runs started ahead of b's ${small.startedAhead} → ${big.startedAhead}  (target: flat)  ${big.startedAhead < small.backlog ? 'met' : 'MISSED'}`;
+};

@@ -50,3 +50,9 @@ export interface IdleFigures {
   /** The 10 s after a second, equal load in the same process. */
   afterSecondLoad: number;
 }
+
+export const idleLine = (i: IdleFigures) =>
+  `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s; ${i.afterSecondLoad.toFixed(2)} over the 10 s after a second load`;
+export const idleTarget = (i: IdleFigures) =>
+  `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
+

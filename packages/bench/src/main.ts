@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisServer } from '@agentloop/testing';
-import { serve } from '@agentloop/cli/serve';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
 import { RESUME_GAP_MS, resumeLatency } from './resume-latency.js';
 import { contextBench } from './context.js';
@@ -11,12 +10,13 @@ import { scaleOut } from './scale-out.js';
 import { commandCount, ms, percentile } from './stats.js';
 import { startMockProcess } from './processes.js';
 import { listingBench, runMemoryBench, tenantLimitCost } from './tenant-safety.js';
-import { idleCpuAfterLoad, type IdleFigures } from './idle.js';
-import { MODELS, providersFromArgs, type Provider } from './providers.js';
+import { idleCpuAfterLoad, idleLine, idleTarget } from './idle.js';
+import { providersFromArgs } from './providers.js';
 import { coreFigures, coreLines, coreTargetLines, type CoreContext, type CoreFigures } from './core-figures.js';
-import { productEnv } from './product-loop.js';
+import { priorConversation } from './product-loop.js';
+import { productWorkloads } from './product-workloads.js';
 import { localToolLines, localToolTargetLines } from './local-figures.js';
-import { fairnessBench, type FairnessFigure } from './fairness.js';
+import { fairnessBench, fairLines, fairTarget } from './fairness.js';
 import { loadedFairnessBench, loadedFairnessLines, loadedFairnessTarget } from './fairness-running.js';
 import { threadCost, threadCostLines } from './thread-cost.js';
 import { capacityBench, capacityLines, capacityTargets } from './capacity.js';
@@ -53,73 +53,6 @@ const PARKED = (process.env.BENCH_PARKED ?? '10,10000').split(',').map(Number);
 const FAIR_BACKLOGS = (process.env.BENCH_FAIR_BACKLOGS ?? '100,2000').split(',').map(Number);
 /** Tenant a's runs running and queued (`running,queued`) when tenant b creates one, with a's running runs iterating. */
 const [FAIR_RUNNING, FAIR_RUNNING_QUEUED] = (process.env.BENCH_FAIR_LOADED ?? '200,2000').split(',').map(Number) as [number, number];
-
-function priorConversation(n: number) {
-  const msgs: Array<{ role: string; content: string }> = [];
-  for (let i = 0; msgs.length < n - 1; i++) {
-    msgs.push({ role: 'user', content: `earlier question ${i}: ${'lorem ipsum '.repeat(8)}` });
-    msgs.push({ role: 'assistant', content: `earlier answer ${i}: ${'dolor sit amet '.repeat(8)}` });
-  }
-  msgs.push({ role: 'user', content: 'Now run the tool a few times and answer.' });
-  return msgs.slice(-n);
-}
-
-interface Workload {
-  runs: number;
-  /** Runs in flight at once (the rest wait for a slot). */
-  parallel: number;
-}
-
-async function agentloopWorkload(redisUrl: string, admin: Redis, mockUrl: string, label: string, input: unknown, w: Workload, provider: Provider = 'openai') {
-  const overhead: number[] = [];
-  const model: number[] = [];
-  const starts = new Map<string, number[]>();
-  const prefix = `bench-${provider}-${label}`;
-  const proc = await serve({
-    roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
-    env: productEnv({ redisUrl, mockUrl, toolsModule: TOOLS_MODULE, concurrency: CONCURRENCY }, prefix),
-    onIterationTimed: (t) => {
-      overhead.push(t.overheadSeconds);
-      model.push(t.modelSeconds);
-      (starts.get(t.runId) ?? starts.set(t.runId, []).get(t.runId)!).push(t.startedAt);
-    },
-  });
-  const body = JSON.stringify({ input, model: MODELS[provider], tools: ['noop'], limits: { maxIterations: ITERATIONS + 1 } });
-  await admin.config('RESETSTAT');
-  const t0 = performance.now();
-  const ids: string[] = [];
-  const finished = () => overhead.length;
-  await Promise.all(
-    Array.from({ length: w.parallel }, async (_, lane) => {
-      for (let i = lane; i < w.runs; i += w.parallel) {
-        const before = finished();
-        const r = await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-        ids.push(((await r.json()) as { id: string }).id);
-        if (w.parallel === 1) while (finished() < before + ITERATIONS) await new Promise((res) => setTimeout(res, 2));
-      }
-    }),
-  );
-  while (finished() < w.runs * ITERATIONS) await new Promise((r) => setTimeout(r, 20));
-  const seconds = (performance.now() - t0) / 1000;
-  const commands = await commandCount(admin);
-  const statuses = await Promise.all(ids.slice(0, 20).map(async (id) => ((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status));
-  await proc.stop();
-  const perIteration: number[] = [];
-  for (const s of starts.values()) for (let i = 1; i < s.length; i++) perIteration.push((s[i]! - s[i - 1]!) / 1000);
-  return { seconds, overhead, model, perIteration, commands, statuses };
-}
-
-const idleLine = (i: IdleFigures) =>
-  `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s; ${i.afterSecondLoad.toFixed(2)} over the 10 s after a second load`;
-const fairLines = (fair: FairnessFigure[]) =>
-  fair.map((f) => `fair scheduling: tenant b's new run started its first iteration ${ms(f.waitMs / 1000)} after its create, with ${f.backlog} runs of tenant a queued (${f.startedAhead} of a's started after b's create and before it)`);
-const fairTarget = (fair: FairnessFigure[]) => {
-  const [small, big] = [fair[0]!, fair[fair.length - 1]!];
-  const ratio = big.waitMs / small.waitMs;
-  return `  fair scheduling, b's wait with ${big.backlog} vs ${small.backlog} of a's runs queued  ${ratio.toFixed(2)}×, a's runs started ahead of b's ${small.startedAhead} → ${big.startedAhead}  (target: flat)  ${big.startedAhead < small.backlog ? 'met' : 'MISSED'}`;
-};
-const idleTarget = (i: IdleFigures) =>
-  `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
 
 async function main() {
   if (process.env.BENCH_ONLY === 'tools') {
@@ -192,35 +125,7 @@ async function main() {
     const rtP50 = percentile(rt, 50);
     console.log(`\nraw BullMQ job round trip (add → completed, one at a time):  p50 ${ms(rtP50)}  p99 ${ms(percentile(rt, 99))}`);
     console.log(`raw BullMQ flow loop (iteration job + one child per hop):   ${(iters / raw.seconds).toFixed(0)} iterations/s, wall p50 ${ms(percentile(raw.perIteration, 50))}, ${rawPerIter.toFixed(1)} Redis commands / iteration\n`);
-    type Result = Awaited<ReturnType<typeof agentloopWorkload>>;
-    const row = (name: string, w: Result) => {
-      const perIt = w.commands / iters;
-      return [
-        `${name}:`,
-        `  iterations/s                 ${(iters / w.seconds).toFixed(0)}  (${iters} iterations in ${w.seconds.toFixed(2)} s; sample statuses: ${[...new Set(w.statuses)].join(',')})`,
-        `  overhead per iteration       p50 ${ms(percentile(w.overhead, 50))}  p99 ${ms(percentile(w.overhead, 99))}  (in the iteration job, outside the model call)`,
-        `  model call (mock, HTTP+SDK)  p50 ${ms(percentile(w.model, 50))}`,
-        `  iteration wall time          p50 ${ms(percentile(w.perIteration, 50))}  p99 ${ms(percentile(w.perIteration, 99))}  (job start to next job start, model and tool included)`,
-        `  Redis commands / iteration   ${perIt.toFixed(1)}  (${(perIt / rawPerIter).toFixed(2)}× the raw BullMQ loop; run creation and the event log included)`,
-      ].join('\n');
-    };
-    const core: Array<{ provider: Provider; small: Result; large: Result; quiet: Result }> = [];
-    for (const provider of PROVIDERS) {
-      const small = await agentloopWorkload(server.url, admin, mock.url, 'msgs10', priorConversation(10), loaded, provider);
-      const large = await agentloopWorkload(server.url, admin, mock.url, 'msgs200', priorConversation(200), loaded, provider);
-      const quiet = await agentloopWorkload(server.url, admin, mock.url, 'quiet', priorConversation(10), { runs: 40, parallel: 1 }, provider);
-      const adapter = `${provider} (${MODELS[provider].provider}/${MODELS[provider].name})`;
-      console.log(row(`agentloop via ${adapter}, 10-message transcript`, small));
-      console.log(row(`agentloop via ${adapter}, 200-message transcript`, large));
-      console.log(`agentloop via ${adapter}, one run at a time (latency, 40 runs):\n  overhead per iteration       p50 ${ms(percentile(quiet.overhead, 50))}  p99 ${ms(percentile(quiet.overhead, 99))}\n  model call (mock, HTTP+SDK)  p50 ${ms(percentile(quiet.model, 50))}\n  iteration wall time          p50 ${ms(percentile(quiet.perIteration, 50))}  (model and tool included)\n`);
-      core.push({ provider, small, large, quiet });
-    }
-    if (core.length > 1) {
-      console.log('per-iteration overhead side by side (p50, outside the model call):');
-      console.log(`  ${'provider'.padEnd(10)} ${'one at a time'.padStart(14)} ${'200 runs'.padStart(10)} ${'200 msgs'.padStart(10)} ${'model call'.padStart(11)}`);
-      for (const c of core)
-        console.log(`  ${c.provider.padEnd(10)} ${ms(percentile(c.quiet.overhead, 50)).padStart(14)} ${ms(percentile(c.small.overhead, 50)).padStart(10)} ${ms(percentile(c.large.overhead, 50)).padStart(10)} ${ms(percentile(c.quiet.model, 50)).padStart(11)}`);
-    }
+    const core = await productWorkloads(coreCtx, admin, PROVIDERS, loaded, rawPerIter);
     const { small, large } = core[0]!;
     const latency = likeForLikeLines(await latencyFigures(coreCtx, PROVIDERS[0]!, 'bench-latency'));
     console.log(`${latency.lines.join('\n')}\n`);

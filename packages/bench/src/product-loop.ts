@@ -18,6 +18,17 @@ export interface LoopEnv {
   prior: Array<{ role: string; content: string }>;
 }
 
+/** A conversation of `n` messages before the run's question (the bench's transcripts of 10 and 200 messages). */
+export function priorConversation(n: number) {
+  const msgs: Array<{ role: string; content: string }> = [];
+  for (let i = 0; msgs.length < n - 1; i++) {
+    msgs.push({ role: 'user', content: `earlier question ${i}: ${'lorem ipsum '.repeat(8)}` });
+    msgs.push({ role: 'assistant', content: `earlier answer ${i}: ${'dolor sit amet '.repeat(8)}` });
+  }
+  msgs.push({ role: 'user', content: 'Now run the tool a few times and answer.' });
+  return msgs.slice(-n);
+}
+
 /** The env of a product process (all roles) against the bench's Redis and mock. */
 export function productEnv(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency'>, prefix: string): Record<string, string | undefined> {
   return {

@@ -2,14 +2,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import {
-  DecisionService, DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, RunIntake, ServerEventStreams, WebhookPolicy, WebhookWorker, adminRouter, createApp, loadBullBoard,
-  type IterationWorkerOptions,
-} from '@agentloop/orchestrator';
-import { LOCAL_POOL, QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, PROVIDER_LEASE_MS, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, commandConnection, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import { DecisionService, RunIntake, ServerEventStreams, WebhookPolicy, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import { QUEUES } from '@agentloop/protocol';
+import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, commandConnection, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
-import { McpTools, ToolRegistry, ToolRunner, isolationLimits, parseMcpServers, parseOpenApiTools, startOpenApiTools } from '@agentloop/tool-runner';
+import { isolationLimits, parseMcpServers, parseOpenApiTools } from '@agentloop/tool-runner';
+import { closeServer, displayHost, listen } from './http-server.js';
+import { startOrchestratorRole } from './orchestrator-role.js';
+import type { ProcessParts } from './process-parts.js';
+import { updateQueueGauges } from './queue-gauges.js';
+import { startToolRunnerRole } from './tool-runner-role.js';
 
 export const ROLES = ['api', 'orchestrator', 'tool-runner', 'compressor'] as const;
 export type Role = (typeof ROLES)[number];
@@ -31,8 +33,6 @@ export interface RunningProcess {
   metricsUrl: string;
   stop(): Promise<void>;
 }
-
-const displayHost = (h: string) => (h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h);
 
 /** Starts the given roles in this process, sharing its Redis connections (commands, pub/sub, job publishing), one metrics registry, one shutdown. */
 export async function serve(opts: ServeOptions): Promise<RunningProcess> {
@@ -95,24 +95,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // readiness (/readyz on the api port, or on the metrics port): the connections, then every role's workers
   const ready = async () => notReadyReason([redis, subscriber, publisher], workers.map(({ role, worker }) => ({ role, isRunning: () => worker.isRunning() })));
   const started: string[] = [];
+  const parts: ProcessParts = { config, env: opts.env ?? process.env, logger, redis, subscriber, store, metrics, isolation, replicaAck };
 
   if (has('tool-runner')) {
-    // local tools are the orchestrators' (one home per tool): a runner serves the rest
-    const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool !== LOCAL_POOL);
-    const pools = opts.pools?.length ? opts.pools : [...new Set([...registry.pools(), ...mcpServers.map((s) => s.pool), ...openapiTools.map((e) => e.pool)])];
-    // OpenAPI operations of this runner's pools: their documents are loaded now (one that cannot be stops the start)
-    const serving = (pool: string) => pools.includes(pool);
-    for (const def of await startOpenApiTools(openapiTools, serving, { logger, environment: opts.env ?? process.env, taken: registry.all().map((t) => t.entry.name) })) registry.add(def);
-    // an MCP server's tools join the registry (and so the catalog this runner publishes)
-    const mcp = await McpTools.start(mcpServers, serving, { logger, environment: opts.env ?? process.env });
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close(), replicaAck });
-    mcp.attach(registry, () => runner.publishCatalog());
-    // a runner that cannot start leaves no MCP server child behind
-    await runner.start().catch(async (e: unknown) => {
-      await mcp.close();
-      throw e;
-    });
-    addWorkers('tool-runner', runner);
+    addWorkers('tool-runner', await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools }));
     started.push('tool-runner');
   }
   // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries
@@ -121,43 +107,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
     : undefined;
   if (has('orchestrator')) {
-    const providers = newProviders();
-    // which providers this orchestrator has keys for: the api refuses at intake a run none could call
-    const configured = (['openai', 'google', 'deepseek'] as const).filter((p) => config.providers[p]?.apiKey);
-    await providerCatalog.publish(configured);
-    setInterval(() => void providerCatalog.publish(configured).catch(() => undefined), PROVIDER_LEASE_MS / 3).unref();
-    // local tools (SPEC §6): run in the iteration that needs them; their resumed or re-dispatched calls come on
-    // `tools-local`, which this process serves too
-    const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool === LOCAL_POOL);
-    const localTools = localRegistry.all().length
-      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck })
-      : undefined;
-    if (localTools) {
-      await localTools.start();
-      addWorkers('orchestrator', localTools);
-    }
-    const worker = new IterationWorker({
-      localTools,
-      gate,
-      redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix, catalog,
-      concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, summaryDeadlineMs: config.summaryDeadlineMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
-      onIterationTimed: opts.onIterationTimed, decisions, prices, ...(opts.planner ? { planner: opts.planner } : {}),
-    });
-    await worker.start();
-    const intake = new RequestsWorker(redis, config.prefix, newIntake(), logger, config.reconcileMs);
-    await intake.start();
-    const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger, config.reconcileMs);
-    await decisionsWorker.start();
-    const reconciler = new LiveRunReconciler({
-      store, scheduler, metrics, logger, everyMs: config.reconcileMs, poolPickupMs: config.poolPickupMs,
-      end: new RunEnder(store, metrics, () => undefined, () => catalog.all()),
-    });
-    reconciler.start();
-    const relay = new OutboxRelay(store, queues, logger, threads, scheduler, config.runRetentionS);
-    relay.start();
-    const webhookWorker = new WebhookWorker({ redis, prefix: config.prefix, store, queues, policy: webhooks, metrics, logger, lockMs: config.lockMs });
-    await webhookWorker.start();
-    addWorkers('orchestrator', worker, intake, decisionsWorker, reconciler, relay, webhookWorker);
+    const { onIterationTimed, planner } = opts;
+    const roleParts = { providerCatalog, newProviders, newIntake, scheduler, catalog, decisions, queues, threads, webhooks, gate, prices, onIterationTimed, planner };
+    await startOrchestratorRole(parts, roleParts, (...ws) => addWorkers('orchestrator', ...ws));
     started.push('orchestrator');
   }
   if (has('compressor')) {
@@ -222,34 +174,4 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   }
   console.log(`agentloop ready roles=${started.join(',')} metrics=${metricsUrl}`);
   return { config, apiUrl, metricsUrl, stop: () => shutdown.run(config.drainMs) };
-}
-
-async function updateQueueGauges(metrics: Metrics, queues: QueueSet, catalog: ToolCatalog, redis: import('ioredis').Redis, store: RunStore): Promise<void> {
-  const pools = new Set([...(await catalog.all()).values()].map((t) => t.pool));
-  for (const p of pools) queues.get(QUEUES.tools(p));
-  const states = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
-  await Promise.all(
-    queues.known().map(async (q) => {
-      const counts = await q.getJobCounts(...states);
-      for (const s of states) metrics.queueJobs.set({ queue: q.name, state: s }, counts[s] ?? 0);
-    }),
-  );
-  const [parked, overdue] = await Promise.all([redis.zcard(store.keys.parkedRuns), redis.zcount(store.keys.parkedRuns, '-inf', Date.now() - 60_000)]);
-  metrics.runsParked.set(parked);
-  metrics.runsParkedOverdue.set(overdue);
-}
-
-function listen(server: http.Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-}
-
-function closeServer(server: http.Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 1000).unref();
-  });
 }

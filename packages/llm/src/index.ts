@@ -15,6 +15,7 @@ export * from './context/context-windows.js';
 export * from './context/token-counter.js';
 export * from './context/compression-plan.js';
 export * from './providers/google/gemini-model.js';
+export * from './providers/google/gemini-params.js';
 export * from './providers/google/convert-contents.js';
 export * from './strategies/strategy.js';
 export * from './strategies/react/parser.js';

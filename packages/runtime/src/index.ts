@@ -1,4 +1,5 @@
 export * from './config.js';
+export * from './env-schema.js';
 export * from './logger.js';
 export * from './redis.js';
 export * from './redis-target.js';

@@ -1,4 +1,5 @@
 export * from './intake.js';
+export * from './intake-policy.js';
 export * from './requests-worker.js';
 export * from './loop/iteration-worker.js';
 export * from './loop/decide-advance.js';
@@ -8,6 +9,7 @@ export * from './loop/classify-calls.js';
 export * from './loop/delta-buffer.js';
 export * from './loop/transcript-cache.js';
 export * from './api/app.js';
+export * from './api/api-deps.js';
 export * from './api/errors.js';
 export { ServerEventStreams } from './api/sse.js';
 export * from './api/openapi.js';

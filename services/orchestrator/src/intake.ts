@@ -3,10 +3,11 @@ import {
   MAX_JSON_DEPTH, RunRequestSchema, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
-import { RunStore, newRunTrace, withTraceparent, type Metrics, type ProviderCatalog, type RunScheduler, type TenantLimiter, type ToolCatalog } from '@agentloop/runtime';
+import { RunStore, newRunTrace, withTraceparent, type Metrics, type RunScheduler, type ToolCatalog } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
 import { outputValidator } from './output/isolated-validator.js';
 import { WebhookPolicy } from './webhooks/webhook-policy.js';
+import { policyIssues, type IntakePolicy } from './intake-policy.js';
 
 const MAX_REQUEST_CHARS = 1_048_576;
 
@@ -21,33 +22,7 @@ export type IntakeResult =
   /** threadPolicy reject: the thread has a run queued, running or paused (409). */
   | { kind: 'thread_busy'; activeRunId: string };
 
-export interface IntakePolicy {
-  endpoints: EndpointPolicy;
-  prices: PriceTable;
-  limits: TenantLimiter | null;
-  /** Which providers the orchestrators can call (absent: nothing is refused for it). */
-  providers?: ProviderCatalog;
-  /** Who may use `notify`, and where to (none: no tenant has a secret). */
-  webhooks?: WebhookPolicy;
-}
-
 const NO_WEBHOOKS = new WebhookPolicy({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [], timeoutMs: 10_000 });
-
-/**
- * What a valid request may still not do on this deployment: name an endpoint or credential the operator did not
- * allow (in `model` or any fallback), or set `maxCostUsd` with a model that has no price.
- */
-export function policyIssues(req: RunRequest, policy: Pick<IntakePolicy, 'endpoints' | 'prices'>): Array<{ path: string[]; code: string; message: string }> {
-  const issues: Array<{ path: string[]; code: string; message: string }> = [];
-  const specs: Array<[string[], RunRequest['model']]> = [[['model'], req.model], ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']])];
-  for (const [at, spec] of specs) {
-    for (const i of policy.endpoints.issues(spec)) issues.push({ path: [...at, ...i.path], code: 'not_allowed', message: i.message });
-    if (req.limits.maxCostUsd !== null && !policy.prices.price(spec.provider, spec.name))
-      issues.push({ path: [...at, 'name'], code: 'unpriced_model', message: `limits.maxCostUsd needs a price for ${spec.provider}/${spec.name}: it is not in the built-in table or AGENTLOOP_MODEL_PRICES` });
-  }
-  // not built yet: refused, never silently ignored
-  return issues;
-}
 
 /** The first messages of a run's transcript: the system prompt, then the input (text or prior conversation). */
 export function initialMessages(req: RunRequest): Message[] {

@@ -6,6 +6,7 @@ import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withT
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
 import { ReplicaAck } from './replica-ack.js';
+import { CallRecorder, type Executed } from './call-recorder.js';
 import { lazyChild } from './lazy-logger.js';
 
 export interface ToolRunnerOptions {
@@ -49,10 +50,10 @@ export class ToolRunner {
   /** o200k BPE: exact for current OpenAI models, a close proxy for others (results are capped before any model sees them). */
   private readonly counter = counterFor({ provider: 'openai', name: 'gpt-4o', params: {} });
 
-  private readonly replicaAck: ReplicaAck | undefined;
+  private readonly calls: CallRecorder;
 
   constructor(private readonly o: ToolRunnerOptions) {
-    this.replicaAck = o.replicaAck && new ReplicaAck(o.redis, o.replicaAck, o.logger);
+    this.calls = new CallRecorder(o, o.replicaAck && new ReplicaAck(o.redis, o.replicaAck, o.logger));
   }
 
   async start(): Promise<void> {
@@ -123,54 +124,9 @@ export class ToolRunner {
     }
   }
 
-  /**
-   * Whether this delivery executes the call: one step checks the call and its run and records the start (the call's
-   * `running` event) under this delivery as its owner. A call already running under another delivery was handed on:
-   * that delivery crashed, or stalled past its lock. The job's lock says which one is stale: a delivery that no longer
-   * holds it does nothing (its job was handed on); the one that does takes a `safe` call over and runs it again, and
-   * answers a `never` call outcome_unknown — a stalled delivery that comes back then has its result refused as stale.
-   */
-  private async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean> {
-    const { runId, callId } = data;
-    const running = toolCallData({ callId, name: data.name, arguments: argumentsForDisplay(data.arguments) }, 'running');
-    const started = await this.o.store.markToolRunning(runId, callId, running, owner);
-    switch (started) {
-      case 'first':
-      case 'taken':
-        if (retry === 'never') await this.replicaAck?.afterStart(runId, callId);
-        return true;
-      case 'answered':
-        return false; // stale job, or already answered: its result is reused
-      case 'cancel':
-        if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
-        return false;
-      case 'expired':
-        if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
-        return false;
-    }
-    if (!(await mayTakeOver(started.owned))) {
-      this.fenced('tool_start', runId, callId, started.owned);
-      return false;
-    }
-    if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
-    if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
-    return false;
-  }
-
-  /** A write of a delivery that no longer owns its call, refused: logged and counted, never applied. */
-  private fenced(step: 'tool_start' | 'tool_result', runId: string, callId: string, owner: string): void {
-    this.o.metrics.fenced.inc({ step });
-    this.o.logger.warn({ runId, callId, owner, step }, 'stale delivery: another delivery owns this tool call (this one lost its job lock while it stalled); nothing recorded');
-  }
-
   private async runCancelled(runId: string): Promise<boolean> {
     const st = await this.o.store.load(runId);
     return !st || !!st.cancel || isTerminalStatus(st.status);
-  }
-
-  private count(tool: string, status: string, skipReason?: string): void {
-    this.o.metrics.toolCalls.inc({ tool: this.o.registry.get(tool) ? tool : 'unknown', status });
-    if (skipReason) this.o.metrics.toolsSkipped.inc({ reason: skipReason });
   }
 
   private async process(job: Job, pool: string, token?: string): Promise<{ callId: string }> {
@@ -196,7 +152,7 @@ export class ToolRunner {
   async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false, defer = false): Promise<LocalResult[]> {
     const settled = await Promise.allSettled(calls.map(async (data) => {
       const r = await this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh);
-      return r && !r.unstarted ? this.record(r) : r; // its start recorded: its result too, at once
+      return r && !r.unstarted ? this.calls.record(r) : r; // its start recorded: its result too, at once
     }));
     // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
     const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
@@ -223,27 +179,13 @@ export class ToolRunner {
 
   /** What recording results that runLocal handed back answered (in order), in the logs and metrics. */
   recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void {
-    (results as Executed[]).forEach((r, i) => this.recorded(r, answers[i] ?? null));
+    (results as Executed[]).forEach((r, i) => this.calls.recorded(r, answers[i] ?? null));
   }
 
   /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
   private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
     const r = await this.execute(data, pool, owner, mayTakeOver, false);
-    if (r) await this.record(r);
-  }
-
-  /** Records one executed call's result in its own step. */
-  private async record(r: Executed): Promise<null> {
-    this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
-    return null;
-  }
-
-  /** What recording a result answered, in the logs and metrics. */
-  private recorded(r: Executed, recorded: 'recorded' | 'cancelled' | 'skipped' | 'stale' | null): void {
-    if (recorded === 'stale') this.fenced('tool_result', r.runId, r.callId, r.by);
-    else if (recorded === 'recorded') this.count(r.name, r.outcome.status, r.outcome.status === 'cancelled' ? 'cancelled' : undefined);
-    else if (recorded === 'cancelled') this.count(r.name, 'cancelled', 'cancelled');
-    else if (recorded === 'skipped') this.count(r.name, 'skipped', 'budget_exceeded');
+    if (r) await this.calls.record(r);
   }
 
   /** A call's start (unless a read) and execution: its result to record, or null when this delivery does not run it. */
@@ -255,7 +197,7 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
-    if (oneStep ? !fresh && (await this.o.store.calls.answered(runId, callId)) : !(await this.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return null;
+    if (oneStep ? !fresh && (await this.o.store.calls.answered(runId, callId)) : !(await this.calls.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return null;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -284,12 +226,4 @@ export class ToolRunner {
     const eventData = toolCallData(shown, outcome.status, outcome);
     return { runId, callId, name, outcome, eventData, unstarted: oneStep ? toolCallData(shown, 'running') : undefined, owner: oneStep ? '' : owner, by: owner };
   }
-}
-
-/** An executed call, its result still to record (RunStore.recordToolResults' entry, and who ran it). */
-interface Executed extends LocalResult {
-  runId: string;
-  name: string;
-  /** The delivery that ran it (the fenced-write log names it). */
-  by: string;
 }

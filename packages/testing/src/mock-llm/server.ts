@@ -1,12 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
-import { OPENAI_ERRORS, WireError, estimateTokens, openAIDeltas, parseOpenAIRequest } from './openai-wire.js';
-import { geminiFrameList, geminiResponse, parseGeminiRequest } from './gemini-wire.js';
+import { OPENAI_ERRORS, WireError, estimateTokens, parseOpenAIRequest } from './openai-wire.js';
 import { ResponsesLedger } from './responses-ledger.js';
 import { serveResponses } from './responses-route.js';
-import type { JournalEntry, MockRequest, ReplySpec, Script } from './types.js';
-import { cutStream } from './cut-stream.js';
+import { serveGemini } from './gemini-route.js';
+import { chatUsage, completeChat, rid, streamChat } from './chat-render.js';
+import { applyStop } from './stop-sequences.js';
+import type { JournalEntry, MockRequest, Script } from './types.js';
 
 export interface MockLlmOptions {
   port?: number;
@@ -18,9 +18,6 @@ export interface MockLlmOptions {
   /** Serve OpenAI's Responses API at /v1/responses [true]; false plays a Chat-only compatible server (404 there). */
   responsesApi?: boolean;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const rid = (n: number) => randomBytes(n).toString('base64url').slice(0, n);
 
 /**
  * A real HTTP server speaking the OpenAI Chat Completions wire format (SSE and JSON), scriptable per request,
@@ -100,7 +97,7 @@ export class MockLlmServer {
     });
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
-    if (req.method === 'POST' && gemini) return this.handleGemini(req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
+    if (req.method === 'POST' && gemini) return serveGemini({ journal: this.journal, script: (r) => this.script(r), nextSeq: () => ++this.seq }, req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
     const responses = req.method === 'POST' && url.pathname === '/v1/responses' && this.responsesApi;
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (!responses && (req.method !== 'POST' || !m)) {
@@ -148,107 +145,9 @@ export class MockLlmServer {
       return;
     }
     const ids = (spec.toolCalls ?? []).map((c) => (c.id === null ? '' : (c.id ?? `call_${rid(24)}`)));
-    const usage = this.usageFor(spec, tokens);
-    if (entryReq.stream) await this.stream(res, entryReq, spec, ids, usage);
-    else this.complete(res, entryReq, spec, ids, usage);
-  }
-
-  /** Gemini API (`:streamGenerateContent?alt=sse`): scripted replies rendered in Gemini's SSE format, or raw replays. */
-  private async handleGemini(req: http.IncomingMessage, res: http.ServerResponse, model: string, stream: boolean, receivedAt: bigint): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-    const entryReq: MockRequest = { seq: ++this.seq, provider: 'google', wire: 'gemini', model, stream, messages: [], tools: [], body, headers: req.headers, receivedAt };
-    try {
-      Object.assign(entryReq, parseGeminiRequest(body, model));
-    } catch (e) {
-      if (!(e instanceof WireError)) throw e;
-      this.journal.push({ req: entryReq, status: 400, error: e.message, injected: false });
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 400, message: e.message, status: 'INVALID_ARGUMENT' } }));
-      return;
-    }
-    const spec = applyStop(await this.script(entryReq), body.generationConfig?.stopSequences);
-    if (spec.error) {
-      this.journal.push({ req: entryReq, status: spec.error.status, error: spec.error.message, injected: true });
-      res.writeHead(spec.error.status, { 'content-type': 'application/json', ...(spec.error.headers ?? {}) });
-      res.end(JSON.stringify(spec.error.body ?? { error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
-      return;
-    }
-    // rendered before the status line: a reply the Gemini wire cannot carry (args that are not a JSON object) is the
-    // script's mistake, answered 500 with the reason, never a 200 with a broken body
-    let frames: string[] | null = null;
-    let whole: unknown = null;
-    try {
-      if (!stream) whole = spec.rawJson ?? geminiResponse(spec, model, estimateTokens(entryReq));
-      else if (spec.rawSse === undefined) frames = geminiFrameList(spec, model, estimateTokens(entryReq));
-    } catch (e) {
-      const message = `mock: this reply cannot be rendered on the Gemini wire (a call's args must be a JSON object): ${e instanceof Error ? e.message : String(e)}`;
-      this.journal.push({ req: entryReq, status: 500, error: message, injected: false });
-      res.writeHead(500, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { code: 500, message, status: 'INTERNAL' } }));
-      return;
-    }
-    this.journal.push({ req: entryReq, status: 200, injected: false });
-    if (!stream) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(whole));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    if (!frames || !spec.delayMs) return void res.end(spec.rawSse ?? frames!.join(''));
-    for (const frame of frames) {
-      await sleep(spec.delayMs);
-      if (res.destroyed) return;
-      res.write(frame);
-    }
-    res.end();
-  }
-
-  private usageFor(spec: ReplySpec, promptTokens: number) {
-    const completion = spec.usage?.completion ?? Math.max(1, Math.ceil(((spec.text?.length ?? 0) + JSON.stringify(spec.toolCalls ?? []).length) / 4));
-    const reasoning = spec.usage?.reasoning ?? Math.ceil((spec.reasoning?.length ?? 0) / 4);
-    const prompt = spec.usage?.prompt ?? promptTokens;
-    return {
-      prompt_tokens: prompt,
-      completion_tokens: completion + reasoning,
-      total_tokens: prompt + completion + reasoning,
-      prompt_tokens_details: { cached_tokens: spec.usage?.cached ?? 0 },
-      completion_tokens_details: { reasoning_tokens: reasoning },
-    };
-  }
-
-  private async stream(res: http.ServerResponse, req: MockRequest, spec: ReplySpec, ids: string[], usage: object): Promise<void> {
-    const id = `chatcmpl-${rid(29)}`;
-    const created = Math.floor(Date.now() / 1000);
-    const frame = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: req.model, system_fingerprint: 'fp_mock', choices, ...extra, usage: extra.usage ?? null })}\n\n`;
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    res.write(frame([{ index: 0, delta: { role: 'assistant', content: spec.toolCalls?.length && !spec.text ? null : '' }, logprobs: null, finish_reason: null }]));
-    let sent = 0;
-    for (const delta of openAIDeltas(spec, ids)) {
-      if (spec.delayMs) await sleep(spec.delayMs);
-      if (spec.cutAfterFrames !== undefined && sent >= spec.cutAfterFrames) {
-        await cutStream(res);
-        return;
-      }
-      if (res.destroyed) return;
-      res.write(frame([{ index: 0, delta, logprobs: null, finish_reason: null }]));
-      sent++;
-    }
-    const finish = spec.toolCalls?.length ? 'tool_calls' : 'stop';
-    res.write(frame([{ index: 0, delta: {}, logprobs: null, finish_reason: finish }]));
-    if ((req.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage) res.write(frame([], { usage }));
-    res.end('data: [DONE]\n\n');
-  }
-
-  private complete(res: http.ServerResponse, req: MockRequest, spec: ReplySpec, ids: string[], usage: object): void {
-    const toolCalls = (spec.toolCalls ?? []).map((c, i) => ({ id: ids[i] || `call_${rid(24)}`, type: 'function', function: { name: c.name, arguments: c.arguments ?? JSON.stringify(c.args ?? {}) } }));
-    const message: Record<string, unknown> = { role: 'assistant', content: spec.text ?? (toolCalls.length ? null : ''), refusal: null, annotations: [] };
-    if (toolCalls.length) message.tool_calls = toolCalls;
-    if (spec.reasoning) message.reasoning_content = spec.reasoning;
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: `chatcmpl-${rid(29)}`, object: 'chat.completion', created: Math.floor(Date.now() / 1000), model: req.model, choices: [{ index: 0, message, logprobs: null, finish_reason: toolCalls.length ? 'tool_calls' : 'stop' }], usage }));
+    const usage = chatUsage(spec, tokens);
+    if (entryReq.stream) await streamChat(res, entryReq, spec, ids, usage);
+    else completeChat(res, entryReq, spec, ids, usage);
   }
 
   private sendError(res: http.ServerResponse, err: WireError, req: MockRequest | null, headers: Record<string, string> = {}, injected = false): void {
@@ -256,17 +155,6 @@ export class MockLlmServer {
     res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(err.body()));
   }
-}
-
-/**
- * Stop sequences as the real APIs apply them: the text ends before the first one (which is not returned). A spec
- * with `ignoreStop` plays a model whose server does not honour them.
- */
-function applyStop(spec: ReplySpec, stop: unknown): ReplySpec {
-  const seqs = (typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop : []).filter((x): x is string => typeof x === 'string' && x !== '');
-  if (!seqs.length || !spec.text || spec.ignoreStop) return spec;
-  const cut = Math.min(...seqs.map((q) => spec.text!.indexOf(q)).filter((i) => i >= 0));
-  return Number.isFinite(cut) ? { ...spec, text: spec.text.slice(0, cut) } : spec;
 }
 
 export async function startMockLlm(opts: MockLlmOptions = {}): Promise<MockLlmServer> {

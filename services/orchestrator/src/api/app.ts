@@ -1,77 +1,20 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { DecisionRequestSchema, MAX_JSON_DEPTH, RunStatusSchema, SAFE_CALL_ID_RE, ThreadIdSchema, argumentsForDisplay, isTerminalStatus, textJsonDepth } from '@agentloop/protocol';
-import { readyzAnswer, toSnapshot, type EventHub, type ListCursor, type Logger, type Metrics, type RunStore, type TenantLimiter, type ThreadStore, type ToolCatalog } from '@agentloop/runtime';
-import type { RunIntake } from '../intake.js';
-import type { DecisionService } from '../decisions/decision-service.js';
+import { DecisionRequestSchema, ThreadIdSchema } from '@agentloop/protocol';
+import { readyzAnswer } from '@agentloop/runtime';
 import { zodIssues } from '../intake.js';
+import type { ApiDeps } from './api-deps.js';
+import { wrap, type Authed } from './async-handler.js';
 import { ApiError, sendError } from './errors.js';
+import { jsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
-import { streamEvents, type ServerEventStreams } from './sse.js';
 import { corsMiddleware } from './cors.js';
-import { CONSOLE_PATH, consoleRouter, type ConsoleOptions } from './console.js';
-
-export interface ApiDeps {
-  store: RunStore;
-  decisions: DecisionService;
-  intake: RunIntake;
-  hub: EventHub;
-  catalog: ToolCatalog;
-  logger: Logger;
-  apiKeys: Map<string, string>;
-  authRequired: boolean;
-  metricsText: () => Promise<string>;
-  /** Of metricsText (OpenMetrics when exemplars are on) [Prometheus text 0.0.4]. */
-  metricsContentType?: string;
-  /** Why the process is not ready (null: ready; notReadyReason). Must answer at once, also while Redis is away. */
-  ready: () => Promise<string | null>;
-  /** Bull Board (mounted at /admin/queues when an admin key is configured). */
-  admin?: express.Router;
-  /** Broadcast a cancellation so the process holding the run's step aborts it. */
-  publishCancel: (runId: string) => Promise<void>;
-  /** AGENTLOOP_TENANT_LIMITS (requests per second, open streams); null when no tenant has limits. */
-  limiter?: TenantLimiter | null;
-  metrics?: Metrics;
-  threads: ThreadStore;
-  /** The server's event streams, ended by its shutdown. */
-  eventStreams?: ServerEventStreams;
-  /** AGENTLOOP_CORS_ORIGINS: browser origins allowed to call the API (none: no CORS headers at all). */
-  corsOrigins?: readonly string[];
-  /** The web console at /console (its built directory, its trace link); false: not served. */
-  console?: ConsoleOptions | false;
-}
+import { CONSOLE_PATH, consoleRouter } from './console.js';
+import { addRunReadRoutes } from './run-read-routes.js';
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
 export const NO_API_KEYS_MESSAGE =
   'no API keys are configured on the server (AGENTLOOP_API_KEYS is empty and AGENTLOOP_AUTH is required), so every request is refused: the operator must set AGENTLOOP_API_KEYS=key=tenant,...';
-
-/** Listing cursors are the last run returned: `<createdAt ms>.<run id>`. */
-const CURSOR_RE = /^(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/;
-const encodeCursor = (c: ListCursor) => `${c.score}.${c.runId}`;
-
-type Authed = Request & { tenant?: string };
-
-/** An async handler; `passThrough`: a middleware that calls next() when it resolves. */
-const wrap = (fn: (req: Authed, res: Response) => Promise<void>, passThrough = false) => (req: Request, res: Response, next: NextFunction) => {
-  fn(req as Authed, res).then(() => passThrough && next(), next);
-};
-
-/** Media types a JSON body may be sent as (none at all is accepted too). */
-const JSON_MEDIA_TYPE = /^\s*(application\/(json|[\w.-]+\+json)|text\/plain)\s*(;|$)/i;
-
-/** Parses a JSON body read as text: depth-limited before parsing, 400 on malformed JSON. */
-function jsonBody(req: Request): unknown {
-  const type = req.get('content-type');
-  if (type !== undefined && !JSON_MEDIA_TYPE.test(type)) throw new ApiError('invalid_request', 'unsupported media type: send the body as application/json');
-  const text = typeof req.body === 'string' ? req.body : '';
-  if (text.trim() === '') throw new ApiError('invalid_request', 'the request body must be a JSON object');
-  if (textJsonDepth(text) > MAX_JSON_DEPTH) throw new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new ApiError('invalid_request', `malformed JSON: ${(e as Error).message}`);
-  }
-}
 
 export function createApp(d: ApiDeps): express.Express {
   const app = express();
@@ -154,85 +97,7 @@ export function createApp(d: ApiDeps): express.Express {
     res.json(thread);
   }));
 
-  app.get('/v1/runs', wrap(async (req, res) => {
-    const status = req.query.status === undefined ? undefined : RunStatusSchema.safeParse(req.query.status);
-    if (status && !status.success) throw new ApiError('invalid_request', 'status must be one of queued, running, paused, completed, failed, cancelled', zodIssues(status.error));
-    const limit = req.query.limit === undefined ? 50 : Number(req.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ApiError('invalid_request', 'limit must be an integer from 1 to 200');
-    let cursor: ListCursor | null = null;
-    if (req.query.cursor !== undefined && req.query.cursor !== '') {
-      const m = typeof req.query.cursor === 'string' ? CURSOR_RE.exec(req.query.cursor) : null;
-      if (!m) throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from the previous page');
-      cursor = { score: Number(m[1]), runId: m[2]! };
-    }
-    const page = await d.store.listRuns(req.tenant!, { status: status?.data, limit, cursor });
-    res.json({ data: page.runs, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
-  }));
-
-  app.get('/v1/runs/:id', wrap(async (req, res) => {
-    const st = await ownRun(req);
-    const include = String(req.query.include ?? '').split(',');
-    const extra: Parameters<typeof toSnapshot>[1] = {};
-    if (include.includes('messages')) extra.messages = await d.store.view(st);
-    if (include.includes('history')) extra.history = await d.store.messages(st.id);
-    res.json(toSnapshot(st, extra));
-  }));
-
-  app.get('/v1/runs/:id/events', wrap(async (req, res) => {
-    const id = String(req.params.id);
-    const head = await d.store.streamHead(id);
-    if (!head || head.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
-    const { status, seq } = head;
-    const header = req.get('last-event-id');
-    const param = header !== undefined ? 'Last-Event-ID' : 'after';
-    const raw = header ?? (req.query.after as string | undefined) ?? '0';
-    const after = typeof raw === 'string' && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
-    if (!Number.isInteger(after) || after < 0) throw new ApiError('invalid_request', 'Last-Event-ID / after must be a non-negative integer');
-    // at or past the terminal event there is nothing more to send: 204 stops a standard EventSource reconnecting
-    if (isTerminalStatus(status) && after >= seq) return void res.status(204).end();
-    // past the last event of a live run: no event was sent with that id (a client resuming sends one it received,
-    // at most the run's seq), and a stream waiting for it would skip every event up to it
-    if (after > seq)
-      throw new ApiError('invalid_request', `${param} ${after} is past the run's last event (seq ${seq}): resume from the id of an event received`, [
-        { path: [param], code: 'too_big', message: `at most ${seq}, the seq of the run's last event` },
-      ]);
-    // the tenant's `streams` limit: a slot held until the stream closes, however it closes
-    const slot = await d.limiter?.openStream(req.tenant!);
-    if (slot && !slot.ok) {
-      d.metrics?.rateLimited.inc({ limit: 'streams' });
-      res.set('retry-after', '1');
-      throw new ApiError('rate_limited', `the tenant has ${slot.open} open event streams, its streams limit (AGENTLOOP_TENANT_LIMITS)`);
-    }
-    await streamEvents(res, id, after, d.store, d.hub, { slot: slot?.lease, server: d.eventStreams });
-  }));
-
-  // Extension (documented in docs/ARCHITECTURE.md): a call's full record — the uncapped result the transcript cut.
-  app.get('/v1/runs/:id/calls/:callId', wrap(async (req, res) => {
-    const st = await ownRun(req);
-    // stored call ids are safe ids: anything else (`<id>:out` would read a sibling field) names no call
-    const rec = SAFE_CALL_ID_RE.test(String(req.params.callId)) ? await d.store.calls.record(st.id, String(req.params.callId)) : null;
-    if (!rec) throw new ApiError('not_found', `call ${req.params.callId} not found in run ${st.id}`);
-    const o = rec.outcome;
-    res.json({
-      callId: req.params.callId,
-      name: rec.meta.name,
-      arguments: argumentsForDisplay(rec.meta.arguments),
-      iteration: rec.meta.iteration,
-      status: o ? o.status : rec.status === 'running' ? 'running' : 'pending',
-      decision: rec.decision,
-      ...(o?.result !== undefined ? { result: o.result } : {}),
-      ...(o?.error ? { error: o.error } : {}),
-      ...(o ? { content: o.content } : {}),
-      ...(o?.durationMs !== undefined ? { durationMs: o.durationMs } : {}),
-    });
-  }));
-
-  // SPEC §2: the run's webhook deliveries, oldest first (a run without notify has none)
-  app.get('/v1/runs/:id/webhooks', wrap(async (req, res) => {
-    const id = String(req.params.id);
-    if ((await d.store.tenantOf(id)) !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
-    res.json({ data: await d.store.webhooks.list(id) });
-  }));
+  addRunReadRoutes(app, d, ownRun);
 
   app.post('/v1/runs/:id/cancel', wrap(async (req, res) => { // (its body is not read: ownership is the first check)
     const st = await ownRun(req);

@@ -1,7 +1,7 @@
 import { DEFAULT_RESULT_TOKENS, SAFE_CALL_ID_RE, resultContent, toolErrorOutcome, wellFormedJson, type AdvanceJob, type Decision, type NewEvent, type ToolOutcome } from '@agentloop/protocol';
-import { decideAdvance } from '../loop/decide-advance.js';
 import { SEGMENT_FIELD, resumeSegment, tracingState, withTraceparent, type CallMeta, type Metrics, type PreparedDecision, type RunScheduler, type RunState, type RunStore, type ToolCatalog } from '@agentloop/runtime';
 import { ArgumentValidator } from './validate-arguments.js';
+import { resumePlan } from './resume-plan.js';
 import { capText } from '@agentloop/llm';
 
 export type DecisionResult =
@@ -9,19 +9,6 @@ export type DecisionResult =
   | { kind: 'not_found' }
   | { kind: 'conflict'; message: string }
   | { kind: 'invalid'; message: string; details: unknown };
-
-/**
- * How the resumed iteration will start, decided here from the state just read (what its job would decide after
- * reading it again): the job can then start in one step. Its compare-and-set catches a plan that went stale.
- */
-function resumePlan(st: RunState): AdvanceJob['plan'] {
-  // a wall-clock budget may run out while the resume waits in the queue: its job reads the clock when it starts
-  if (st.request.limits.maxWallMs !== null) return undefined;
-  const k = st.iteration + 1;
-  const action = decideAdvance({ ...st, status: 'running', phase: 'tools', resuming: true, pending: [] }, k, Date.now());
-  // (a repair call carries a message the plan cannot: its job reads the state; a paused run never owes one anyway)
-  return action.kind === 'start' && !action.repair ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage } : undefined;
-}
 
 /** The denial text the model sees (SPEC §5). */
 export const denialMessage = (reason?: string) => `Tool execution denied by user.${reason ? ` Reason: ${reason}` : ''}`;

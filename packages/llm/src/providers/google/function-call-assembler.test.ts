@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GeminiFunctionCallAssembler } from './function-call-assembler.js';
-import { generationParams } from './gemini-model.js';
+import { generationParams } from './gemini-params.js';
 
 describe('GeminiFunctionCallAssembler with hostile streamed paths', () => {
   it('refuses prototype keys: nothing reaches Object.prototype, and the call is marked malformed', () => {

@@ -1,0 +1,82 @@
+import { argumentsForDisplay, toolCallData, type ToolJob } from '@agentloop/protocol';
+import type { LocalResult, Logger, Metrics, RunStore } from '@agentloop/runtime';
+import type { ToolRegistry } from './registry.js';
+import type { ReplicaAck } from './replica-ack.js';
+
+/** An executed call, its result still to record (RunStore.recordToolResults' entry, and who ran it). */
+export interface Executed extends LocalResult {
+  runId: string;
+  name: string;
+  /** The delivery that ran it (the fenced-write log names it). */
+  by: string;
+}
+
+/**
+ * A tool call's start and result as the run store records them, under the delivery that owns the call, and what each
+ * answer counts in the metrics and says in the logs (a stale delivery's refused write among them).
+ */
+export class CallRecorder {
+  constructor(
+    private readonly o: { store: RunStore; metrics: Metrics; logger: Logger; registry: ToolRegistry },
+    private readonly replicaAck: ReplicaAck | undefined,
+  ) {}
+
+  /**
+   * Whether this delivery executes the call: one step checks the call and its run and records the start (the call's
+   * `running` event) under this delivery as its owner. A call already running under another delivery was handed on:
+   * that delivery crashed, or stalled past its lock. The job's lock says which one is stale: a delivery that no longer
+   * holds it does nothing (its job was handed on); the one that does takes a `safe` call over and runs it again, and
+   * answers a `never` call outcome_unknown — a stalled delivery that comes back then has its result refused as stale.
+   */
+  async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean> {
+    const { runId, callId } = data;
+    const running = toolCallData({ callId, name: data.name, arguments: argumentsForDisplay(data.arguments) }, 'running');
+    const started = await this.o.store.markToolRunning(runId, callId, running, owner);
+    switch (started) {
+      case 'first':
+      case 'taken':
+        if (retry === 'never') await this.replicaAck?.afterStart(runId, callId);
+        return true;
+      case 'answered':
+        return false; // stale job, or already answered: its result is reused
+      case 'cancel':
+        if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
+        return false;
+      case 'expired':
+        if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
+        return false;
+    }
+    if (!(await mayTakeOver(started.owned))) {
+      this.fenced('tool_start', runId, callId, started.owned);
+      return false;
+    }
+    if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
+    if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
+    return false;
+  }
+
+  /** A write of a delivery that no longer owns its call, refused: logged and counted, never applied. */
+  private fenced(step: 'tool_start' | 'tool_result', runId: string, callId: string, owner: string): void {
+    this.o.metrics.fenced.inc({ step });
+    this.o.logger.warn({ runId, callId, owner, step }, 'stale delivery: another delivery owns this tool call (this one lost its job lock while it stalled); nothing recorded');
+  }
+
+  private count(tool: string, status: string, skipReason?: string): void {
+    this.o.metrics.toolCalls.inc({ tool: this.o.registry.get(tool) ? tool : 'unknown', status });
+    if (skipReason) this.o.metrics.toolsSkipped.inc({ reason: skipReason });
+  }
+
+  /** Records one executed call's result in its own step. */
+  async record(r: Executed): Promise<null> {
+    this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
+    return null;
+  }
+
+  /** What recording a result answered, in the logs and metrics. */
+  recorded(r: Executed, recorded: 'recorded' | 'cancelled' | 'skipped' | 'stale' | null): void {
+    if (recorded === 'stale') this.fenced('tool_result', r.runId, r.callId, r.by);
+    else if (recorded === 'recorded') this.count(r.name, r.outcome.status, r.outcome.status === 'cancelled' ? 'cancelled' : undefined);
+    else if (recorded === 'cancelled') this.count(r.name, 'cancelled', 'cancelled');
+    else if (recorded === 'skipped') this.count(r.name, 'skipped', 'budget_exceeded');
+  }
+}
