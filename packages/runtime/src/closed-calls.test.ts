@@ -27,7 +27,7 @@ describe('answers of calls that will not run, built in TypeScript (real Redis)',
 
   it.each(['cancelled', 'job_failed', 'no_runner', 'outcome_unknown', 'skipped'] as const)('closeToolCall %s', async (kind) => {
     const runId = await withCall();
-    expect(await t.store.closeToolCall(runId, 'x1', kind)).toBe(true);
+    expect(await t.store.calls.closeToolCall(runId, 'x1', kind)).toBe(true);
     expect((await t.store.calls.record(runId, 'x1'))!.outcome).toEqual(expected(kind));
     const ev = (await t.store.events(runId)).at(-1)!;
     expect(ev).toMatchObject({ type: 'tool.call', data: { callId: 'x1', name: 'lookup', arguments: { q: 'a' }, status: CLOSED_CALLS[kind].status, error: CLOSED_CALLS[kind].error } });
@@ -44,7 +44,7 @@ describe('answers of calls that will not run, built in TypeScript (real Redis)',
     // failed for good answers it (the flow parent), then starts
     expect(await t.store.startIteration(failed, start)).toBe('waiting');
     expect((await t.store.calls.record(failed, 'x1'))!.outcome).toBeFalsy();
-    expect(await t.store.closeToolCall(failed, 'x1', 'job_failed')).toBe(true);
+    expect(await t.store.calls.closeToolCall(failed, 'x1', 'job_failed')).toBe(true);
     expect(await t.store.startIteration(failed, start)).toMatchObject({ length: expect.any(Number) });
     expect((await t.store.calls.record(failed, 'x1'))!.outcome).toEqual(expected('job_failed'));
     expect((await t.store.messages(failed)).at(-1)).toEqual({ role: 'tool', toolCallId: 'x1', content: expected('job_failed').content });

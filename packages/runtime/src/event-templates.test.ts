@@ -69,7 +69,7 @@ describe('events the scripts fill in from TypeScript templates (real Redis)', ()
 
   it.each(Object.keys(CLOSED_CALLS).filter((k) => k !== 'run_ended') as Array<Exclude<keyof typeof CLOSED_CALLS, 'run_ended'>>)('tool.call of a call closed %s', async (kind) => {
     const runId = await withCalls(['x1']);
-    expect(await t.store.closeToolCall(runId, 'x1', kind)).toBe(true);
+    expect(await t.store.calls.closeToolCall(runId, 'x1', kind)).toBe(true);
     const [e] = await eventsOf(runId, 'tool.call');
     const a = CLOSED_CALLS[kind];
     expect(e!.data).toEqual(toolCallData(shown('x1', 0), a.status, { status: a.status, error: a.error }));
@@ -82,7 +82,7 @@ describe('events the scripts fill in from TypeScript templates (real Redis)', ()
     const meta = { name: 'lookup', arguments: '{"q":[],"n":1.5}', display: '{"q":[],"n":1.5}', pool: 'default', iteration: 1 };
     const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'lookup', arguments: meta.arguments }] };
     await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta, outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
-    await t.store.closeToolCall(runId, 'x1', 'cancelled');
+    await t.store.calls.closeToolCall(runId, 'x1', 'cancelled');
     const [e] = await eventsOf(runId, 'tool.call');
     const a = CLOSED_CALLS.cancelled;
     asTypeScriptBuilds(e!, runId, { type: 'tool.call', data: toolCallData({ callId: 'x1', name: 'lookup', arguments: { q: [], n: 1.5 } }, a.status, { status: a.status, error: a.error }) });

@@ -39,14 +39,14 @@ describe('startIteration with the batch\'s results (one step)', () => {
 
   it('a start refused still records what it carried; a call another delivery owns is neither recorded nor answered over', async () => {
     const runId = await withCalls(['r1', 'e1']);
-    expect(await t.store.markToolRunning(runId, 'e1', ev('e1', 'running'), 'job@B')).toBe('first'); // another delivery runs e1
+    expect(await t.store.calls.markToolRunning(runId, 'e1', ev('e1', 'running'), 'job@B')).toBe('first'); // another delivery runs e1
     const owned = { ...read('e1', 'mine'), unstarted: undefined, owner: 'job@A' };
     const first = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one'), owned] });
     expect(first).toEqual({ started: 'waiting', recorded: ['recorded', 'stale'] }); // e1 is still open: no start over it
     expect((await t.store.calls.metaAndOutcomes(runId, ['r1', 'e1'])).map((o) => o.outcome?.content ?? null)).toEqual(['one', null]);
     const stale = await t.store.startIterationRecording(runId, { ...next, iteration: 3, results: [read('r1', 'again')] });
     expect(stale).toEqual({ started: 'stale', recorded: [null] }); // the duplicate changes nothing
-    await t.store.recordToolResult(runId, 'e1', read('e1', 'theirs').outcome, ev('e1', 'completed'), undefined, 'job@B');
+    await t.store.calls.recordToolResult(runId, 'e1', read('e1', 'theirs').outcome, ev('e1', 'completed'), undefined, 'job@B');
     expect(await t.store.startIteration(runId, next)).toMatchObject({ appended: [{ content: 'one' }, { content: 'theirs' }] });
   });
 

@@ -1,16 +1,58 @@
 import type { Redis } from 'ioredis';
-import type { DeploymentKeys, ToolOutcome } from '@agentloop/protocol';
-import type { CallMeta } from './run-store-types.js';
+import { wellFormedJson, type DeploymentKeys, type ToolOutcome } from '@agentloop/protocol';
+import type { CallMeta, LocalResult, ToolCallData } from './run-store-types.js';
+import type { RunScripts } from './run-scripts.js';
+import type { CloseKind } from './closed-calls.js';
+import { RESULT_CHUNK_BYTES, recordInChunks, type RecordAnswer } from './result-chunks.js';
 
 /**
- * What is recorded about a run's calls, read: fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
- * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them.
+ * A run's calls: what is recorded about them — fields `c:<callId>` (meta), `…:st` (status), `…:out` (the full
+ * outcome) and `…:dec` (a decision) of the run's state hash, as lua/common.lua (cf) writes them — and the steps that
+ * record a call's start and its answer (each a script).
  */
 export class RunCalls {
   constructor(
     private readonly redis: Redis,
     private readonly keys: DeploymentKeys,
+    private readonly scripts: RunScripts,
   ) {}
+
+  /**
+   * Answers a call that must not run (cancelled, outcome_unknown, skipped, job_failed). `fence`: the delivery the
+   * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
+   * answered call's owner from here on). False when nothing was answered.
+   */
+  async closeToolCall(runId: string, callId: string, kind: Exclude<CloseKind, 'run_ended'>, fence?: { seen: string; by: string }): Promise<boolean> {
+    return (await this.scripts.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
+  }
+
+  /**
+   * A tool-runner is about to execute a call: one step checks the call and the run and records the start under `owner`
+   * (`jobId@token`) with its `running` event. 'first': run it; 'taken': taken over from `takeFrom`; `{owned}`: another
+   * delivery started it (which one is stale, only the job's lock says); 'answered', or 'cancel' / 'expired'.
+   */
+  async markToolRunning(runId: string, callId: string, eventData: ToolCallData, owner: string, takeFrom = ''): Promise<'first' | 'taken' | 'answered' | 'cancel' | 'expired' | { owned: string }> {
+    const r = await this.scripts.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
+    return r.outcome === 'owned' ? { owned: String(r.values[0] ?? '') } : r.outcome;
+  }
+
+  /**
+   * Records an executed call's outcome once, by its owner (`owner`, as it recorded the start). `unstarted`: its `running`
+   * event, for a call whose start was not recorded (read tools safe to retry): the step then makes the start's checks
+   * too. Returns recorded, cancelled / skipped (answered so instead), stale (another delivery took the call over or
+   * answered it while this one stalled: nothing written), or null (already answered).
+   */
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
+    const r = await this.scripts.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
+    if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
+    if (r.outcome === 'stale') return 'stale';
+    return r.outcome === 'recorded' ? 'recorded' : null;
+  }
+
+  /** recordToolResult for a batch of local calls, in one step per `maxBytes` of results: see recordInChunks. */
+  recordToolResults(runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
+    return recordInChunks(this.scripts, runId, batch, maxBytes);
+  }
 
   /** Everything recorded about one call: meta, status, full outcome (the uncapped result) and decision. */
   async record(runId: string, callId: string): Promise<{ meta: CallMeta; status: string; outcome: ToolOutcome | null; decision: string | null } | null> {

@@ -44,7 +44,7 @@ describe('run state layout (real Redis)', () => {
   it('keeps the calls in the state hash, and a read of the run never carries them', async () => {
     const ids = Array.from({ length: 300 }, (_, i) => `c${i}`);
     const runId = await withBatch(ids);
-    for (const id of ids.slice(0, 50)) expect(await t.store.recordToolResult(runId, id, outcome('x'.repeat(2000)), done(id), running(id))).toBe('recorded');
+    for (const id of ids.slice(0, 50)) expect(await t.store.calls.recordToolResult(runId, id, outcome('x'.repeat(2000)), done(id), running(id))).toBe('recorded');
     const k = t.store.keys.run(runId);
     expect(await t.redis.hget(k.state, 'c:c7:st')).toBe('done');
     expect(await t.store.calls.record(runId, 'c7')).toMatchObject({ status: 'done', meta: { name: 'a' }, outcome: { content: 'x'.repeat(2000) } });
@@ -62,7 +62,7 @@ describe('run state layout (real Redis)', () => {
     const appended = [];
     for (const guess of [['a1', 'a2'], ['zz'], undefined]) {
       const runId = await withBatch(['a1', 'a2']);
-      for (const id of ['a2', 'a1']) await t.store.recordToolResult(runId, id, outcome(`r-${id}`), done(id), running(id));
+      for (const id of ['a2', 'a1']) await t.store.calls.recordToolResult(runId, id, outcome(`r-${id}`), done(id), running(id));
       const r = await t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: guess, returnState: true });
       if (typeof r === 'string') throw new Error(r);
       appended.push(r.appended);
@@ -85,7 +85,7 @@ describe('run state layout (real Redis)', () => {
     expect(await t.store.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(true);
     const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }] };
     await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
-    expect(await t.store.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
+    expect(await t.store.calls.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
     expect(await t.store.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
     const k = t.store.keys.run(runId);
     const all = await t.store.events(runId);
@@ -143,8 +143,8 @@ describe('run state layout (real Redis)', () => {
       else await t.redis.hdel(k.state, 'lay');
       const before = await t.redis.hgetall(k.state);
       const legacy = new RegExp(`LEGACY_LAYOUT run ${runId} is stored in layout ${lay ?? '1'} .*drain old runs first`);
-      await expect(t.store.recordToolResult(runId, 'o1', outcome('x'), done('o1'), running('o1'))).rejects.toThrow(legacy);
-      await expect(t.store.markToolRunning(runId, 'o1', running('o1'), 'j@1')).rejects.toThrow(legacy);
+      await expect(t.store.calls.recordToolResult(runId, 'o1', outcome('x'), done('o1'), running('o1'))).rejects.toThrow(legacy);
+      await expect(t.store.calls.markToolRunning(runId, 'o1', running('o1'), 'j@1')).rejects.toThrow(legacy);
       await expect(t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] })).rejects.toThrow(legacy);
       await expect(t.store.appendEvents(runId, null, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).rejects.toThrow(legacy);
       await expect(t.store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(legacy);
@@ -155,7 +155,7 @@ describe('run state layout (real Redis)', () => {
     expect((await t.store.indexes.liveRunsOfOtherLayouts()).sort()).toEqual(olds.sort());
     expect(await t.store.indexes.liveRunsOfOtherLayouts(1)).toHaveLength(1);
     // a run of this layout goes on as before
-    expect(await t.store.recordToolResult(fresh, 'a1', outcome('x'), done('a1'), running('a1'))).toBe('recorded');
+    expect(await t.store.calls.recordToolResult(fresh, 'a1', outcome('x'), done('a1'), running('a1'))).toBe('recorded');
   });
 
   it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {

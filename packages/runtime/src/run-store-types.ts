@@ -108,7 +108,7 @@ export interface CallMeta {
   maxResultTokens?: number;
 }
 
-/** One local call's outcome for RunStore.recordToolResults: the arguments recordToolResult takes for it. */
+/** One local call's outcome for RunCalls.recordToolResults: the arguments recordToolResult takes for it. */
 export interface LocalResult {
   callId: string;
   outcome: ToolOutcome;

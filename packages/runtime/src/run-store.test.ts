@@ -61,7 +61,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     for (const id of ['c2', 'c1']) {
       expect((await t.store.calls.record(runId, id))!.status).toBe('queued');
       const outcome = { status: 'completed' as const, content: `result ${id}`, executed: true };
-      const recs = await Promise.all(Array.from({ length: 10 }, () => t.store.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
+      const recs = await Promise.all(Array.from({ length: 10 }, () => t.store.calls.recordToolResult(runId, id, outcome, { callId: id, name: 'x', arguments: {}, status: 'completed' })));
       expect(recs.filter(Boolean)).toHaveLength(1);
       expect((await t.store.calls.record(runId, id))!.status).toBe('done');
     }
@@ -89,9 +89,9 @@ describe('RunStore Lua transitions (real Redis)', () => {
       pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [{ type: 'tool.call', data: { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'proposed' } }],
     });
     expect(await t.store.requestCancel(runId, 'stop')).toEqual({ kind: 'requested', closed: [] });
-    expect(await t.store.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' }, 'tool-job@t1')).toBe('cancel'); // a tool-runner sees the cancellation
-    expect(await t.store.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
-    expect(await t.store.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
+    expect(await t.store.calls.markToolRunning(runId, 'k1', { callId: 'k1', name: 'a', arguments: { x: 1 }, status: 'running' }, 'tool-job@t1')).toBe('cancel'); // a tool-runner sees the cancellation
+    expect(await t.store.calls.closeToolCall(runId, 'k1', 'cancelled')).toBe(true); // what a tool-runner does for a cancelled run
+    expect(await t.store.calls.closeToolCall(runId, 'k1', 'cancelled')).toBe(false);
     expect(await t.store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'stop' } }] })).toEqual({ closed: [] }); // k1 was answered already
     expect(await t.store.appendEvents(runId, null, [{ type: 'llm.retry', data: { provider: 'p', model: 'm', attempt: 2, reason: 'x', discardOutput: false } }])).toBe(false);
     expect((await t.store.requestCancel(runId, 'again')).kind).toBe('terminal');
@@ -194,16 +194,16 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const done = { status: 'completed' as const, content: '{"ok":true}', result: { ok: true }, durationMs: 1, executed: true };
     const data = (status: 'running' | 'completed') => ({ callId: 'r1', name: 'a', arguments: {}, status });
     const ok = await withCall();
-    expect(await t.store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBe('recorded');
+    expect(await t.store.calls.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBe('recorded');
     expect((await t.store.events(ok)).slice(-2).map((e) => (e.data as { status: string }).status)).toEqual(['running', 'completed']);
-    expect(await t.store.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBeNull(); // a duplicate delivery
+    expect(await t.store.calls.recordToolResult(ok, 'r1', done, data('completed'), data('running'))).toBeNull(); // a duplicate delivery
     const cancelled = await withCall();
     await t.store.requestCancel(cancelled, 'stop');
-    expect(await t.store.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
+    expect(await t.store.calls.recordToolResult(cancelled, 'r1', done, data('completed'), data('running'))).toBe('cancelled');
     expect((await t.store.calls.metaAndOutcomes(cancelled, ['r1']))[0]!.outcome).toMatchObject({ status: 'cancelled' });
     const late = await withCall({ request: RunRequestSchema.parse({ ...request, limits: { maxWallMs: 1 } }) });
     await new Promise((r) => setTimeout(r, 5));
-    expect(await t.store.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');
+    expect(await t.store.calls.recordToolResult(late, 'r1', done, data('completed'), data('running'))).toBe('skipped');
     expect(await t.store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
   });
 
@@ -246,21 +246,21 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
     const result = (text: string) => ({ status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true });
     // t1 (retry safe): delivery A starts it and stalls; B, holding the job now, takes it over and runs it again
-    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first');
-    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first'); // its own start again: no second event
-    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B')).toEqual({ owned: 'job1@A' });
-    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@X')).toEqual({ owned: 'job1@A' }); // a take-over names whom it takes from
-    expect(await t.store.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@A')).toBe('taken');
-    expect(await t.store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale'); // A wakes up
-    expect(await t.store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBe('recorded');
-    expect(await t.store.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale');
-    expect(await t.store.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBeNull(); // a duplicate
+    expect(await t.store.calls.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first');
+    expect(await t.store.calls.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@A')).toBe('first'); // its own start again: no second event
+    expect(await t.store.calls.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B')).toEqual({ owned: 'job1@A' });
+    expect(await t.store.calls.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@X')).toEqual({ owned: 'job1@A' }); // a take-over names whom it takes from
+    expect(await t.store.calls.markToolRunning(runId, 't1', ev('t1', 'running'), 'job1@B', 'job1@A')).toBe('taken');
+    expect(await t.store.calls.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale'); // A wakes up
+    expect(await t.store.calls.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBe('recorded');
+    expect(await t.store.calls.recordToolResult(runId, 't1', result('from A'), ev('t1', 'completed'), undefined, 'job1@A')).toBe('stale');
+    expect(await t.store.calls.recordToolResult(runId, 't1', result('from B'), ev('t1', 'completed'), undefined, 'job1@B')).toBeNull(); // a duplicate
     // t2 (retry never): A starts it; B answers it outcome_unknown only while A is the owner it saw
-    expect(await t.store.markToolRunning(runId, 't2', ev('t2', 'running'), 'job2@A')).toBe('first');
-    expect(await t.store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@Z', by: 'job2@B' })).toBe(false);
-    expect(await t.store.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@A', by: 'job2@B' })).toBe(true);
-    expect(await t.store.recordToolResult(runId, 't2', result('late'), ev('t2', 'completed'), undefined, 'job2@A')).toBe('stale'); // the stalled delivery's result changes nothing
-    expect(await t.store.recordToolResult(runId, 't2', result('dup'), ev('t2', 'completed'), undefined, 'job2@B')).toBeNull();
+    expect(await t.store.calls.markToolRunning(runId, 't2', ev('t2', 'running'), 'job2@A')).toBe('first');
+    expect(await t.store.calls.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@Z', by: 'job2@B' })).toBe(false);
+    expect(await t.store.calls.closeToolCall(runId, 't2', 'outcome_unknown', { seen: 'job2@A', by: 'job2@B' })).toBe(true);
+    expect(await t.store.calls.recordToolResult(runId, 't2', result('late'), ev('t2', 'completed'), undefined, 'job2@A')).toBe('stale'); // the stalled delivery's result changes nothing
+    expect(await t.store.calls.recordToolResult(runId, 't2', result('dup'), ev('t2', 'completed'), undefined, 'job2@B')).toBeNull();
     const outs = await t.store.calls.metaAndOutcomes(runId, ['t1', 't2']);
     expect(outs.map((o) => o.outcome?.content)).toEqual(['from B', expect.stringContaining('outcome_unknown')]);
     const statuses = (await t.store.events(runId)).filter((e) => e.type === 'tool.call').map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
@@ -280,22 +280,22 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const read = (id: string, text: string) => ({ callId: id, outcome: result(text), eventData: ev(id, 'completed'), unstarted: ev(id, 'running'), owner: '' });
     const owned = (id: string, text: string, owner: string) => ({ callId: id, outcome: result(text), eventData: ev(id, 'completed'), owner });
     const runId = await withCalls(['r1', 'e1', 'e2', 'r2']);
-    expect(await t.store.markToolRunning(runId, 'e1', ev('e1', 'running'), 'job@A')).toBe('first');
-    expect(await t.store.markToolRunning(runId, 'e2', ev('e2', 'running'), 'job@B')).toBe('first'); // another delivery took e2
-    await t.store.recordToolResult(runId, 'r2', result('before'), ev('r2', 'completed'), ev('r2', 'running')); // r2 answered already
+    expect(await t.store.calls.markToolRunning(runId, 'e1', ev('e1', 'running'), 'job@A')).toBe('first');
+    expect(await t.store.calls.markToolRunning(runId, 'e2', ev('e2', 'running'), 'job@B')).toBe('first'); // another delivery took e2
+    await t.store.calls.recordToolResult(runId, 'r2', result('before'), ev('r2', 'completed'), ev('r2', 'running')); // r2 answered already
     const seq0 = (await t.store.events(runId)).length;
-    expect(await t.store.recordToolResults(runId, [read('r1', 'one'), owned('e1', 'two', 'job@A'), owned('e2', 'three', 'job@A'), read('r2', 'again')])).toEqual(['recorded', 'recorded', 'stale', null]);
+    expect(await t.store.calls.recordToolResults(runId, [read('r1', 'one'), owned('e1', 'two', 'job@A'), owned('e2', 'three', 'job@A'), read('r2', 'again')])).toEqual(['recorded', 'recorded', 'stale', null]);
     const outs = await t.store.calls.metaAndOutcomes(runId, ['r1', 'e1', 'e2', 'r2']);
     expect(outs.map((o) => o.outcome?.content ?? null)).toEqual(['one', 'two', null, 'before']);
     const after = (await t.store.events(runId)).slice(seq0).map((e) => `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`);
     expect(after).toEqual(['r1:running', 'r1:completed', 'e1:completed']); // in batch order, one step
-    expect(await t.store.recordToolResults(runId, [read('r1', 'dup'), owned('e1', 'dup', 'job@A')])).toEqual([null, null]); // a duplicate delivery
+    expect(await t.store.calls.recordToolResults(runId, [read('r1', 'dup'), owned('e1', 'dup', 'job@A')])).toEqual([null, null]); // a duplicate delivery
     const all = await t.store.events(runId);
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1)); // gap-free, nothing added by the duplicate
     expect(all.length).toBe(seq0 + 3);
     const cancelled = await withCalls(['r1', 'r2']);
     await t.store.requestCancel(cancelled, 'stop');
-    expect(await t.store.recordToolResults(cancelled, [read('r1', 'x'), read('r2', 'y')])).toEqual(['cancelled', 'cancelled']);
+    expect(await t.store.calls.recordToolResults(cancelled, [read('r1', 'x'), read('r2', 'y')])).toEqual(['cancelled', 'cancelled']);
     expect((await t.store.calls.metaAndOutcomes(cancelled, ['r1', 'r2'])).map((o) => o.outcome?.status)).toEqual(['cancelled', 'cancelled']);
   });
 
@@ -312,7 +312,7 @@ describe('RunStore Lua transitions (real Redis)', () => {
     const run = scripts.run.bind(scripts);
     scripts.run = (...a) => (a[0] === 'recordToolResults' && steps.push(1), run(...a));
     try {
-      expect(await t.store.recordToolResults(runId, batch, 100_000)).toEqual(ids.map(() => 'recorded'));
+      expect(await t.store.calls.recordToolResults(runId, batch, 100_000)).toEqual(ids.map(() => 'recorded'));
     } finally {
       scripts.run = run;
     }

@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type ToolOutcome, type Usage,
+  DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type Usage,
 } from '@agentloop/protocol';
 import { RunScripts } from './run-scripts.js';
-import type { CloseKind } from './closed-calls.js';
 import { decisionOutcome } from './decision-outcome.js';
 import { decisionEventTemplate } from './event-templates.js';
 import { editedBatchMessage } from './batch-edit.js';
@@ -15,10 +14,9 @@ import { createRunArgs } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
-import { RESULT_CHUNK_BYTES, recordInChunks, type RecordAnswer } from './result-chunks.js';
 import { startIteration, type StartParams, type Started } from './iteration-start.js';
 import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
-import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type LocalResult, type PreparedDecision, type ToolCallData } from './run-store-types.js';
+import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision } from './run-store-types.js';
 
 export * from './run-store-types.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
@@ -29,7 +27,7 @@ export const IDEMPOTENCY_TTL_S = 86_400;
  */
 export class RunStore {
   readonly keys: DeploymentKeys;
-  /** What is recorded about a run's calls (reads; every write is a script here). */
+  /** A run's calls: what is recorded about them, and the steps that record their starts and answers. */
   readonly calls: RunCalls;
   /** The deployment's work lists of runs (for the reconcilers). */
   readonly indexes: RunIndexes;
@@ -46,9 +44,9 @@ export class RunStore {
     keys = new DeploymentKeys(prefix),
   ) {
     this.keys = keys;
-    this.calls = new RunCalls(redis, this.keys);
-    this.indexes = new RunIndexes(redis, this.keys);
     this.scripts = new RunScripts(redis, keys);
+    this.calls = new RunCalls(redis, this.keys, this.scripts);
+    this.indexes = new RunIndexes(redis, this.keys);
     this.webhooks = new WebhookLog(redis, this.keys, (name, runId, args) => this.scripts.run(name, runId, () => args));
   }
 
@@ -230,43 +228,6 @@ export class RunStore {
       // reached by edits alone
       if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
     }
-  }
-
-  /**
-   * Answers a call that must not run (cancelled, outcome_unknown, skipped, job_failed). `fence`: the delivery the
-   * caller saw running it (`seen`; when another has taken it over since, nothing changes) and the caller (`by`, the
-   * answered call's owner from here on). False when nothing was answered.
-   */
-  async closeToolCall(runId: string, callId: string, kind: Exclude<CloseKind, 'run_ended'>, fence?: { seen: string; by: string }): Promise<boolean> {
-    return (await this.scripts.run('closeToolCall', runId, () => [callId, kind, fence?.seen ?? '', fence?.by ?? ''])).outcome === 'closed';
-  }
-
-  /**
-   * A tool-runner is about to execute a call: one step checks the call and the run and records the start under `owner`
-   * (`jobId@token`) with its `running` event. 'first': run it; 'taken': taken over from `takeFrom`; `{owned}`: another
-   * delivery started it (which one is stale, only the job's lock says); 'answered', or 'cancel' / 'expired'.
-   */
-  async markToolRunning(runId: string, callId: string, eventData: ToolCallData, owner: string, takeFrom = ''): Promise<'first' | 'taken' | 'answered' | 'cancel' | 'expired' | { owned: string }> {
-    const r = await this.scripts.run('markToolRunning', runId, (ev) => [callId, ev([{ type: 'tool.call', data: eventData }]), owner, takeFrom]);
-    return r.outcome === 'owned' ? { owned: String(r.values[0] ?? '') } : r.outcome;
-  }
-
-  /**
-   * Records an executed call's outcome once, by its owner (`owner`, as it recorded the start). `unstarted`: its `running`
-   * event, for a call whose start was not recorded (read tools safe to retry): the step then makes the start's checks
-   * too. Returns recorded, cancelled / skipped (answered so instead), stale (another delivery took the call over or
-   * answered it while this one stalled: nothing written), or null (already answered).
-   */
-  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
-    const r = await this.scripts.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
-    if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
-    if (r.outcome === 'stale') return 'stale';
-    return r.outcome === 'recorded' ? 'recorded' : null;
-  }
-
-  /** recordToolResult for a batch of local calls, in one step per `maxBytes` of results: see recordInChunks. */
-  recordToolResults(runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
-    return recordInChunks(this.scripts, runId, batch, maxBytes);
   }
 
   /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */

@@ -38,10 +38,10 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     const pending = [{ callId: 'c1', name: 'a', arguments: {}, pauseType: 'awaiting_approval' as const }];
     expect(await s.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [], pause: { pending, expiresAt: Date.now() + 60_000 } })).toBe(true);
     expect(await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: 'c1', action: 'approve', outcome: null, meta: null }], edits: {} })).toMatchObject({ kind: 'resumed' });
-    expect(await s.markToolRunning(runId, 'c1', { callId: 'c1', name: 'a', arguments: {}, status: 'running' }, 'j@1')).toBe('first');
-    await s.recordToolResult(runId, 'c1', { status: 'completed', content: 'ok', executed: true }, { callId: 'c1', name: 'a', arguments: {}, status: 'completed' }, undefined, 'j@1');
-    await s.closeToolCall(runId, 'c2', 'job_failed');
-    await s.recordToolResult(runId, 'c3', { status: 'completed', content: 'ok', executed: true }, { callId: 'c3', name: 'a', arguments: {}, status: 'completed' }, { callId: 'c3', name: 'a', arguments: {}, status: 'running' });
+    expect(await s.calls.markToolRunning(runId, 'c1', { callId: 'c1', name: 'a', arguments: {}, status: 'running' }, 'j@1')).toBe('first');
+    await s.calls.recordToolResult(runId, 'c1', { status: 'completed', content: 'ok', executed: true }, { callId: 'c1', name: 'a', arguments: {}, status: 'completed' }, undefined, 'j@1');
+    await s.calls.closeToolCall(runId, 'c2', 'job_failed');
+    await s.calls.recordToolResult(runId, 'c3', { status: 'completed', content: 'ok', executed: true }, { callId: 'c3', name: 'a', arguments: {}, status: 'completed' }, { callId: 'c3', name: 'a', arguments: {}, status: 'running' });
     await s.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
     await s.claimModelCall(runId, 2, (await s.load(runId))!.owner ?? '', 'j@2', { type: 'llm.retry', data: { provider: 'openai', model: 'm', attempt: 1, reason: 'x', discardOutput: true } });
     expect(await s.applyCompression(runId, { iteration: 2, tv: 0, prefix: [], from: 1, record: {}, events: [] })).toBe(1);

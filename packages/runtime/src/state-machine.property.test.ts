@@ -71,13 +71,13 @@ describe('the run and call state machine, driven at random through the scripts (
         return;
       }
       case 'mark':
-        await s.markToolRunning(runId, o.call, tc(o.call, 'running'), o.owner, o.takeFrom);
+        await s.calls.markToolRunning(runId, o.call, tc(o.call, 'running'), o.owner, o.takeFrom);
         return;
       case 'result':
-        await s.recordToolResult(runId, o.call, { status: 'completed', content: 'ok', executed: true }, tc(o.call, 'completed'), o.owner ? undefined : tc(o.call, 'running'), o.owner);
+        await s.calls.recordToolResult(runId, o.call, { status: 'completed', content: 'ok', executed: true }, tc(o.call, 'completed'), o.owner ? undefined : tc(o.call, 'running'), o.owner);
         return;
       case 'close':
-        await s.closeToolCall(runId, o.call, o.reason);
+        await s.calls.closeToolCall(runId, o.call, o.reason);
         return;
       case 'decide': {
         const outcome = o.action === 'deny' ? { status: 'denied' as const, content: 'denied', error: { code: 'denied' as const, message: 'no', retryable: false } } : null;

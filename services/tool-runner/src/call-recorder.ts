@@ -3,7 +3,7 @@ import type { LocalResult, Logger, Metrics, RunStore } from '@agentloop/runtime'
 import type { ToolRegistry } from './registry.js';
 import type { ReplicaAck } from './replica-ack.js';
 
-/** An executed call, its result still to record (RunStore.recordToolResults' entry, and who ran it). */
+/** An executed call, its result still to record (RunCalls.recordToolResults' entry, and who ran it). */
 export interface Executed extends LocalResult {
   runId: string;
   name: string;
@@ -31,7 +31,7 @@ export class CallRecorder {
   async mayExecute(data: ToolJob, retry: 'safe' | 'never', owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean> {
     const { runId, callId } = data;
     const running = toolCallData({ callId, name: data.name, arguments: argumentsForDisplay(data.arguments) }, 'running');
-    const started = await this.o.store.markToolRunning(runId, callId, running, owner);
+    const started = await this.o.store.calls.markToolRunning(runId, callId, running, owner);
     switch (started) {
       case 'first':
       case 'taken':
@@ -40,18 +40,18 @@ export class CallRecorder {
       case 'answered':
         return false; // stale job, or already answered: its result is reused
       case 'cancel':
-        if (await this.o.store.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
+        if (await this.o.store.calls.closeToolCall(runId, callId, 'cancelled')) this.count(data.name, 'cancelled', 'cancelled');
         return false;
       case 'expired':
-        if (await this.o.store.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
+        if (await this.o.store.calls.closeToolCall(runId, callId, 'skipped')) this.count(data.name, 'skipped', 'budget_exceeded');
         return false;
     }
     if (!(await mayTakeOver(started.owned))) {
       this.fenced('tool_start', runId, callId, started.owned);
       return false;
     }
-    if (retry === 'safe') return (await this.o.store.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
-    if (await this.o.store.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
+    if (retry === 'safe') return (await this.o.store.calls.markToolRunning(runId, callId, running, owner, started.owned)) === 'taken';
+    if (await this.o.store.calls.closeToolCall(runId, callId, 'outcome_unknown', { seen: started.owned, by: owner })) this.count(data.name, 'error');
     return false;
   }
 
@@ -68,7 +68,7 @@ export class CallRecorder {
 
   /** Records one executed call's result in its own step. */
   async record(r: Executed): Promise<null> {
-    this.recorded(r, await this.o.store.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
+    this.recorded(r, await this.o.store.calls.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
     return null;
   }
 

@@ -118,7 +118,7 @@ export class ToolRunner {
     const { runId, callId } = parsed.data;
     this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
     try {
-      await this.o.store.closeToolCall(runId, callId, 'job_failed');
+      await this.o.store.calls.closeToolCall(runId, callId, 'job_failed');
     } catch (e) {
       this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
     }
@@ -158,7 +158,7 @@ export class ToolRunner {
     const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
     const failed = settled.find((r) => r.status === 'rejected');
     if (defer && !failed && recordableWithStart(done)) return done; // the caller records them with the next start
-    if (done.length) this.recordedLater(done, await this.o.store.recordToolResults(done[0]!.runId, done));
+    if (done.length) this.recordedLater(done, await this.o.store.calls.recordToolResults(done[0]!.runId, done));
     if (failed) throw failed.reason;
     return [];
   }

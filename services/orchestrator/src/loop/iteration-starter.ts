@@ -20,7 +20,7 @@ export class IterationStarter {
 
   /** Records results runLocal handed back, in a step of their own (the iteration that would have taken them did not start). */
   async recordResults(runId: string, results: LocalResult[]): Promise<void> {
-    this.local?.recordedLater(results, await this.store.recordToolResults(runId, results));
+    this.local?.recordedLater(results, await this.store.calls.recordToolResults(runId, results));
   }
 
   /** Starts iteration k as `action` decided from `st`, recording `results` (the batch's reads this job ran) first. */

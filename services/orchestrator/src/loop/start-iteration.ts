@@ -26,7 +26,7 @@ export async function answerFailedChildren(store: RunStore, delivery: IterationD
   let answered = false;
   for (const key of failed) {
     const callId = callIdOfToolJob(runId, key.slice(key.lastIndexOf(':') + 1));
-    if (callId !== null && (await store.closeToolCall(runId, callId, 'job_failed'))) answered = true;
+    if (callId !== null && (await store.calls.closeToolCall(runId, callId, 'job_failed'))) answered = true;
   }
   return answered;
 }

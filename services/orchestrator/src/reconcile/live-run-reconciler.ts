@@ -135,13 +135,13 @@ export class LiveRunReconciler {
         const state = await job.getState();
         const bound = this.o.poolPickupMs[meta.pool] ?? this.o.poolPickupMs['*'] ?? 300_000;
         if (!((state === 'waiting' || state === 'prioritized') && Date.now() - job.timestamp > bound)) continue;
-        if (await this.o.store.closeToolCall(runId, batch[i]!, 'no_runner')) {
+        if (await this.o.store.calls.closeToolCall(runId, batch[i]!, 'no_runner')) {
           this.o.logger.warn({ runId, callId: batch[i], pool: meta.pool, waitedMs: Date.now() - job.timestamp }, 'no tool-runner took the call up within its pool\'s bound: answered tool_error');
           answered = true;
         }
         await job.removeChildDependency().catch(() => false); // the iteration stops waiting for it
         await job.remove().catch(() => undefined); // (taken up meanwhile: its runner finds it answered)
-      } else if (await this.o.store.closeToolCall(runId, batch[i]!, 'job_failed')) answered = true;
+      } else if (await this.o.store.calls.closeToolCall(runId, batch[i]!, 'job_failed')) answered = true;
     }
     if (!answered) return 'ok';
     // every call answered, but the flow parent may still wait for a child that is gone for good: an iteration job of
