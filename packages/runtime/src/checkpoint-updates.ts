@@ -1,6 +1,21 @@
 import { wellFormedJson } from '@agentloop/protocol';
 import { STATE_FIELD } from './run-state.js';
 import type { CheckpointInput } from './run-store-types.js';
+import type { RunScripts } from './run-scripts.js';
+
+/**
+ * checkpointResponse-18.lua: records iteration k's response and moves the run to its target, fenced by `owner` (the
+ * delivery that owns the model call; '' = no fence). False when fenced or moved on, or the call ids already taken.
+ */
+export async function checkpointResponse(scripts: RunScripts, runId: string, c: CheckpointInput, owner: string): Promise<boolean | { taken: string[] }> {
+  const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
+  const r = await scripts.statusRun('checkpointResponse', runId, (ev) => [
+    c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(checkpointUpdates(c)), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
+    wellFormedJson(checkpointIncrements(c)),
+  ]);
+  if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
+  return r.outcome === 'recorded';
+}
 
 /** Where a checkpoint takes the run: `checkpointResponse-18.lua` sets that status and phase itself. */
 export type CheckpointTarget = 'tools' | 'paused' | 'completed' | 'failed';

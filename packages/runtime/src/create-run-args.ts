@@ -1,5 +1,43 @@
-import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, wellFormedJson, type NewEvent } from '@agentloop/protocol';
-import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput } from './run-store-types.js';
+import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, runPlaceholder, wellFormedJson, type DeploymentKeys, type NewEvent } from '@agentloop/protocol';
+import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput, type CreateRunResult } from './run-store-types.js';
+import type { RunScripts } from './run-scripts.js';
+
+/** Seconds an idempotency key is kept (SPEC §2: 24 h). */
+export const IDEMPOTENCY_TTL_S = 86_400;
+
+/** createRun-22.lua: creates the run (or answers why not: the idempotency key's run, a limit, a busy thread). */
+export async function createRun(scripts: RunScripts, keys: DeploymentKeys, input: CreateRunInput, retentionS: number): Promise<CreateRunResult> {
+  const idemKey = input.idempotencyKey ? keys.idempotency(input.tenant, input.idempotencyKey) : '';
+  const res = await scripts.run(
+    'createRun',
+    input.runId,
+    (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS, ev })],
+    [...keys.runStatusScript(input.runId, input.tenant, idemKey), ...threadKeys(keys, input)],
+    input.tenant,
+  );
+  if (res.outcome === 'created') scripts.refs.remember(input.runId, { tenant: input.tenant, idem: idemKey });
+  switch (res.outcome) {
+    case 'limited':
+      return { created: false, limited: true, activeRuns: Number(res.values[0]) };
+    case 'taken':
+      return { created: false, taken: true };
+    case 'created':
+      return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued', waitsFor: String(res.values[1] ?? '') };
+    case 'thread_busy':
+      return { created: false, threadBusy: true, activeRunId: String(res.values[0]) };
+    case 'exists': {
+      const [runId, bodyHash] = String(res.values[0]).split(' ');
+      return { created: false, runId: runId!, bodyHash: bodyHash! };
+    }
+  }
+}
+
+/** createRun's thread keys (placeholders named after the run when it has no thread). */
+function threadKeys(keys: DeploymentKeys, input: CreateRunInput): string[] {
+  if (!input.request.threadId) return [1, 2, 3, 4].map((i) => runPlaceholder(keys.run(input.runId), `nothread${i}`));
+  const t = keys.thread(input.tenant, input.request.threadId);
+  return [t.hash, t.runs, t.messages, t.waiting];
+}
 
 /** The one argument of `createRun-22.lua`, as it decodes it (strings where Redis stores the value as it is). */
 export interface CreateRunArgs {

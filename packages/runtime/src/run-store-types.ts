@@ -118,3 +118,16 @@ export interface LocalResult {
   /** The delivery that recorded its start ('' with `unstarted`). */
   owner: string;
 }
+
+/**
+ * How a run ends (endRun-18.lua): at `expectIteration` (null: wherever it is), with its status, stop reason, error and
+ * events; `owner`: the delivery that owns the iteration's model call ('' or absent: no fence).
+ */
+export interface EndInput {
+  expectIteration: number | null;
+  status: 'completed' | 'failed' | 'cancelled';
+  stopReason: StopReason | null;
+  error: ErrorInfo | null;
+  events: NewEvent[];
+  owner?: string;
+}

@@ -1,25 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, runPlaceholder, wellFormedJson, type ErrorInfo, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type StopReason, type Usage,
+  DeploymentKeys, wellFormedJson, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type Usage,
 } from '@agentloop/protocol';
 import { RunScripts } from './run-scripts.js';
-import { decisionOutcome } from './decision-outcome.js';
-import { decisionEventTemplate } from './event-templates.js';
-import { editedBatchMessage } from './batch-edit.js';
+import { allEvents, eventPage, type EventPage } from './event-pages.js';
+import { applyDecisions, type DecisionsInput } from './decision-outcome.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
-import { checkpointIncrements, checkpointTarget, checkpointUpdates } from './checkpoint-updates.js';
+import { checkpointResponse, checkpointTarget } from './checkpoint-updates.js';
 import { listRuns } from './run-listing.js';
-import { createRunArgs } from './create-run-args.js';
+import { createRun } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
 import { startIteration, type StartParams, type Started } from './iteration-start.js';
 import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
-import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type ListCursor, type PreparedDecision } from './run-store-types.js';
+import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type EndInput, type ListCursor } from './run-store-types.js';
 
 export * from './run-store-types.js';
-export const IDEMPOTENCY_TTL_S = 86_400;
+export { IDEMPOTENCY_TTL_S } from './create-run-args.js';
 
 /**
  * Run state in Redis. Every state change is one Lua script (compare-and-set on iteration/phase) that also
@@ -55,37 +54,9 @@ export class RunStore {
   }
 
   async create(input: CreateRunInput): Promise<CreateRunResult> {
-    const idemKey = input.idempotencyKey ? this.keys.idempotency(input.tenant, input.idempotencyKey) : '';
-    const res = await this.scripts.run(
-      'createRun',
-      input.runId,
-      (ev) => [createRunArgs(input, { idemTtlS: IDEMPOTENCY_TTL_S, retentionS: this.retentionS, ev })],
-      [...this.keys.runStatusScript(input.runId, input.tenant, idemKey), ...this.threadKeys(input)],
-      input.tenant,
-    );
-    if (res.outcome === 'created') this.scripts.refs.remember(input.runId, { tenant: input.tenant, idem: idemKey });
-    if (res.outcome === 'created' && res.values[0] === 'failed') await this.segmentEnded(input.runId, 'failed');
-    switch (res.outcome) {
-      case 'limited':
-        return { created: false, limited: true, activeRuns: Number(res.values[0]) };
-      case 'taken':
-        return { created: false, taken: true };
-      case 'created':
-        return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued', waitsFor: String(res.values[1] ?? '') };
-      case 'thread_busy':
-        return { created: false, threadBusy: true, activeRunId: String(res.values[0]) };
-      case 'exists': {
-        const [runId, bodyHash] = String(res.values[0]).split(' ');
-        return { created: false, runId: runId!, bodyHash: bodyHash! };
-      }
-    }
-  }
-
-  /** createRun's thread keys (placeholders named after the run when it has no thread). */
-  private threadKeys(input: CreateRunInput): string[] {
-    if (!input.request.threadId) return [1, 2, 3, 4].map((i) => runPlaceholder(this.keys.run(input.runId), `nothread${i}`));
-    const t = this.keys.thread(input.tenant, input.request.threadId);
-    return [t.hash, t.runs, t.messages, t.waiting];
+    const created = await createRun(this.scripts, this.keys, input, this.retentionS);
+    if (created.created && created.status === 'failed') await this.segmentEnded(input.runId, 'failed');
+    return created;
   }
 
   async load(runId: string): Promise<RunState | null> {
@@ -147,19 +118,13 @@ export class RunStore {
   }
 
   /** Every event with seq > after, in seq order (read a page at a time: see eventsRaw). */
-  async events(runId: string, after = 0): Promise<EventEnvelope[]> {
-    const out: EventEnvelope[] = [];
-    for (let from = after, page; ; from = page.through) {
-      page = await this.eventsRaw(runId, from);
-      for (const e of page.events) out.push(JSON.parse(e) as EventEnvelope);
-      if (page.through <= from || page.through >= page.last) return out;
-    }
+  events(runId: string, after = 0): Promise<EventEnvelope[]> {
+    return allEvents((from) => this.eventsRaw(runId, from), after);
   }
 
   /** Events after `after` as stored (JSON), up to `pageSize` seqs (lua/readEvents: `through`, `last`). */
-  async eventsRaw(runId: string, after = 0, pageSize = 500): Promise<{ events: string[]; through: number; last: number }> {
-    const [through, last, ...events] = (await this.scripts.run('readEvents', runId, () => [after, pageSize])).values;
-    return { events: events.map(String), through: Number(through), last: Number(last) };
+  eventsRaw(runId: string, after = 0, pageSize = 500): Promise<EventPage> {
+    return eventPage(this.scripts, runId, after, pageSize);
   }
 
   /** startIteration-18.lua: see iteration-start.ts (what it returns, and the results it may record first). */
@@ -187,16 +152,10 @@ export class RunStore {
 
   /** `owner`: the delivery that owns the model call ('' = no fence); a delivery that lost it records nothing. */
   async checkpoint(runId: string, c: CheckpointInput, owner = ''): Promise<boolean | { taken: string[] }> {
-    const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
-    const updates = checkpointUpdates(c);
-    const r = await this.scripts.statusRun('checkpointResponse', runId, (ev) => [
-      c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(updates), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
-      wellFormedJson(checkpointIncrements(c)),
-    ]);
-    if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
+    const recorded = await checkpointResponse(this.scripts, runId, c, owner);
     const target = checkpointTarget(c);
-    if (r.outcome === 'recorded' && target !== 'tools') await this.segmentEnded(runId, target, c.iteration);
-    return r.outcome === 'recorded';
+    if (recorded === true && target !== 'tools') await this.segmentEnded(runId, target, c.iteration);
+    return recorded;
   }
 
   /**
@@ -217,22 +176,12 @@ export class RunStore {
    * belongs to `tenant` (when given), is paused (at `expectIteration`, when given), and each call is pending a
    * decision of a fitting kind. A resume returns the run's state after the flip.
    */
-  async applyDecisions(runId: string, p: { tenant: string | null; expectIteration?: number; decisions: PreparedDecision[]; edits: Record<string, string> }): Promise<DecisionOutcome> {
-    const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', decisionEventTemplate(d)]);
-    // edited arguments rewrite the batch's assistant message here, where JSON keeps its arrays and key order; the
-    // script applies it only over the text it was built from (a racing edit of another call: read again)
-    for (let attempt = 0; ; attempt++) {
-      const edit = Object.keys(p.edits).length ? await editedBatchMessage(this.redis, this.keys.run(runId), p.edits) : null;
-      const r = decisionOutcome(await this.scripts.statusRun('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
-      // each stale answer means another edit of the batch committed: all make progress, so a bound this high is never
-      // reached by edits alone
-      if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
-    }
+  async applyDecisions(runId: string, p: DecisionsInput): Promise<DecisionOutcome> {
+    return applyDecisions(this.scripts, this.redis, this.keys, runId, p);
   }
 
-  /** Ends the run; null when it already ended or moved on, else the tool names of the calls it answered cancelled. */
-  /** `owner`: the delivery that owns the iteration's model call ('' = no fence); a delivery that lost it ends nothing. */
-  async finish(runId: string, p: { expectIteration: number | null; status: 'completed' | 'failed' | 'cancelled'; stopReason: StopReason | null; error: ErrorInfo | null; events: NewEvent[]; owner?: string }): Promise<{ closed: string[] } | null> {
+  /** Ends the run; null when it already ended or moved on (or `p.owner` lost it), else the calls it answered cancelled. */
+  async finish(runId: string, p: EndInput): Promise<{ closed: string[] } | null> {
     const r = await this.scripts.statusRun('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
     if (r.outcome === 'ended') await this.segmentEnded(runId, p.status);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;

@@ -18,6 +18,12 @@ export interface RegisteredTool {
   validate(args: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 }
 
+/**
+ * A read safe to retry: its start need not be recorded (its result step makes the start's checks), and a batch of
+ * them may run before its checkpoint is confirmed (SPEC §6).
+ */
+export const isSafeRead = (t: RegisteredTool | undefined): boolean => t?.entry.sideEffect === 'read' && t.entry.retry === 'safe';
+
 /** How a load error names a definition: its name when it has a printable one, else its place in the array. */
 const toolLabel = (d: unknown, i: number): string => {
   const name = (d as { name?: unknown } | null)?.name;

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolCallData, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
 import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
-import type { ToolRegistry } from './registry.js';
+import { isSafeRead, type ToolRegistry } from './registry.js';
 import { ReplicaAck } from './replica-ack.js';
 import { CallRecorder, type Executed } from './call-recorder.js';
 import { lazyChild } from './lazy-logger.js';
@@ -165,10 +165,7 @@ export class ToolRunner {
 
   /** Whether each tool is registered here as a read safe to retry: a batch of them may run before its checkpoint. */
   readsOnly(names: string[]): boolean {
-    return names.every((n) => {
-      const entry = this.o.registry.get(n)?.entry;
-      return entry?.sideEffect === 'read' && entry.retry === 'safe';
-    });
+    return names.every((n) => isSafeRead(this.o.registry.get(n)));
   }
 
   /** A batch of such reads, run in parallel and returned unrecorded: the caller records them with the next start. */
@@ -196,7 +193,7 @@ export class ToolRunner {
     // a read tool safe to retry (or an unknown one, answered at once) needs no start step: its result step makes the
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
-    const oneStep = !tool || (tool.entry.sideEffect === 'read' && tool.entry.retry === 'safe');
+    const oneStep = !tool || isSafeRead(tool);
     if (oneStep ? !fresh && (await this.o.store.calls.answered(runId, callId)) : !(await this.calls.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return null;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
