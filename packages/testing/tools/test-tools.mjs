@@ -68,6 +68,18 @@ export default [
     },
   },
   {
+    name: 'local_read',
+    description: 'A read run locally (pool "local", retry: safe): returns a text of n characters.',
+    parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 0 } }, required: ['n'], additionalProperties: false },
+    sideEffect: 'read',
+    pool: 'local',
+    timeoutMs: 5000,
+    async execute(args, ctx) {
+      effect({ tool: 'local_read', key: ctx.idempotencyKey, phase: 'read' }); // executions counted (a read has no effect)
+      return 'x'.repeat(args.n);
+    },
+  },
+  {
     name: 'local_once',
     description: 'A short side effect run locally that must never be retried after a crash (retry: never).',
     parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 } }, additionalProperties: false },

@@ -21,6 +21,10 @@ describe('local tools', () => {
     cancel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_effect', args: { ms: 4500, label: 'long' } }] } : { text: 'done' }),
     early: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'local_once', args: {} }, { name: 'sleep', args: { ms: 4500 } }] } : { text: 'done' }),
     inplace: (req) => (stepOf(req) < 3 ? { toolCalls: [{ name: 'calculator', args: { expression: `${stepOf(req)}+1` } }] } : { text: `results: ${[0, 1, 2].map((i) => stepResults(req, i)[0]).join(' | ')}` }),
+    bigreads: (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'local_read', args: { n: 3_000_000 } }, { name: 'local_read', args: { n: 3_000_000 } }, { name: 'calculator', args: { expression: '1+2' } }] }
+        : { text: `lengths: ${stepResults(req, 0).map((r) => r.length).join(' ')}` },
     mixedafter: (req) =>
       stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }] } : stepOf(req) === 1 ? { toolCalls: [{ name: 'effect', args: { label: 'later' } }] } : { text: 'done' },
   };
@@ -80,6 +84,20 @@ describe('local tools', () => {
     expect(snap.output).toBe('results: {"value":1} | {"value":2} | {"value":3}');
     expect(snap.iteration).toBe(4);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3, 4]);
+    expect(await advanceJobsOf(id)).toEqual([`${id}-1`]);
+  });
+
+  it('local reads too large to ride with the next start are recorded in steps of their own, each once', async () => {
+    const completed = /^agentloop_tool_calls_total\{tool="local_read",status="completed"\} (\d+)/m;
+    const before = await metric(completed);
+    const id = await s.a.startRun({ input: '[bigreads] go', model, tools: ['local_read', 'calculator'] });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap.status).toBe('completed');
+    expect(snap.output).toMatch(/^lengths: \d+ \d+ \d+$/);
+    const answered = events.filter((e) => e.type === 'tool.call' && e.data.status === 'completed').map((e) => e.data.name);
+    expect(answered.sort()).toEqual(['calculator', 'local_read', 'local_read']);
+    expect(await metric(completed)).toBe(before + 2);
+    expect(s.effects().filter((e) => e.tool === 'local_read' && String(e.key).startsWith(id))).toHaveLength(2); // each ran once
     expect(await advanceJobsOf(id)).toEqual([`${id}-1`]);
   });
 

@@ -1,5 +1,5 @@
 import { LOCAL_POOL, type CallMode, type CallToRun } from '@agentloop/protocol';
-import type { CheckpointInput, IterationDelivery, LocalResult, RunState, RunStore, StartParams, Started } from '@agentloop/runtime';
+import { recordableWithStart, type CheckpointInput, type IterationDelivery, type LocalResult, type RunState, type RunStore, type StartParams, type Started } from '@agentloop/runtime';
 import { toolJobs, type DispatchDeps } from './dispatch-calls.js';
 import type { AdvanceAction } from './planner.js';
 import { startParams } from './start-iteration.js';
@@ -51,6 +51,7 @@ export class StartAhead {
 
   /** Sends iteration k's checkpoint and the planned start behind it; what the results' answers were, logged and counted. */
   async send(runId: string, checkpoint: CheckpointInput, owner: string, ahead: Ahead): Promise<AheadOutcome> {
+    if (!recordableWithStart(ahead.results)) return this.sendApart(runId, checkpoint, owner, ahead);
     const { checkpointed, start } = await this.store.checkpointThenStart(runId, checkpoint, owner, ahead.params);
     if (typeof checkpointed === 'object') return { kind: 'taken', taken: checkpointed.taken };
     if (!checkpointed) return { kind: 'fenced' };
@@ -58,5 +59,14 @@ export class StartAhead {
     if (recorded.length) this.d.local!.recordedLater(recorded.map(([r]) => r), recorded.map(([, a]) => a));
     if (typeof start.started === 'object') return { kind: 'started', started: start.started };
     return { kind: 'checkpointed', unrecorded: ahead.results.filter((_, i) => start.recorded[i] === null) };
+  }
+
+  /** Results too large for one step (a model-controlled batch of big reads): the checkpoint, then the results in steps of their own. */
+  private async sendApart(runId: string, checkpoint: CheckpointInput, owner: string, ahead: Ahead): Promise<AheadOutcome> {
+    const checkpointed = await this.store.checkpoint(runId, checkpoint, owner);
+    if (typeof checkpointed === 'object') return { kind: 'taken', taken: checkpointed.taken };
+    if (!checkpointed) return { kind: 'fenced' };
+    this.d.local!.recordedLater(ahead.results, await this.store.calls.recordToolResults(runId, ahead.results));
+    return { kind: 'checkpointed', unrecorded: [] };
   }
 }
