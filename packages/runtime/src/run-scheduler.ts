@@ -12,7 +12,7 @@ function traced(): { trace?: string } {
   return trace ? { trace } : {};
 }
 
-import { TenantLoad } from './tenant-load.js';
+import { TenantLoad, ranked } from './tenant-load.js';
 
 /** min(context.toolResultMaxTokens, a quarter of the context window) */
 export function maxResultTokens(request: RunRequest): number {
@@ -44,7 +44,7 @@ export class RunScheduler {
   async start(runId: string, planned = false, tenant?: string): Promise<void> {
     const data: AdvanceJob = { runId, iteration: 1, ...traced(), ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
     const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant);
-    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), priority });
+    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), ...ranked(priority) });
   }
 
   /**
@@ -87,10 +87,10 @@ export class RunScheduler {
 
   /**
    * An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless);
-   * it ranks first, having waited a reconciler's sweep already.
+   * it ranks first (a plain job: `ranked(1)`), having waited a reconciler's sweep already.
    */
   async advance(runId: string, k: number, jobId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId, priority: 1 });
+    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
   }
 
   /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
@@ -114,8 +114,8 @@ export class RunScheduler {
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
     const trace = traced();
     const data: AdvanceJob = { runId, iteration: k + 1, ...trace, ...(plan ? { plan } : {}) };
-    const priority = await this.load.continuation(tenant);
-    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix), priority };
+    const rank = ranked(await this.load.continuation(tenant));
+    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix), ...rank };
     if (!calls.length) {
       await this.queues.orchestrator.add('advance', data, opts);
       return;
@@ -129,7 +129,7 @@ export class RunScheduler {
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
         data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace } satisfies ToolJob,
-        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, priority },
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, ...rank },
       })),
     });
   }
