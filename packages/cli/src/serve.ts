@@ -105,7 +105,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     for (const def of await startOpenApiTools(openapiTools, serving, { logger, environment: opts.env ?? process.env, taken: registry.all().map((t) => t.entry.name) })) registry.add(def);
     // an MCP server's tools join the registry (and so the catalog this runner publishes)
     const mcp = await McpTools.start(mcpServers, serving, { logger, environment: opts.env ?? process.env });
-    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close(), replicaAck });
+    const runner = new ToolRunner({ redis, subscriber, store, registry, metrics, logger, prefix: config.prefix, pools, concurrency: config.toolConcurrency, lockMs: config.lockMs, closeAfter: () => mcp.close(), replicaAck, scheduler });
     mcp.attach(registry, () => runner.publishCatalog());
     // a runner that cannot start leaves no MCP server child behind
     await runner.start().catch(async (e: unknown) => {
@@ -130,7 +130,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     // `tools-local`, which this process serves too
     const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, isolation)).only((pool) => pool === LOCAL_POOL);
     const localTools = localRegistry.all().length
-      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck })
+      ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck, scheduler })
       : undefined;
     if (localTools) {
       await localTools.start();

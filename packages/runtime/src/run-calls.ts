@@ -25,6 +25,11 @@ export class RunCalls {
     return st === null || st === undefined || st === 'done';
   }
 
+  /** Whether every one of the calls needs no execution (answered, or unknown to the run), in one read. */
+  async allAnswered(runId: string, callIds: readonly string[]): Promise<boolean> {
+    return (await this.fields(runId, callIds.map((id) => `${id}:st`))).every((st) => st === null || st === undefined || st === 'done');
+  }
+
   async meta(runId: string, callIds: readonly string[]): Promise<Array<CallMeta | null>> {
     return (await this.fields(runId, callIds)).map((r) => (r ? (JSON.parse(r) as CallMeta) : null));
   }

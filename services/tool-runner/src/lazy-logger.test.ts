@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { lazyChild } from './tool-runner.js';
+import { lazyChild } from './lazy-logger.js';
 
 /** A pino logger writing JSON lines into `lines`, counting the child loggers made of it. */
 function recordingLogger() {

@@ -2,10 +2,10 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunScheduler, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import type { ToolRegistry } from './registry.js';
-import type { ToolContext } from './tool-definition.js';
+import { lazyChild } from './lazy-logger.js';
 import { ReplicaAck } from './replica-ack.js';
 
 export interface ToolRunnerOptions {
@@ -28,6 +28,8 @@ export interface ToolRunnerOptions {
    * (`WAIT`), so a failover cannot lose the start and let a redelivery execute it again.
    */
   replicaAck?: { replicas: number; timeoutMs: number };
+  /** Publishes the next iteration once a batch published without a flow parent is answered (ToolJob.batch). */
+  scheduler?: Pick<RunScheduler, 'afterBatch'>;
 }
 
 /**
@@ -118,6 +120,7 @@ export class ToolRunner {
     this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
     try {
       await this.o.store.closeToolCall(runId, callId, 'job_failed');
+      await this.continueBatch(parsed.data, null);
     } catch (e) {
       this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
     }
@@ -178,8 +181,20 @@ export class ToolRunner {
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
     const owner = `${job.id ?? ''}@${token ?? ''}`;
     // the call's span and log lines join the run's trace (SPEC §8)
-    await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
+    const answered = await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
+    await this.continueBatch(parsed.data, answered);
     return { callId: parsed.data.callId };
+  }
+
+  /**
+   * Once a delivery is done with its call, whatever it found: when its batch has no flow parent and is all answered,
+   * iteration k+1 is published (RunScheduler.afterBatch) before the job completes (a crash in between hands the job on,
+   * and its next delivery publishes again: same job id, the start a compare-and-set). `answered`: as the record step read it.
+   */
+  private async continueBatch(data: ToolJob, answered: boolean | null): Promise<void> {
+    if (!data.batch || !this.o.scheduler) return; // (without a scheduler, the live-run reconciler publishes it)
+    if (!(answered ?? (await this.o.store.calls.allAnswered(data.runId, data.batch)))) return;
+    await this.o.scheduler.afterBatch(data.runId, data.tenantId, data.iteration, data.trace);
   }
 
   /**
@@ -212,10 +227,14 @@ export class ToolRunner {
     (results as Executed[]).forEach((r, i) => this.recorded(r, answers[i] ?? null));
   }
 
-  /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
-  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
+  /** One call, by `owner`: its start recorded (unless a read), the tool run, its result recorded once; its batch answered? */
+  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean | null> {
     const r = await this.execute(data, pool, owner, mayTakeOver, false);
-    if (r) await this.record(r);
+    if (!r) return null;
+    const others = data.batch?.filter((id) => id !== data.callId) ?? [];
+    const { answer, batchAnswered } = await this.o.store.recordBatchedToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner, others);
+    this.recorded(r, answer);
+    return batchAnswered;
   }
 
   /** Records one executed call's result in its own step. */
@@ -277,14 +296,4 @@ interface Executed extends LocalResult {
   name: string;
   /** The delivery that ran it (the fenced-write log names it). */
   by: string;
-}
-
-/** A call's logger, made (its bindings serialized) only when the tool logs: most calls never do. */
-export function lazyChild(parent: Logger, bindings: Record<string, string>): ToolContext['logger'] {
-  let child: Logger | null = null;
-  const at = (level: 'info' | 'warn' | 'error' | 'debug') => (...a: unknown[]) => {
-    const c = (child ??= parent.child(bindings));
-    (c[level] as (...x: unknown[]) => void).apply(c, a);
-  };
-  return { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }
