@@ -27,7 +27,7 @@ export type { IterationWorkerOptions } from './iteration-worker-options.js';
 /**
  * The orchestrator's worker: one `advance` job per iteration. It decides from the run's state what the job
  * must do, calls the model (streaming deltas to the event log), checkpoints the response before any side effect,
- * and publishes the tool calls as children of the next iteration's job — or, when every call ran here (local tools)
+ * and publishes the tool calls (whose last answer publishes the next iteration's job) — or, when every call ran here (local tools)
  * and the worker has room, goes on to the next iteration itself (Continuations). Every state change is a
  * compare-and-set, so duplicate or retried jobs are harmless.
  */
