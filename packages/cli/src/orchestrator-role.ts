@@ -41,7 +41,7 @@ export async function startOrchestratorRole(parts: ProcessParts, o: Orchestrator
   // `tools-local`, which this process serves too
   const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, parts.isolation)).only((pool) => pool === LOCAL_POOL);
   const localTools = localRegistry.all().length
-    ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck })
+    ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck, scheduler })
     : undefined;
   if (localTools) {
     await localTools.start();

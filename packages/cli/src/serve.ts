@@ -98,7 +98,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const parts: ProcessParts = { config, env: opts.env ?? process.env, logger, redis, subscriber, store, metrics, isolation, replicaAck };
 
   if (has('tool-runner')) {
-    addWorkers('tool-runner', await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools }));
+    addWorkers('tool-runner', await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools, scheduler }));
     started.push('tool-runner');
   }
   // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries

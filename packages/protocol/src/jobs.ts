@@ -79,6 +79,13 @@ export const ToolJobSchema = z.object({
   /** Cap of the result text the model sees: min(context.toolResultMaxTokens, a quarter of the context window). */
   maxResultTokens: z.number().int().positive().default(DEFAULT_RESULT_TOKENS),
   trace: JobTraceSchema,
+  /**
+   * The calls published with this one when the next iteration waits for nothing else (RunScheduler.afterCheckpoint):
+   * no flow parent is added for them, and the delivery that finds them all answered publishes iteration
+   * `iteration + 1` itself (RunScheduler.afterBatch). Absent: the job is a child of the next iteration's job (a
+   * parked run's batch, a resume), which BullMQ moves on once its children are done.
+   */
+  batch: z.array(z.string()).optional(),
 });
 export type ToolJob = z.infer<typeof ToolJobSchema>;
 

@@ -6,11 +6,16 @@
   `skipped` (the result of a read is discarded, nothing else happened) — then emits `running` before the result.
   ARGV[10] the delivery that recorded the start (job id @ lock token; '' with ARGV[9]): a call running under another
   owner — this delivery stalled past its lock and its job was handed on — is not recorded.
-  Returns {'recorded'}, {'closed', status} (answered cancelled or skipped instead), {'stale', owner} (another delivery
-  took the call over, or answered it, while this one stalled: nothing changes), or {'answered'} when the call was
-  already answered (a duplicate delivery: nothing changes). ]]
+  ARGV[11] the other calls of the call's batch, space-separated ('' = none), when the batch was published without a
+  flow parent (ToolJob.batch): the answer says whether they are all answered too, read in this step's one HMGET.
+  Returns {'recorded', '1' when the other calls of ARGV[11] are all answered, else '0'}, {'closed', status} (answered
+  cancelled or skipped instead), {'stale', owner} (another delivery took the call over, or answered it, while this
+  one stalled: nothing changes), or {'answered'} when the call was already answered (a duplicate delivery: nothing
+  changes). ]]
 local callId = ARGV[6]
-local st, call = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs' }, { callId .. ':st', callId .. ':own' })
+local callFields = { callId .. ':st', callId .. ':own' }
+for other in string.gmatch(ARGV[11] or '', '%S+') do callFields[#callFields + 1] = other .. ':st' end
+local st, call = readState({ 'seq', 'watch', 'status', 'cancel', 'createdAt', 'maxWallMs' }, callFields)
 local stt, own = call[1], call[2] or ''
 if ARGV[10] ~= '' and own ~= ARGV[10] and (stt == 'running' or stt == 'done') then return { 'stale', own } end
 if stt ~= 'queued' and stt ~= 'running' then return { 'answered' } end
@@ -32,4 +37,9 @@ end
 setCall(callId, ':out', ARGV[7]); setCall(callId, ':st', 'done', stt)
 emitAll(ARGV[8])
 commit(st[1], st[2])
-return { 'recorded' }
+-- (a call the run does not know reads false: nothing to wait for)
+local last = '1'
+for i = 3, #call do
+  if call[i] and call[i] ~= 'done' then last = '0' end
+end
+return { 'recorded', last }

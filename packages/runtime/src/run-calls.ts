@@ -42,11 +42,20 @@ export class RunCalls {
    * too. Returns recorded, cancelled / skipped (answered so instead), stale (another delivery took the call over or
    * answered it while this one stalled: nothing written), or null (already answered).
    */
-  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<'recorded' | 'cancelled' | 'skipped' | 'stale' | null> {
-    const r = await this.scripts.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner]);
-    if (r.outcome === 'closed') return r.values[0] === 'skipped' ? 'skipped' : 'cancelled';
-    if (r.outcome === 'stale') return 'stale';
-    return r.outcome === 'recorded' ? 'recorded' : null;
+  async recordToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted?: ToolCallData, owner = ''): Promise<RecordAnswer> {
+    return (await this.recordBatchedToolResult(runId, callId, outcome, eventData, unstarted, owner, [])).answer;
+  }
+
+  /**
+   * recordToolResult for a call of a batch published without a flow parent (ToolJob.batch): `batchAnswered` says,
+   * from the same step's read, whether the batch's `others` are all answered too once this one is recorded — null
+   * when this one was not recorded (the caller reads the batch when it needs to know).
+   */
+  async recordBatchedToolResult(runId: string, callId: string, outcome: ToolOutcome, eventData: ToolCallData, unstarted: ToolCallData | undefined, owner: string, others: readonly string[]): Promise<{ answer: RecordAnswer; batchAnswered: boolean | null }> {
+    const r = await this.scripts.run('recordToolResult', runId, (ev) => [callId, wellFormedJson(outcome), ev([{ type: 'tool.call', data: eventData }]), unstarted ? ev([{ type: 'tool.call', data: unstarted }]) : '', owner, others.join(' ')]);
+    if (r.outcome === 'closed') return { answer: r.values[0] === 'skipped' ? 'skipped' : 'cancelled', batchAnswered: null };
+    if (r.outcome === 'stale') return { answer: 'stale', batchAnswered: null };
+    return r.outcome === 'recorded' ? { answer: 'recorded', batchAnswered: r.values[0] === '1' } : { answer: null, batchAnswered: null };
   }
 
   /** recordToolResult for a batch of local calls, in one step per `maxBytes` of results: see recordInChunks. */
@@ -65,6 +74,11 @@ export class RunCalls {
   async answered(runId: string, callId: string): Promise<boolean> {
     const [st] = await this.fields(runId, [`${callId}:st`]);
     return st === null || st === undefined || st === 'done';
+  }
+
+  /** Whether every one of the calls needs no execution (answered, or unknown to the run), in one read. */
+  async allAnswered(runId: string, callIds: readonly string[]): Promise<boolean> {
+    return (await this.fields(runId, callIds.map((id) => `${id}:st`))).every((st) => st === null || st === undefined || st === 'done');
   }
 
   async meta(runId: string, callIds: readonly string[]): Promise<Array<CallMeta | null>> {

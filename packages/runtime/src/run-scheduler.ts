@@ -12,7 +12,7 @@ function traced(): { trace?: string } {
   return trace ? { trace } : {};
 }
 
-import { TenantLoad } from './tenant-load.js';
+import { TenantLoad, ranked } from './tenant-load.js';
 
 /** min(context.toolResultMaxTokens, a quarter of the context window) */
 export function maxResultTokens(request: RunRequest): number {
@@ -44,13 +44,16 @@ export class RunScheduler {
   async start(runId: string, planned = false, tenant?: string): Promise<void> {
     const data: AdvanceJob = { runId, iteration: 1, ...traced(), ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
     const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant);
-    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), priority });
+    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), ...ranked(priority) });
   }
 
   /**
-   * What follows iteration k's checkpoint: the next iteration's job with the calls to run as its children (one
-   * flow), or alone. A parked run gets its expiry job instead of a lone next job (its continuation is published by
-   * the last decision), and the calls that need no decision still run at once, under the next iteration's job.
+   * What follows iteration k's checkpoint: the calls to run, each a tool job of its pool, or the next iteration's job
+   * when there are none. The calls wait for nothing else (any local call of the batch was recorded before them), so
+   * they need no parent: the delivery that finds the last of them answered publishes the next iteration's job
+   * (`afterBatch`; the job ids are the flow's, a duplicate is harmless). A parked run gets its expiry job instead of
+   * a next job (its continuation is published by the last decision), and the calls that need no decision still run
+   * at once, as children of the next iteration's job (one flow), which the resume's start may wait for.
    */
   async afterCheckpoint(run: { id: string; tenant: string; request: RunRequest }, k: number, calls: CallToRun[], pausedUntil: number | null = null): Promise<void> {
     if (pausedUntil !== null) {
@@ -58,7 +61,18 @@ export class RunScheduler {
       if (!calls.length) return;
     }
     const cap = maxResultTokens(run.request);
-    await this.next(run.id, run.tenant, k, calls.map((c) => ({ ...c, maxResultTokens: cap })));
+    const capped = calls.map((c) => ({ ...c, maxResultTokens: cap }));
+    if (pausedUntil === null && calls.length) return this.batch(run.id, run.tenant, k, capped);
+    await this.next(run.id, run.tenant, k, capped);
+  }
+
+  /**
+   * Iteration k+1, once every call of iteration k's batch published by `afterCheckpoint` is answered: published by the
+   * delivery that found the last one answered (a tool-runner, or the reconciler), under the trace the calls carried.
+   */
+  async afterBatch(runId: string, tenant: string, k: number, trace?: string): Promise<void> {
+    const rank = ranked(await this.load.continuation(tenant));
+    await this.queues.orchestrator.add('advance', { runId, iteration: k + 1, ...(trace ? { trace } : {}) } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1), ...rank });
   }
 
   /** A parked run's decisions are complete: iteration k+1, with the approved calls as its children. */
@@ -87,10 +101,10 @@ export class RunScheduler {
 
   /**
    * An `advance` job for iteration k under the given id, published again by the reconciler (a duplicate is harmless);
-   * it ranks first, having waited a reconciler's sweep already.
+   * it ranks first (a plain job: `ranked(1)`), having waited a reconciler's sweep already.
    */
   async advance(runId: string, k: number, jobId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId, priority: 1 });
+    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
   }
 
   /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
@@ -111,11 +125,35 @@ export class RunScheduler {
     return released;
   }
 
+  /**
+   * A batch's calls as tool jobs without a parent, each naming the batch (`ToolJob.batch`), ranked as the next
+   * iteration would be: one job add a call where a flow adds the parent, links each child to it and moves the parent
+   * on when they are done (docs/BENCHMARKS.md, issue 21: 17 Redis commands a call fewer).
+   */
+  private async batch(runId: string, tenant: string, k: number, calls: CallToRun[]): Promise<void> {
+    const rank = ranked(await this.load.continuation(tenant));
+    const batch = calls.map((c) => c.callId);
+    const trace = traced();
+    const job = (c: CallToRun) => ({
+      name: 'tool',
+      data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace, batch } satisfies ToolJob,
+      opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ...rank },
+    });
+    const pools = new Map<string, CallToRun[]>();
+    for (const c of calls) pools.set(c.pool, [...(pools.get(c.pool) ?? []), c]);
+    await Promise.all([...pools].map(([pool, cs]) => {
+      const queue = this.queues.get(QUEUES.tools(pool));
+      if (cs.length > 1) return queue.addBulk(cs.map(job));
+      const { name, data, opts } = job(cs[0]!);
+      return queue.add(name, data, opts);
+    }));
+  }
+
   private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
     const trace = traced();
     const data: AdvanceJob = { runId, iteration: k + 1, ...trace, ...(plan ? { plan } : {}) };
-    const priority = await this.load.continuation(tenant);
-    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix), priority };
+    const rank = ranked(await this.load.continuation(tenant));
+    const opts = { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1, suffix), ...rank };
     if (!calls.length) {
       await this.queues.orchestrator.add('advance', data, opts);
       return;
@@ -129,7 +167,7 @@ export class RunScheduler {
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
         data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace } satisfies ToolJob,
-        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, priority },
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, ...rank },
       })),
     });
   }

@@ -207,6 +207,22 @@ describe('RunStore Lua transitions (real Redis)', () => {
     expect(await t.store.load(late)).toMatchObject({ pendingFinal: 'budget_exceeded' });
   });
 
+  it("says, from the record step's own read, whether a batch without a flow parent is all answered (ToolJob.batch)", async () => {
+    const runId = await create();
+    await toIteration1(runId);
+    const calls = ['b1', 'b2', 'b3'].map((id) => ({ id, meta: meta('a'), outcome: null }));
+    await t.store.checkpoint(runId, { iteration: 1, message: { role: 'assistant', content: null, toolCalls: calls.map((c) => ({ id: c.id, name: 'a', arguments: '{}' })) }, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    const done = { status: 'completed' as const, content: 'ok', result: 'ok', durationMs: 1, executed: true };
+    const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
+    const record = (id: string) => t.store.calls.recordBatchedToolResult(runId, id, done, ev(id, 'completed'), ev(id, 'running'), '', ['b1', 'b2', 'b3'].filter((o) => o !== id));
+    expect(await record('b2')).toEqual({ answer: 'recorded', batchAnswered: false });
+    expect(await t.store.calls.closeToolCall(runId, 'b3', 'job_failed')).toBe(true); // answered without running: counts as answered
+    expect(await t.store.calls.allAnswered(runId, ['b1', 'b2', 'b3'])).toBe(false);
+    expect(await record('b1')).toEqual({ answer: 'recorded', batchAnswered: true }); // the last one
+    expect(await record('b1')).toEqual({ answer: null, batchAnswered: null }); // a duplicate delivery reads the batch itself
+    expect(await t.store.calls.allAnswered(runId, ['b1', 'b2', 'b3'])).toBe(true);
+  });
+
   it('fences a delivery that lost the model call: after a claim, its deltas and its checkpoint are refused', async () => {
     const runId = await create();
     await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [], owner: 'r-1@first' });

@@ -6,6 +6,18 @@ export const LOWEST_PRIORITY = 2 ** 21 - 1;
 const clamp = (n: number) => Math.min(LOWEST_PRIORITY, Math.max(1, n));
 
 /**
+ * A job's BullMQ options for its rank `priority`: a rank of 1 (the highest) is a plain job, every other one a
+ * prioritized job. The same order: a worker empties BullMQ's plain list before it takes any prioritized job, so a
+ * plain job goes before every job of rank 2 and more, as one of rank 1 does — only the order among rank 1's jobs and
+ * the queue's timers (plain already) differs (first in, first out, or a flow parent ahead of them: BullMQ puts a
+ * parent whose children are done at the front of the list), and those are equals. A plain job costs three Redis
+ * commands fewer than a prioritized one: no priority counter (`INCR`) to add it, and a worker takes it with the
+ * `RPOPLPUSH` it tries first, not with a `ZPOPMIN` and an `LPUSH` after it (docs/BENCHMARKS.md, issue 21) — every
+ * job of a tenant running one run at a time, and of the reconcilers.
+ */
+export const ranked = (priority: number): { priority?: number } => (priority > 1 ? { priority } : {});
+
+/**
  * A tenant's load, as the BullMQ priority of its jobs (fair scheduling, docs/ARCHITECTURE.md): the tenant's running
  * runs, read at most once per `maxAgeMs` per tenant and process (one `ZCARD`, shared by every job published
  * meanwhile), so a job's cost does not grow with the number of jobs published.

@@ -1,5 +1,5 @@
 import { argumentsForDisplay, toolCallData, type ToolJob } from '@agentloop/protocol';
-import type { LocalResult, Logger, Metrics, RunStore } from '@agentloop/runtime';
+import type { LocalResult, Logger, Metrics, RunScheduler, RunStore } from '@agentloop/runtime';
 import type { ToolRegistry } from './registry.js';
 import type { ReplicaAck } from './replica-ack.js';
 
@@ -17,7 +17,7 @@ export interface Executed extends LocalResult {
  */
 export class CallRecorder {
   constructor(
-    private readonly o: { store: RunStore; metrics: Metrics; logger: Logger; registry: ToolRegistry },
+    private readonly o: { store: RunStore; metrics: Metrics; logger: Logger; registry: ToolRegistry; scheduler?: Pick<RunScheduler, 'afterBatch'> },
     private readonly replicaAck: ReplicaAck | undefined,
   ) {}
 
@@ -70,6 +70,25 @@ export class CallRecorder {
   async record(r: Executed): Promise<null> {
     this.recorded(r, await this.o.store.calls.recordToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner));
     return null;
+  }
+
+  /** Records a tool job's result in its own step: whether its batch (ToolJob.batch) is all answered, as the step read it. */
+  async recordInBatch(r: Executed, data: ToolJob): Promise<boolean | null> {
+    const others = data.batch?.filter((id) => id !== data.callId) ?? [];
+    const { answer, batchAnswered } = await this.o.store.calls.recordBatchedToolResult(r.runId, r.callId, r.outcome, r.eventData, r.unstarted, r.owner, others);
+    this.recorded(r, answer);
+    return batchAnswered;
+  }
+
+  /**
+   * Once a delivery is done with its call, whatever it found: when its batch has no flow parent and is all answered,
+   * iteration k+1 is published (RunScheduler.afterBatch) before the job completes (a crash in between hands the job on,
+   * and its next delivery publishes again: same job id, the start a compare-and-set). `answered`: as the record step read it.
+   */
+  async continueBatch(data: ToolJob, answered: boolean | null): Promise<void> {
+    if (!data.batch || !this.o.scheduler) return; // (without a scheduler, the live-run reconciler publishes it)
+    if (!(answered ?? (await this.o.store.calls.allAnswered(data.runId, data.batch)))) return;
+    await this.o.scheduler.afterBatch(data.runId, data.tenantId, data.iteration, data.trace);
   }
 
   /** What recording a result answered, in the logs and metrics. */

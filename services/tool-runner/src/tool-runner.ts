@@ -2,7 +2,7 @@ import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolCallData, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunStore, recordableWithStart } from '@agentloop/runtime';
+import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunScheduler, type RunStore, recordableWithStart } from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import { isSafeRead, type ToolRegistry } from './registry.js';
 import { ReplicaAck } from './replica-ack.js';
@@ -29,6 +29,8 @@ export interface ToolRunnerOptions {
    * (`WAIT`), so a failover cannot lose the start and let a redelivery execute it again.
    */
   replicaAck?: { replicas: number; timeoutMs: number };
+  /** Publishes the next iteration once a batch published without a flow parent is answered (ToolJob.batch). */
+  scheduler?: Pick<RunScheduler, 'afterBatch'>;
 }
 
 /**
@@ -109,8 +111,8 @@ export class ToolRunner {
   private handingBack = false;
 
   /**
-   * A tool job that failed for good (not a tool error: those are results) is answered tool_error at once. Nothing
-   * else is published: the job's parent, which BullMQ runs only after this failure, answers it too if this could not.
+   * A tool job that failed for good (not a tool error: those are results) is answered tool_error at once, and when it
+   * was its batch's last the next iteration is published; a job in a flow has its parent, which answers it too.
    */
   private async onJobFailed(job: Job, err: Error): Promise<void> {
     const parsed = ToolJobSchema.safeParse(job.data);
@@ -119,6 +121,7 @@ export class ToolRunner {
     this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
     try {
       await this.o.store.calls.closeToolCall(runId, callId, 'job_failed');
+      await this.calls.continueBatch(parsed.data, null);
     } catch (e) {
       this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
     }
@@ -134,7 +137,8 @@ export class ToolRunner {
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
     const owner = `${job.id ?? ''}@${token ?? ''}`;
     // the call's span and log lines join the run's trace (SPEC §8)
-    await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
+    const answered = await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
+    await this.calls.continueBatch(parsed.data, answered);
     return { callId: parsed.data.callId };
   }
 
@@ -179,10 +183,10 @@ export class ToolRunner {
     (results as Executed[]).forEach((r, i) => this.calls.recorded(r, answers[i] ?? null));
   }
 
-  /** One call, by the delivery `owner`: the start recorded (unless a read), the tool run, its result recorded once. */
-  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<void> {
+  /** One call, by `owner`: its start recorded (unless a read), the tool run, its result recorded once; its batch answered? */
+  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean | null> {
     const r = await this.execute(data, pool, owner, mayTakeOver, false);
-    if (r) await this.calls.record(r);
+    return r ? this.calls.recordInBatch(r, data) : null;
   }
 
   /** A call's start (unless a read) and execution: its result to record, or null when this delivery does not run it. */

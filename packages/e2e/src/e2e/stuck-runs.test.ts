@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
+import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { QUEUES, advanceJobId, expireJobId } from '@agentloop/protocol';
 import { RunStore } from '@agentloop/runtime';
 import { checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
@@ -64,19 +64,67 @@ describe('nothing left stuck', () => {
     }
   }, 60_000);
 
-  it('a batch whose flow is lost after its checkpoint is published again: the run finishes, no finished call runs twice', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 1500, label: 'e' } }] } : { text: 'done' });
+  it('a call whose tool job is lost after its checkpoint is published again: the run finishes, no finished call runs twice', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 10, label: 'e' } }, { name: 'lookup', args: { key: 'x' } }] } : { text: `done: ${req.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` });
     const st = await InProcessStack.start({ script, env: quick });
+    const tools = new Queue(QUEUES.tools('default'), { connection: st.redis, prefix: st.prefix });
     try {
-      const id = await st.a.startRun({ input: 'go', model, tools: ['effect'] });
-      await until('the effect to start', () => st.effects().some((e) => e.phase === 'start'));
-      await remove(st, advanceJobId(id, 2)); // the iteration job waiting for the batch is gone
+      await tools.pause(); // no runner takes a job meanwhile
+      const id = await st.a.startRun({ input: 'go', model, tools: ['effect', 'lookup'] });
+      await until('the batch to be published', async () => (await tools.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id).length === 2);
+      const [lost] = (await tools.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id && j.data.name === 'lookup');
+      await lost!.remove(); // as a lost AOF tail would leave it: the effect's job is there, the lookup's is not
+      await tools.resume();
       const snap = await st.a.waitTerminal(id, 30_000);
-      expect(snap).toMatchObject({ status: 'completed', output: 'done' });
+      expect(snap).toMatchObject({ status: 'completed' });
+      expect(snap.output).toContain('"done":true'); // the effect's result
+      expect(snap.output).toContain('X'); // the lookup ran, published again by the reconciler
       expect(st.effects().filter((e) => e.phase === 'start')).toHaveLength(1);
       expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
       expect(checkTranscript((await st.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     } finally {
+      await tools.close();
+      await st.stop();
+    }
+  }, 60_000);
+
+  it('a call whose tool job failed for good where no runner answered it (no flow parent learns of it) is answered tool_error, and the run goes on', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    const st = await InProcessStack.start({ script, pools: ['default'], env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' } });
+    // a foreign worker of pool "offsite" fails the job for good without answering the call, as a runner that lost Redis would
+    const worker = new Worker(QUEUES.tools('offsite'), async () => {
+      throw new UnrecoverableError('the runner lost its tool');
+    }, { connection: st.redis.duplicate({ maxRetriesPerRequest: null }), prefix: st.prefix });
+    try {
+      const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
+      const snap = await st.a.waitTerminal(id, 30_000);
+      expect(snap.status).toBe('completed');
+      expect(snap.output).toContain('"code":"tool_error"');
+      expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
+    } finally {
+      await worker.close();
+      await st.stop();
+    }
+  }, 60_000);
+
+  it('a batch answered whose next iteration was never published (its runner died between the two) goes on', async () => {
+    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    const st = await InProcessStack.start({ script, pools: ['default'], env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' } }); // no runner of pool "offsite"
+    const offsite = new Queue(QUEUES.tools('offsite'), { connection: st.redis, prefix: st.prefix });
+    try {
+      const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
+      await until('the call to be published', async () => (await offsite.getJobs(['waiting', 'prioritized'])).some((j) => j.data.runId === id));
+      const [job] = (await offsite.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id);
+      // what the runner's delivery did before it died: the result recorded, its job gone (completed by another means)
+      const store = new RunStore(st.redis, st.prefix);
+      const ev = (status: 'running' | 'completed') => ({ callId: job!.data.callId, name: 'offsite', arguments: {}, status });
+      expect(await store.calls.recordToolResult(id, job!.data.callId, { status: 'completed', content: 'remote', result: 'remote', durationMs: 1, executed: true }, ev('completed'), ev('running'))).toBe('recorded');
+      await job!.remove();
+      const snap = await st.a.waitTerminal(id, 30_000);
+      expect(snap).toMatchObject({ status: 'completed', output: 'saw: remote' });
+      expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
+    } finally {
+      await offsite.close();
       await st.stop();
     }
   }, 60_000);

@@ -25,7 +25,7 @@ export function chainedIteration(st: RunState, k: number, jobId?: string): numbe
 }
 
 /**
- * `jobId`: the deciding job. Iteration k has several jobs (the flow parent, a resume, duplicates); only the
+ * `jobId`: the deciding job. Iteration k has several jobs (the one its batch published, a resume, duplicates); only the
  * one that started its model call — or a BullMQ retry of it, which keeps its id — may resume that call. Another would
  * stream the model a second time, its deltas interleaved with the first's.
  */

@@ -38,8 +38,9 @@ export interface DispatchDeps {
  * What follows a checkpoint (or its re-dispatch after a crash): the calls that need no decision. Local calls run here,
  * in place and in parallel, owned by this iteration's delivery — recorded like any call, so a crash mid-call runs a
  * `safe` one again and answers a `never` one outcome_unknown (the redelivery finds it running under the dead owner).
- * The others go to their pools as children of the next iteration's job, once the local ones are recorded (at most
- * 5 s): published earlier, that job could start while a local call still runs, and answer it as failed. A local
+ * The others go to their pools once the local ones are recorded (at most 5 s), and the delivery that answers the last
+ * of them publishes the next iteration's job (RunScheduler.afterCheckpoint; a parked run's: its children): published
+ * earlier, that job could start while a local call still runs, and answer it as failed. A local
  * call with effects is recorded as soon as it finishes; the reads are recorded in one step once the last has finished
  * (the cheapest path: one script per batch, not one per call), and a batch of local calls only needs no child: the
  * next iteration's job follows alone. `fresh`: the calls were made by this delivery's own checkpoint (none can be

@@ -1,3 +1,4 @@
+import type { Job } from 'bullmq';
 import { QUEUES, advanceJobId, expireJobId, toolJobId } from '@agentloop/protocol';
 import type { Logger, Metrics, RunScheduler, RunStore } from '@agentloop/runtime';
 import { ownerJobId } from '../loop/decide-advance.js';
@@ -23,10 +24,11 @@ type Found = 'ok' | 'republished' | 'ended' | 'answered' | 'gone';
  * The one reconciler of live runs: no run stays `running` without a job that will advance it, and no parked run stays
  * parked past its expiry without its expire job. Each sweep reads a page of the running index (oldest first, going on
  * from where the last sweep stopped, so its cost is bounded whatever the number of runs) and, for a run that did not
- * move for a while, checks the job it expects — by phase: the model call's owner job, or the next iteration's flow
- * parent and its tool jobs. A missing job is published again from the checkpoint (fixed ids and compare-and-set
- * transitions make a duplicate harmless); a job that failed for good ends the run `failed`; a tool call that no runner
- * of its pool took up within the pool's bound is answered tool_error (retryable) and the iteration goes on.
+ * move for a while, checks the job it expects — by phase: the model call's owner job, or the batch's tool jobs and the
+ * next iteration's job (a flow parent, or published once the batch is answered). A missing job is published again from
+ * the checkpoint (fixed ids and compare-and-set transitions make a duplicate harmless); an iteration job that failed
+ * for good ends the run `failed`, a tool job that did answers its call tool_error; a tool call that no runner of its
+ * pool took up within the pool's bound is answered tool_error (retryable) and the iteration goes on.
  */
 export class LiveRunReconciler {
   private timer: NodeJS.Timeout | null = null;
@@ -97,14 +99,50 @@ export class LiveRunReconciler {
     if (st.phase !== 'tools') return 'ok';
     const parentId = advanceJobId(runId, k + 1);
     const parent = await this.o.scheduler.job(QUEUES.orchestrator, parentId);
-    if (!parent) {
-      // the flow that runs the batch is gone: the iteration's job publishes it again from the checkpoint (redispatch)
-      await this.o.scheduler.advance(runId, k, advanceJobId(runId, k, 'reconciled'));
-      this.o.logger.warn({ runId, iteration: k }, 'a running run had no job to advance it: its calls are published again from its checkpoint');
-      return 'republished';
-    }
+    const batch = JSON.parse(st.batch || '[]') as string[];
+    if (!parent) return this.checkUnparented(runId, k, batch);
     if ((await parent.getState()) === 'failed') return this.endFailed(runId, parentId, k);
-    return this.checkCalls(runId, k, JSON.parse(st.batch || '[]') as string[]);
+    return this.checkCalls(runId, k, batch);
+  }
+
+  /** Publishes iteration k's batch again from its checkpoint: the iteration's job re-dispatches its open calls. */
+  private async redispatch(runId: string, k: number): Promise<Found> {
+    await this.o.scheduler.advance(runId, k, advanceJobId(runId, k, 'reconciled'));
+    this.o.logger.warn({ runId, iteration: k }, 'a running run had no job to advance it: its calls are published again from its checkpoint');
+    return 'republished';
+  }
+
+  /**
+   * A run in its tools phase with no job for iteration k+1: its batch's calls went out without a flow parent (the
+   * delivery that answers the last one publishes that job, RunScheduler.afterBatch), or the flow that ran them is
+   * gone. An open call whose tool job failed for good is answered job_failed (no parent learns of it), one whose job
+   * waits past its pool's bound no_runner; a call whose job is gone is published again with the rest of the batch;
+   * once every call is answered and still no job goes on, iteration k+1 is published.
+   */
+  private async checkUnparented(runId: string, k: number, batch: string[]): Promise<Found> {
+    let answered = false;
+    for (const [i, { meta, outcome }] of (await this.o.store.calls.metaAndOutcomes(runId, batch)).entries()) {
+      if (!meta || outcome) continue;
+      const job = await this.o.scheduler.job(QUEUES.tools(meta.pool), toolJobId(runId, batch[i]!));
+      if (!job) return this.redispatch(runId, k); // (fixed job ids: the calls whose jobs are there are not run twice)
+      const state = await job.getState();
+      if (state === 'failed' ? await this.o.store.calls.closeToolCall(runId, batch[i]!, 'job_failed') : await this.pickupTimedOut(runId, batch[i]!, meta.pool, job, state)) answered = true;
+    }
+    if ((await this.o.store.calls.metaAndOutcomes(runId, batch)).some((c) => c.meta && !c.outcome)) return answered ? 'answered' : 'ok';
+    await this.o.scheduler.advance(runId, k + 1, advanceJobId(runId, k + 1, 'reconciled'));
+    this.o.logger.warn({ runId, iteration: k }, 'a running run\'s batch was answered and no job went on: its next iteration is published');
+    return answered ? 'answered' : 'republished';
+  }
+
+  /** A call's tool job waiting past its pool's bound: the call is answered tool_error (no_runner) and the job removed. */
+  private async pickupTimedOut(runId: string, callId: string, pool: string, job: Job, state: string): Promise<boolean> {
+    const bound = this.o.poolPickupMs[pool] ?? this.o.poolPickupMs['*'] ?? 300_000;
+    if (!((state === 'waiting' || state === 'prioritized') && Date.now() - job.timestamp > bound)) return false;
+    const answered = await this.o.store.calls.closeToolCall(runId, callId, 'no_runner');
+    if (answered) this.o.logger.warn({ runId, callId, pool, waitedMs: Date.now() - job.timestamp }, 'no tool-runner took the call up within its pool\'s bound: answered tool_error');
+    await job.removeChildDependency().catch(() => false); // the iteration stops waiting for it (a flow's child)
+    await job.remove().catch(() => undefined); // (taken up meanwhile: its runner finds it answered)
+    return answered;
   }
 
   /** The job a run in its model call expects: published again when gone, the run ended when it failed for good. */
@@ -132,15 +170,7 @@ export class LiveRunReconciler {
       if (!meta || outcome) continue;
       const job = await this.o.scheduler.job(QUEUES.tools(meta.pool), toolJobId(runId, batch[i]!));
       if (job) {
-        const state = await job.getState();
-        const bound = this.o.poolPickupMs[meta.pool] ?? this.o.poolPickupMs['*'] ?? 300_000;
-        if (!((state === 'waiting' || state === 'prioritized') && Date.now() - job.timestamp > bound)) continue;
-        if (await this.o.store.calls.closeToolCall(runId, batch[i]!, 'no_runner')) {
-          this.o.logger.warn({ runId, callId: batch[i], pool: meta.pool, waitedMs: Date.now() - job.timestamp }, 'no tool-runner took the call up within its pool\'s bound: answered tool_error');
-          answered = true;
-        }
-        await job.removeChildDependency().catch(() => false); // the iteration stops waiting for it
-        await job.remove().catch(() => undefined); // (taken up meanwhile: its runner finds it answered)
+        if (await this.pickupTimedOut(runId, batch[i]!, meta.pool, job, await job.getState())) answered = true;
       } else if (await this.o.store.calls.closeToolCall(runId, batch[i]!, 'job_failed')) answered = true;
     }
     if (!answered) return 'ok';
