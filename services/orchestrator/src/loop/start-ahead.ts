@@ -51,7 +51,7 @@ export class StartAhead {
 
   /** Sends iteration k's checkpoint and the planned start behind it; what the results' answers were, logged and counted. */
   async send(runId: string, checkpoint: CheckpointInput, owner: string, ahead: Ahead): Promise<AheadOutcome> {
-    if (!recordableWithStart(ahead.results)) return this.sendApart(runId, checkpoint, owner, ahead);
+    if (ahead.results.length && !recordableWithStart(ahead.results)) return this.sendApart(runId, checkpoint, owner, ahead);
     const { checkpointed, start } = await this.store.checkpointThenStart(runId, checkpoint, owner, ahead.params);
     if (typeof checkpointed === 'object') return { kind: 'taken', taken: checkpointed.taken };
     if (!checkpointed) return { kind: 'fenced' };
