@@ -55,8 +55,11 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
 function send(url: string, proto: 'http:' | 'https:', method: string, record: Record<string, string>, body: Buffer | null, signal: AbortSignal | undefined): Promise<Response> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   if (body) record['content-length'] = String(body.length);
+  const u = new URL(url);
   const headers = Object.entries(record).flat();
-  if (!('host' in record)) headers.push('host', new URL(url).host);
+  if (!('host' in record)) headers.push('host', u.host);
+  // credentials in the URL, as node:http adds them to an object of headers without an Authorization (not to a list)
+  if (u.username && !('authorization' in record)) headers.push('authorization', `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`);
   const mod = proto === 'https:' ? https : http;
   const attempt = (retried: boolean) =>
     new Promise<Response>((resolve, reject) => {
