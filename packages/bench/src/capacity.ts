@@ -13,6 +13,8 @@ import { runMemory } from './tenant-safety.js';
 export interface CapacityFigures {
   runs: number;
   iterations: number;
+  /** The mock's answer time, ms (uniform between the two). */
+  modelMs: [number, number];
   completed: number;
   failed: number;
   seconds: number;
@@ -103,7 +105,9 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
   const prefix = 'bench-cap';
   const toolsModule = path.join(os.tmpdir(), `agentloop-capacity-tools-${process.pid}.mjs`);
   fs.writeFileSync(toolsModule, TOOLS);
-  const mock = await startMockProcess(['slow-loop', String(iterations), '1000', '3000']);
+  // BENCH_CAPACITY_MODEL_MS=min,max: the mock's answer time [1000,3000]; a long one holds every run in a model call
+  const [minMs = 1000, maxMs = 3000] = (process.env.BENCH_CAPACITY_MODEL_MS ?? '1000,3000').split(',').map(Number);
+  const mock = await startMockProcess(['slow-loop', String(iterations), String(minMs), String(maxMs)]);
   const env = {
     REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
     AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
@@ -203,7 +207,7 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
       byLength.push({ length, bytes: await sample(lenIds) });
     }
     return {
-      runs, iterations, completed, failed, seconds, iterationsPerS: (completed * iterations) / seconds,
+      runs, iterations, modelMs: [minMs, maxMs], completed, failed, seconds, iterationsPerS: (completed * iterations) / seconds,
       peakRunning: peak.running, heapPerActiveB: peak.heapB / Math.max(1, peak.running), heapOldPerActiveB: peak.oldB / Math.max(1, peak.running), live: liveFigures, redisPerActiveB: peak.redisB / Math.max(1, peak.running),
       redisPerFinishedB: redisFinished / runs, finishedRunKeysB, parked, redisPerParkedB, parkedRunKeysB, byLength, scheduling, orchestratorCpuS,
     };
@@ -222,7 +226,7 @@ const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
 export function capacityLines(f: CapacityFigures): string[] {
   const s = f.scheduling;
   return [
-    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (1–3 s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s`,
+    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (${f.modelMs.map((m) => m / 1000).join('–')} s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s`,
     ...liveHeapLines(f.live),
     `  ${f.peakRunning} running at the plateau: orchestrator heap in use (sawtooth's lower edge, garbage included) ${kb(f.heapPerActiveB)} per running run (${kb(f.heapOldPerActiveB)} without the young generation), Redis ${kb(f.redisPerActiveB)} per running run`,
     `  Redis per finished run (retained): ${kb(f.redisPerFinishedB)} (used_memory), its keys ${kb(f.finishedRunKeysB)} (MEMORY USAGE, median of 20)`,
