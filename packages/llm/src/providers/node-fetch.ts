@@ -56,10 +56,13 @@ function send(url: string, proto: 'http:' | 'https:', method: string, record: Re
   if (signal?.aborted) return Promise.reject(abortError(signal));
   if (body) record['content-length'] = String(body.length);
   const u = new URL(url);
-  const headers = Object.entries(record).flat();
-  if (!('host' in record)) headers.push('host', u.host);
+  if (!('host' in record)) record.host = u.host;
   // credentials in the URL, as node:http adds them to an object of headers without an Authorization (not to a list)
-  if (u.username && !('authorization' in record)) headers.push('authorization', `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`);
+  if (u.username && !('authorization' in record)) record.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  // sized once (pushed, it would keep the spare room its growth left: the socket keeps its first request's list)
+  const names = Object.keys(record);
+  const headers = new Array<string>(2 * names.length);
+  names.forEach((k, i) => ((headers[2 * i] = k), (headers[2 * i + 1] = record[k]!)));
   const mod = proto === 'https:' ? https : http;
   const attempt = (retried: boolean) =>
     new Promise<Response>((resolve, reject) => {
