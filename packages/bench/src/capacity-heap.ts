@@ -96,9 +96,9 @@ const handles = (r: Record<string, number>) => `${r.TCPSocketWrap ?? 0} sockets,
 
 export function liveHeapLines(f: LiveHeapFigures): string[] {
   return [
-    `  orchestrator live heap (full collection over the inspector before each reading): idle ${mb(f.idleB)} after ${f.warmup} warm-up runs (fresh ${mb(f.freshB)}, after the load ${mb(f.afterB)})`,
+    `  orchestrator live heap (full collection over the inspector before each reading): idle ${mb(f.idleB)} after a warm-up load of ${f.warmup} runs (fresh ${mb(f.freshB)}, after the load ${mb(f.afterB)})`,
     `    at the plateau: ${f.plateau.map((s) => `${mb(s.usedB)} with ${s.running.toFixed(0)} running / ${s.jobs.toFixed(0)} jobs at ${s.at.toFixed(0)} s (${mb(s.beforeB)} before the collection, ${s.pauseMs.toFixed(0)} ms)`).join('; ')}`,
-    `    live heap per running run ${kb(f.perRunningB)} (median of ${f.plateau.length}; ${kb(f.perRunningMinB)}–${kb(f.perRunningMaxB)}) over the warm idle heap; ${kb(f.perRunningAfterB)} over the idle heap after the load; ${kb(f.perJobB)} per orchestrator job in flight`,
+    `    live heap per running run ${kb(f.perRunningB)} (median of ${f.plateau.length}; ${kb(f.perRunningMinB)}–${kb(f.perRunningMaxB)}) over the idle heap after the warm-up; ${kb(f.perRunningAfterB)} over the idle heap after the load; ${kb(f.perJobB)} per orchestrator job in flight`,
     `    handles: idle ${handles(f.resources.idle)}; fullest reading ${handles(f.resources.plateau)}; after the load ${handles(f.resources.after)}`,
   ];
 }
