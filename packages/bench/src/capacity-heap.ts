@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { percentile } from './stats.js';
 import type { Inspector, LiveHeap } from './inspector.js';
 
 /** What was in flight around one reading of the live heap. */
@@ -50,12 +49,12 @@ export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>
   let t0 = 0;
   let snapshotTaken = false;
   let plateauResources: Record<string, number> = {};
-  /** Sawtooth samples right after a forced collection would read as live: the ones within 2 s of one are left out. */
+  /** Sawtooth samples right after a forced collection would read as live: the ones within 1.5 s of one are left out. */
   let lastForcedAt = -Infinity;
   return {
     start: () => void (t0 = performance.now()),
     /** Whether a metrics sample taken now is clear of the forced collections. */
-    clear: () => performance.now() - lastForcedAt > 2000,
+    clear: () => performance.now() - lastForcedAt > 1500,
     /** Called with each sampler tick's running count: takes a reading when one is due. */
     async tick(running: number): Promise<void> {
       top = Math.max(top, running);
@@ -80,14 +79,21 @@ export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>
       const perRunning = per(base.idleB, (s) => s.running);
       return {
         freshB: base.freshB, idleB: base.idleB, afterB: base.afterB, warmup: base.warmup, plateau,
-        perRunningB: percentile(perRunning, 50), perRunningMinB: Math.min(...perRunning), perRunningMaxB: Math.max(...perRunning),
-        perRunningAfterB: percentile(per(base.afterB, (s) => s.running), 50),
-        perJobB: percentile(per(base.idleB, (s) => s.jobs), 50),
+        perRunningB: median(perRunning), perRunningMinB: Math.min(...perRunning), perRunningMaxB: Math.max(...perRunning),
+        perRunningAfterB: median(per(base.afterB, (s) => s.running)),
+        perJobB: median(per(base.idleB, (s) => s.jobs)),
         maxPauseMs: Math.max(0, ...samples.map((s) => s.pauseMs)),
         resources: { idle: base.idleResources, plateau: plateauResources, after: base.afterResources },
       };
     },
   };
+}
+
+/** The median (the mean of the middle two of an even count). */
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length === 0 ? NaN : v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
 }
 
 const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;

@@ -114,14 +114,16 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
     // a slot per run in a model call; tools hold a run a tenth of the time
     AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(runs + 100), AGENTLOOP_TOOL_CONCURRENCY: String(Math.ceil(runs / 3) + 50),
   };
-  const procs = [await startServeProcess(env, { roles: ['orchestrator'], inspect: true }), await startServeProcess(env, { roles: ['tool-runner'] }), await startServeProcess(env, { roles: ['api'] })];
+  // BENCH_CAPACITY_CLI: another build's CLI entry (packages/cli/dist/main.js of a baseline) for the three processes
+  const cli = process.env.BENCH_CAPACITY_CLI;
+  const procs = [await startServeProcess(env, { roles: ['orchestrator'], inspect: true, cli }), await startServeProcess(env, { roles: ['tool-runner'], cli }), await startServeProcess(env, { roles: ['api'], cli })];
   const [orch, , api] = procs as [(typeof procs)[0], (typeof procs)[0], (typeof procs)[0]];
   const probes = [schedulingProbe(admin, prefix, 'orchestrator'), schedulingProbe(admin, prefix, 'tools-default')];
   const count = (status: string) => admin.zcard(`${prefix}:tenant:default:runs:${status}`);
   const insp = await connectInspector(orch.inspectorUrl);
   const inFlight = async () => ({ running: await count('running'), jobs: await admin.llen(`${prefix}:orchestrator:active`) });
   const snapshotDir = process.env.BENCH_CAPACITY_SNAPSHOTS;
-  const live = liveHeapProbe(insp, inFlight, { runs, everyMs: 3000, snapshotDir });
+  const live = liveHeapProbe(insp, inFlight, { runs, everyMs: 2000, snapshotDir });
   const ended = async () => (await count('completed')) + (await count('failed'));
   const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
   const heap = () => heapSpaces(orch.metricsUrl);
@@ -179,7 +181,8 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
     sampling = false;
     await sampler;
     const top = Math.max(...samples.map((x) => x.running));
-    // the sawtooth samples within 2 s of a forced collection are left out: they would read as live heap
+    // the sawtooth samples within 1.5 s of a forced collection are left out (they would read as live heap); the ones
+    // left still follow a forced collection by 1.5–2 s, which lowers this figure against runs without them
     const plateau = samples.filter((x) => x.running >= 0.9 * top && x.clear);
     const peak = { running: Math.min(...plateau.map((x) => x.running)), heapB: Math.min(...plateau.map((x) => x.heapB)), oldB: Math.min(...plateau.map((x) => x.oldB)), redisB: Math.min(...plateau.map((x) => x.redisB)) };
     const orchestratorCpuS = (await metric(orch.metricsUrl, 'process_cpu_seconds_total')) - cpu0;
