@@ -121,12 +121,12 @@ export class IterationWorker {
    * iteration k-1, else the state in Redis. Each guess is checked by the start script's compare-and-set; a stale one costs a read.
    */
   private async advance(job: Job, token: string | undefined, runId: string, k: number, plan: AdvanceJob['plan']): Promise<number | 'done'> {
-    const cached = this.states.take(runId, k - 1);
+    let cached = this.states.take(runId, k - 1);
     // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
     let results = this.continuations.deferred(job);
     const act = (st: RunState, at: number, action: AdvanceAction) => {
       const r = results;
-      results = undefined;
+      results = cached = undefined; // the state acted on is let go of here: the iteration holds its own copy through the model call
       return this.act(job, token, st, at, action, r);
     };
     if (!cached && plan) {
@@ -137,13 +137,13 @@ export class IterationWorker {
       const outcome = await act(cached, k, this.plan.decideAdvance(cached, k, Date.now(), job.id));
       if (outcome !== 'stale') return outcome;
     }
-    const st = await this.o.store.load(runId);
-    if (!st) {
+    cached = (await this.o.store.load(runId)) ?? undefined; // the state in Redis, in the same variable (act lets go of it)
+    if (!cached) {
       if (results) await this.recordResults(runId, results);
       return 'done';
     }
-    const at = chainedIteration(st, k, job.id); // a redelivery of a job that went on in place
-    const outcome = await act(st, at, this.plan.decideAdvance(st, at, Date.now(), job.id));
+    const at = chainedIteration(cached, k, job.id); // a redelivery of a job that went on in place
+    const outcome = await act(cached, at, this.plan.decideAdvance(cached, at, Date.now(), job.id));
     return outcome === 'stale' ? 'done' : outcome;
   }
 
