@@ -86,8 +86,13 @@ function send(url: string, proto: 'http:' | 'https:', method: string, record: Re
         req.destroy(err);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      req.once('close', () => signal?.removeEventListener('abort', onAbort));
-      req.once('error', (err: NodeJS.ErrnoException) => {
+      // on, not once: a once-listener costs a wrapper and its state per request in flight; a request closes once,
+      // and only its first error counts (a listener that stays also keeps a late second error from being thrown)
+      let failed = false;
+      req.on('close', () => signal?.removeEventListener('abort', onAbort));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (failed) return;
+        failed = true;
         if (signal?.aborted) return reject(abortError(signal));
         // a kept-alive connection the server closed just as it was reused: the request never reached it (Node's
         // documented pattern: retry once on a fresh connection)

@@ -36,13 +36,15 @@ export function sendStreaming(client: OpenAI, transport: typeof fetch, path: str
   return built(client, path, body).then(({ url, init }) => send(transport, url, init, controller, client.timeout));
 }
 
+/** The reason a request's controller is aborted with when the client's timeout passes before the headers. */
+const TIMED_OUT = new Error('the request timed out before its response headers');
+TIMED_OUT.name = 'AbortError';
+const timeUp = (controller: AbortController) => controller.abort(TIMED_OUT);
+
 function send(transport: typeof fetch, url: string, init: RequestInit, controller: AbortController, timeoutMs: number): Promise<Response> {
   if (controller.signal.aborted) return Promise.reject(new OpenAI.APIUserAbortError());
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
+  // a function of the module with the controller as its argument: no closure per call in flight
+  const timer = setTimeout(timeUp, timeoutMs, controller);
   init.signal = controller.signal;
   return transport(url, init).then(
     async (response) => {
@@ -52,7 +54,7 @@ function send(transport: typeof fetch, url: string, init: RequestInit, controlle
     },
     (err: unknown) => {
       clearTimeout(timer);
-      if (timedOut) throw new OpenAI.APIConnectionTimeoutError();
+      if (controller.signal.reason === TIMED_OUT) throw new OpenAI.APIConnectionTimeoutError();
       if (controller.signal.aborted) throw new OpenAI.APIUserAbortError();
       throw new OpenAI.APIConnectionError({ cause: err instanceof Error ? err : new Error(String(err)) });
     },
