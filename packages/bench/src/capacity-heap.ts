@@ -50,6 +50,8 @@ export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>
   let gap = o.everyMs;
   let t0 = 0;
   let snapshotTaken = false;
+  /** BENCH_CAPACITY_SNAPSHOT_AT=s1,s2…: plateau snapshots at the first readings at or after these seconds instead. */
+  const snapshotAt = (process.env.BENCH_CAPACITY_SNAPSHOT_AT ?? '').split(',').filter(Boolean).map(Number);
   let plateauResources: Record<string, number> = {};
   /** Sawtooth samples right after a forced collection would read as live: the ones within 1.5 s of one are left out. */
   let lastForcedAt = -Infinity;
@@ -69,9 +71,11 @@ export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>
       const sample = { ...heap, running: (before.running + after.running) / 2, jobs: (before.jobs + after.jobs) / 2, at: (last - t0) / 1000 };
       samples.push(sample);
       if (sample.running >= Math.max(...samples.map((s) => s.running))) plateauResources = await insp.resources();
-      if (o.snapshotDir && !snapshotTaken && sample.running >= 0.9 * o.runs) {
+      const due = snapshotAt.length ? snapshotAt.findIndex((at) => sample.at >= at) : !snapshotTaken && sample.running >= 0.9 * o.runs ? 0 : -1;
+      if (o.snapshotDir && due >= 0) {
         snapshotTaken = true;
-        await insp.snapshot(path.join(o.snapshotDir, 'plateau.heapsnapshot'));
+        await insp.snapshot(path.join(o.snapshotDir, snapshotAt.length ? `plateau-${snapshotAt[due]}.heapsnapshot` : 'plateau.heapsnapshot'));
+        snapshotAt.splice(due, 1);
         lastForcedAt = performance.now();
       }
     },
