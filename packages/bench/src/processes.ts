@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { CLI_MAIN } from '@agentloop/testing';
+import { INSPECTOR_URL } from './inspector.js';
 
 /** Resolves with the first capture of `pattern` in the child's stdout; every line also goes to `onLine`. */
 function firstMatch(child: ChildProcess, pattern: RegExp, what: string, onLine?: (line: string) => void): Promise<string> {
@@ -35,10 +36,29 @@ export async function startMockProcess(args: string[], onLine?: (line: string) =
 
 /**
  * `agentloop serve` in its own process, as a deployment runs it (every role, or `roles`); resolves with its API URL
- * (when it has the api) and its metrics URL once ready. `cli`: another build's CLI entry (a baseline to compare with) [this build's].
+ * (when it has the api) and its metrics URL once ready. `cli`: another build's CLI entry (a baseline to compare with)
+ * [this build's]. `inspect`: start it with its inspector open on a free loopback port (`--inspect=127.0.0.1:0`) and
+ * resolve with the inspector's WebSocket URL too (its stderr is read for it, and passed on).
  */
-export async function startServeProcess(env: Record<string, string>, o: { roles?: string[]; cli?: string } = {}): Promise<{ apiUrl: string; metricsUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [o.cli ?? CLI_MAIN, 'serve', ...(o.roles ?? []).flatMap((r) => ['--role', r])], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+export async function startServeProcess(
+  env: Record<string, string>,
+  o: { roles?: string[]; cli?: string; inspect?: boolean } = {},
+): Promise<{ apiUrl: string; metricsUrl: string; inspectorUrl: string; stop: () => Promise<void> }> {
+  const args = [...(o.inspect ? ['--inspect=127.0.0.1:0'] : []), o.cli ?? CLI_MAIN, 'serve', ...(o.roles ?? []).flatMap((r) => ['--role', r])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', o.inspect ? 'pipe' : 'inherit'], env: { ...process.env, ...env } });
+  const inspector = o.inspect
+    ? new Promise<string>((resolve) => {
+        let buf: string | undefined = '';
+        child.stderr!.on('data', (d: Buffer) => {
+          process.stderr.write(d);
+          if (buf === undefined) return;
+          const m = INSPECTOR_URL.exec((buf += d.toString()));
+          if (!m) return;
+          buf = undefined;
+          resolve(m[1]!);
+        });
+      })
+    : Promise.resolve('');
   let apiUrl = '';
   let metricsUrl = '';
   // both lines may arrive in one chunk: one reader sees them in order
@@ -49,6 +69,7 @@ export async function startServeProcess(env: Record<string, string>, o: { roles?
   return {
     apiUrl,
     metricsUrl,
+    inspectorUrl: await inspector,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();

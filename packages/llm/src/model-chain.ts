@@ -36,49 +36,82 @@ const label = (m: ModelSpec) => `${m.provider}/${m.name}`;
  * Calls `model`, then each fallback in turn, for failures before any output reached the caller. Each model gets
  * retries with backoff that honour retry-after. A stream that dies after output was shown is retried on the same
  * model with `discardOutput: true` (clients drop that iteration's deltas); it never falls back silently.
+ *
+ * The first attempt runs without a frame of this chain's loop: a call waits seconds, thousands at once, and most
+ * succeed at once (docs/BENCHMARKS.md, "Capacity"); the loop takes over from its failure.
  */
-export async function callModelChain(
+export function callModelChain(
   registry: ProviderRegistry,
   chain: readonly ModelSpec[],
   req: Omit<ModelCallRequest, 'model'>,
   hooks: ChainHooks = {},
   opts: ChainOptions = {},
 ): Promise<ModelResponse> {
+  if (!chain.length) return Promise.reject(new LlmError('config', 'no model to call'));
+  const t0 = performance.now();
+  return attempt(registry, chain[0]!, req, hooks, opts, t0).catch((e: unknown) => retrying(registry, chain, req, hooks, opts, { e, t0 }));
+}
+
+/** One call of `spec` (through the strategy and the gate), its success reported to onAttempt; a failure rejects. */
+function attempt(registry: ProviderRegistry, spec: ModelSpec, req: Omit<ModelCallRequest, 'model'>, hooks: ChainHooks, opts: ChainOptions, t0: number): Promise<ModelResponse> {
+  try {
+    const client = registry.clientFor(spec);
+    const call = (opts.strategy ?? functionCalling).begin({ ...req, model: spec });
+    return admitted(opts.gate, spec.provider, req.signal, () => client.call(call.request)).then((r) => {
+      const res = call.finish(r);
+      hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
+      return res;
+    });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** The chain from the first attempt's failure on: its retries, then the fallbacks and theirs. */
+async function retrying(
+  registry: ProviderRegistry,
+  chain: readonly ModelSpec[],
+  req: Omit<ModelCallRequest, 'model'>,
+  hooks: ChainHooks,
+  opts: ChainOptions,
+  first: { e: unknown; t0: number },
+): Promise<ModelResponse> {
   const attempts = opts.attemptsPerModel ?? 3;
   const base = opts.baseDelayMs ?? 500;
   const maxDelay = opts.maxDelayMs ?? 30_000;
   const sleep = opts.sleep ?? abortableSleep;
-  const strategy = opts.strategy ?? functionCalling;
+  let failed: { e: unknown; t0: number } | null = first;
   let lastError: LlmError | null = null;
   for (let m = 0; m < chain.length; m++) {
     const spec = chain[m]!;
     if (m > 0 && lastError) await hooks.onFallback?.({ from: label(chain[m - 1]!), to: label(spec), reason: lastError.kind });
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const t0 = performance.now();
-      try {
-        const client = registry.clientFor(spec);
-        const call = strategy.begin({ ...req, model: spec });
-        const res = call.finish(await admitted(opts.gate, spec.provider, req.signal, () => client.call(call.request)));
-        hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
-        return res;
-      } catch (e) {
-        const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
-        // held back by our own per-provider limit: not the provider's failure, so no retry here and no fallback
-        if (err.opts.throttled) throw err;
-        hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
-        // aborted: the caller stopped; context_length: the caller must shrink the context; content_filter: the
-        // provider refused the content itself — another model is no answer to that
-        if (err.kind === 'aborted' || err.kind === 'context_length' || err.kind === 'content_filter') throw err;
-        lastError = err;
-        const canRetry = err.retryable && attempt < attempts && (err.opts.retryAfterMs ?? 0) <= maxDelay;
-        if (!canRetry) {
-          if (err.opts.outputStarted) throw err; // output was shown: no silent fallback
-          break;
+    for (let n = 1; n <= attempts; n++) {
+      if (!failed) {
+        const t0 = performance.now();
+        try {
+          return await attempt(registry, spec, req, hooks, opts, t0);
+        } catch (e) {
+          failed = { e, t0 };
         }
-        const delayMs = err.opts.retryAfterMs ?? Math.min(maxDelay, base * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5));
-        await hooks.onRetry?.({ provider: spec.provider, model: spec.name, attempt: attempt + 1, reason: reasonOf(err), discardOutput: !!err.opts.outputStarted, delayMs });
-        await sleep(delayMs, req.signal);
       }
+      const { e, t0 } = failed;
+      failed = null;
+      const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
+      // held back by our own per-provider limit: not the provider's failure, so no retry here and no fallback
+      if (err.opts.throttled) throw err;
+      hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
+      // aborted: the caller stopped; context_length: the caller must shrink the context; content_filter: the
+      // provider refused the content itself — another model is no answer to that
+      if (err.kind === 'aborted' || err.kind === 'context_length' || err.kind === 'content_filter') throw err;
+      lastError = err;
+      const canRetry = err.retryable && n < attempts && (err.opts.retryAfterMs ?? 0) <= maxDelay;
+      if (!canRetry) {
+        if (err.opts.outputStarted) throw err; // output was shown: no silent fallback
+        break;
+      }
+      const delayMs = err.opts.retryAfterMs ?? Math.min(maxDelay, base * 2 ** (n - 1) * (0.75 + Math.random() * 0.5));
+      await hooks.onRetry?.({ provider: spec.provider, model: spec.name, attempt: n + 1, reason: reasonOf(err), discardOutput: !!err.opts.outputStarted, delayMs });
+      await sleep(delayMs, req.signal);
     }
   }
   throw lastError ?? new LlmError('config', 'no model to call');

@@ -63,14 +63,21 @@ function sampledCount(e: Tiktoken, text: string): number {
 
 export function counterFor(model: ModelSpec): TokenCounter {
   const enc = encodingOf(model);
-  if (enc) {
+  if (!enc) return ESTIMATE;
+  let c = counters.get(enc);
+  if (!c) {
     // the BPE table (~66 MB of JS heap for o200k) loads on the first count, not with the counter: a process whose
     // texts all fit under their byte bounds never loads it, and never pays the full collections of a heap that size
     let e: Tiktoken | null = null;
-    return { exact: true, count: (text) => bpeCount((e ??= encoder(enc)), text) };
+    c = { exact: true, count: (text) => bpeCount((e ??= encoder(enc)), text) };
+    counters.set(enc, c);
   }
-  return { exact: false, count: (text) => Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN) };
+  return c;
 }
+
+/** One counter per encoding, shared (a counter holds no state of a run's: each run's transcript entry used to make its own). */
+const counters = new Map<string, TokenCounter>();
+const ESTIMATE: TokenCounter = { exact: false, count: (text) => Math.ceil(text.length / ESTIMATE_CHARS_PER_TOKEN) };
 
 /** Fixed cost of a message's framing. */
 export const MESSAGE_OVERHEAD = 4;

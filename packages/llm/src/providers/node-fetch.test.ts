@@ -17,6 +17,7 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         if (req.url === '/echo') return void res.writeHead(200, { 'content-type': 'application/json', 'x-multi': ['a', 'b'] }).end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'], length: req.headers['content-length'] }));
+        if (req.url?.startsWith('/who')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ host: req.headers.host, authorization: req.headers.authorization ?? null, path: req.url }));
         if (req.url === '/limited') return void res.writeHead(429, { 'retry-after-ms': '1234', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
         if (req.url === '/empty') return void res.writeHead(204).end();
         if (req.url === '/stream') {
@@ -39,6 +40,14 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
     expect(r.status).toBe(200);
     expect(r.headers.get('x-multi')).toBe('a, b');
     expect(await r.json()).toEqual({ method: 'POST', body: '{"a":1}', type: 'application/json', length: '7' });
+  });
+
+  it('sends Host, the path with its query, and credentials in the URL as Basic authorization unless one is given', async () => {
+    const host = new URL(base).host;
+    expect(await (await nodeFetch(`${base}/who?a=1&b=2`, { method: 'POST', body: '' })).json()).toEqual({ host, authorization: null, path: '/who?a=1&b=2' });
+    const withUser = base.replace('http://', 'http://us%40er:p%3Ass@');
+    expect(await (await nodeFetch(`${withUser}/who`, { method: 'POST', body: '' })).json()).toEqual({ host, authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`, path: '/who' });
+    expect(await (await nodeFetch(`${withUser}/who`, { method: 'POST', body: '', headers: { Authorization: 'Bearer k' } })).json()).toMatchObject({ authorization: 'Bearer k' });
   });
 
   it('streams: the first event is readable before the response ends', async () => {

@@ -20,12 +20,14 @@ interface Slot {
  * generated one.
  */
 export class ToolCallAssembler {
-  private readonly slots = new Map<number, Slot>();
+  /** Made by the first fragment: an assembler waits with its model call, most of them for a response without calls. */
+  private slots: Map<number, Slot> | null = null;
   private lastIndex = -1;
 
   add(f: ToolCallFragment): void {
     const index = this.indexOf(f);
     this.lastIndex = index;
+    this.slots ??= new Map();
     let slot = this.slots.get(index);
     if (!slot) {
       slot = { id: null, name: '', args: '' };
@@ -37,7 +39,7 @@ export class ToolCallAssembler {
   }
 
   get size(): number {
-    return this.slots.size;
+    return this.slots?.size ?? 0;
   }
 
   /**
@@ -45,16 +47,16 @@ export class ToolCallAssembler {
    * under UNNAMED_TOOL, so the loop answers it `unknown_tool` instead of it vanishing unanswered.
    */
   finish(): ToolCall[] {
-    return [...this.slots.entries()]
+    return [...(this.slots ?? [])]
       .sort(([a], [b]) => a - b)
       .map(([, s]) => ({ id: s.id ?? newCallId(), name: s.name || UNNAMED_TOOL, arguments: s.args === '' ? '{}' : s.args }));
   }
 
   private indexOf(f: ToolCallFragment): number {
     if (typeof f.index === 'number') return f.index;
-    if (f.id) {
+    if (f.id && this.slots) {
       for (const [i, s] of this.slots) if (s.id === f.id) return i;
-      return this.slots.size ? Math.max(...this.slots.keys()) + 1 : 0;
+      return Math.max(...this.slots.keys()) + 1;
     }
     return this.lastIndex < 0 ? 0 : this.lastIndex;
   }

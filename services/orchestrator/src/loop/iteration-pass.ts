@@ -35,12 +35,12 @@ export class IterationPass {
     const { p } = this;
     const ahead = p.continuations.takeStarted(delivery, k);
     if (ahead) return this.afterStart(delivery, ahead.state, k, ahead.callMode, ahead.started, ahead.confirm);
-    const cached = p.states.take(runId, k - 1);
+    let cached = p.states.take(runId, k - 1);
     // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
     let results = p.continuations.deferred(delivery);
     const act = (st: RunState, at: number, action: AdvanceAction) => {
       const r = results;
-      results = undefined;
+      results = cached = undefined; // the state acted on is let go of here: the iteration holds its own copy through the model call
       return this.act(delivery, st, at, action, r);
     };
     if (!cached && plan) {
@@ -51,13 +51,13 @@ export class IterationPass {
       const outcome = await act(cached, k, p.planner.decideAdvance(cached, k, Date.now(), delivery.jobId));
       if (outcome !== 'stale') return outcome;
     }
-    const st = await p.o.store.load(runId);
-    if (!st) {
+    cached = (await p.o.store.load(runId)) ?? undefined; // the state in Redis, in the same variable (act lets go of it)
+    if (!cached) {
       if (results) await p.starter.recordResults(runId, results);
       return 'done';
     }
-    const at = chainedIteration(st, k, delivery.jobId); // a redelivery of a job that went on in place
-    const outcome = await act(st, at, p.planner.decideAdvance(st, at, Date.now(), delivery.jobId));
+    const at = chainedIteration(cached, k, delivery.jobId); // a redelivery of a job that went on in place
+    const outcome = await act(cached, at, p.planner.decideAdvance(cached, at, Date.now(), delivery.jobId));
     return outcome === 'stale' ? 'done' : outcome;
   }
 

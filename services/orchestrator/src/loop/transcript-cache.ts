@@ -37,6 +37,37 @@ const count = (history: readonly Message[], cum: number[], counter: TokenCounter
 };
 
 /**
+ * A view as a class: its lazy `tokens` is the prototype's getter, so each view is a plain fast object (an object
+ * literal with a getter is a dictionary, plus the getter's closure and context: ~0.45 KB more per run in flight,
+ * docs/BENCHMARKS.md "Capacity").
+ */
+class View implements ContextView {
+  private counted: number | null = null;
+
+  constructor(
+    readonly messages: Message[],
+    readonly upperBound: number,
+    readonly counter: TokenCounter,
+    readonly historyLength: number,
+    readonly problems: string[],
+    readonly calibration: number,
+    /** What `tokens` counts: the entry's arrays the view was made from (a reset replaces them), its prefix and cut. */
+    private readonly history: readonly Message[],
+    private readonly cum: number[],
+    private readonly prefix: readonly Message[],
+    private readonly from: number,
+  ) {}
+
+  get tokens(): number {
+    if (this.counted === null) {
+      count(this.history, this.cum, this.counter);
+      this.counted = this.prefix.reduce((n, m) => n + messageTokens(this.counter, m), 0) + this.cum[this.historyLength]! - this.cum[this.from]!;
+    }
+    return this.counted;
+  }
+}
+
+/**
  * The transcripts of recently advanced runs, kept in memory with a running token count per message. The history
  * is append-only, so the cache is extended with what this process appended (the start script returns the messages
  * it added, the checkpoint adds the assistant message) and read from Redis only from the first index it lacks; the
@@ -84,31 +115,16 @@ export class TranscriptCache {
     const from = Math.min(st.viewFrom, e.history.length);
     const len = e.history.length;
     const prefix = st.viewPrefix;
-    // a reset replaces the entry's arrays: this view keeps counting the ones it was made from
-    const { history, cum, counter } = e;
     // the view is prefix + history[from..]; a compression (tv) or a new cut starts its check again
     const viewKey = `${st.tv}:${from}:${prefix.length}`;
     if (e.checked !== viewKey) {
       e.check = new TranscriptCheck().push(prefix);
       e.checked = viewKey;
     }
-    e.check.push(history.slice(from + e.check.length - prefix.length));
-    let tokens: number | null = null;
-    return {
-      messages: prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history,
-      get tokens() {
-        if (tokens === null) {
-          count(history, cum, counter);
-          tokens = prefix.reduce((n, m) => n + messageTokens(counter, m), 0) + cum[len]! - cum[from]!;
-        }
-        return tokens;
-      },
-      upperBound: prefix.reduce((n, m) => n + messageTokenBound(e.counter, m), 0) + e.bound[len]! - e.bound[from]!,
-      counter: e.counter,
-      historyLength: len,
-      problems: e.check.problems(),
-      calibration: e.calibration,
-    };
+    e.check.push(e.history.slice(from + e.check.length - prefix.length));
+    const messages = prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history;
+    const upperBound = prefix.reduce((n, m) => n + messageTokenBound(e.counter, m), 0) + e.bound[len]! - e.bound[from]!;
+    return new View(messages, upperBound, e.counter, len, e.check.problems(), e.calibration, e.history, e.cum, prefix, from);
   }
 
   /** Whether the run's history is cached exactly `length` long (a view of it needs no read). */

@@ -8,6 +8,7 @@ import { mapOpenAIError } from './map-error.js';
 import { mapOpenAIFinishReason } from './map-finish-reason.js';
 import { isOpenAIReasoningModel, newOpenAIClient, transportOf, type OpenAIClientOptions } from './openai-client.js';
 import { chatOutput } from './chat-output.js';
+import { sendStreaming } from './stream-request.js';
 import { Count, MaybeCount, ModelName, Str, jsonText, opt } from '../wire.js';
 
 export type OpenAIChatModelOptions = OpenAIClientOptions;
@@ -55,11 +56,12 @@ export class OpenAIChatModel implements ModelClient {
     this.client = newOpenAIClient(opts);
   }
 
-  async call(req: ModelCallRequest): Promise<ModelResponse> {
+  /** The request body; built where the call passes it on, so that the call's frame does not keep it while it waits. */
+  private body(req: ModelCallRequest): Record<string, unknown> {
     const params: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(req.model.params ?? {})) if (!RESERVED_PARAMS.has(k)) params[k] = v;
     const output = chatOutput(this.opts.provider, req);
-    const body = {
+    return {
       ...params,
       ...output.body,
       model: req.model.name,
@@ -69,9 +71,39 @@ export class OpenAIChatModel implements ModelClient {
       ...(req.stop?.length && !(this.opts.provider === 'openai' && isOpenAIReasoningModel(req.model.name)) ? { stop: mergeStops(params.stop, req.stop) } : {}),
       // OpenAI's prompt cache routes the requests of one conversation together (DeepSeek and others get no such field)
       ...(req.cacheKey && this.opts.provider === 'openai' ? { prompt_cache_key: req.cacheKey } : {}),
-      stream: true as const,
+      stream: true,
       stream_options: { include_usage: true },
     };
+  }
+
+  /**
+   * The caller's signal reaches the request by a listener rather than AbortSignal.any: a composed signal costs weak
+   * references and finalizer cells per call in flight (docs/BENCHMARKS.md, "Capacity"). The request is the SDK's
+   * (its URL, headers, errors) sent without its request path, which holds several times our share of a call's heap
+   * while it waits (stream-request.ts). Not an async function: while the call waits for its answer, only these
+   * callbacks are held, not the frame of the reading loop, which starts with the response.
+   */
+  call(req: ModelCallRequest): Promise<ModelResponse> {
+    const controller = new AbortController();
+    const forward = () => controller.abort(req.signal!.reason);
+    if (req.signal?.aborted) forward();
+    else req.signal?.addEventListener('abort', forward, { once: true });
+    return new Promise<Response>((resolve) => resolve(sendStreaming(this.client, this.opts.fetch ?? fetch, '/chat/completions', this.body(req), controller)))
+      .then(
+        (response) => this.read(req, response, controller),
+        (err: unknown) => {
+          throw mapOpenAIError(err, false);
+        },
+      )
+      .finally(() => req.signal?.removeEventListener('abort', forward));
+  }
+
+  /**
+   * The raw SSE stream, read here: the SDK's own chunk stream dereferences every choice, and one sent as null would
+   * throw inside it (the call retried, billed again, and failed as a network error). Breaking off the stream aborts
+   * the request through `controller`, as the SDK's stream does.
+   */
+  private async read(req: ModelCallRequest, response: Response, controller: AbortController): Promise<ModelResponse> {
     let outputStarted = false;
     let text = '';
     let reasoning = '';
@@ -80,17 +112,7 @@ export class OpenAIChatModel implements ModelClient {
     let usage: ChunkUsage | null = null;
     let modelName = req.model.name;
     const calls = new ToolCallAssembler();
-    // The raw SSE stream, read here: the SDK's own chunk stream dereferences every choice, and one sent as null
-    // would throw inside it (the call retried, billed again, and failed as a network error). Breaking off the
-    // stream aborts the request through `controller`, as the SDK's stream does. The caller's signal reaches it by a
-    // listener rather than AbortSignal.any: a composed signal costs weak references and finalizer cells per call
-    // in flight (docs/BENCHMARKS.md, "Capacity"), and the SDK composes its own once more.
-    const controller = new AbortController();
-    const forward = () => controller.abort(req.signal!.reason);
-    if (req.signal?.aborted) forward();
-    else req.signal?.addEventListener('abort', forward, { once: true });
     try {
-      const response = await this.client.chat.completions.create(body as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming, { signal: controller.signal }).asResponse();
       const stream = Stream.fromSSEResponse<unknown>(response, controller, this.client);
       for await (const raw of stream) {
         const chunk = Chunk.safeParse(raw);
@@ -135,8 +157,6 @@ export class OpenAIChatModel implements ModelClient {
       }
     } catch (err) {
       throw mapOpenAIError(err, outputStarted);
-    } finally {
-      req.signal?.removeEventListener('abort', forward);
     }
     if (finish === null && !usage) throw new LlmError('network', 'stream ended before the response was complete', { outputStarted });
     const toolCalls = calls.finish();

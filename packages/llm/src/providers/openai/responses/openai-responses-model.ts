@@ -1,10 +1,12 @@
 import type OpenAI from 'openai';
+import { Stream } from 'openai/streaming';
 import { LlmError, type ModelCallRequest, type ModelClient, type ModelResponse } from '../../../types.js';
 import { OpenAIChatModel } from '../openai-chat-model.js';
 import { newOpenAIClient, transportOf, type OpenAIClientOptions } from '../openai-client.js';
 import { isMissingResponsesApi, mapResponsesError } from './map-error.js';
 import { ResponsesStreamReader } from './map-stream.js';
 import { responsesBody } from './request-body.js';
+import { sendStreaming } from '../stream-request.js';
 
 export interface OpenAIResponsesModelOptions extends Omit<OpenAIClientOptions, 'provider'> {
   /** Told when the endpoint turns out to have no Responses API, and when it has one again. */
@@ -42,15 +44,22 @@ export class OpenAIResponsesModel implements ModelClient {
     const now = this.opts.now ?? Date.now;
     if (this.chat && this.missingSince !== null && now() - this.missingSince < this.reprobeMs) return this.chat.call(req);
     const reader = new ResponsesStreamReader(req, req.model.name);
+    // the request as the SDK builds it, without its request path (stream-request.ts: what it holds per call in
+    // flight); the caller's signal reaches it by a listener, as in the Chat adapter
+    const controller = new AbortController();
+    const forward = () => controller.abort(req.signal!.reason);
+    if (req.signal?.aborted) forward();
+    else req.signal?.addEventListener('abort', forward, { once: true });
     try {
-      const body = responsesBody(req) as unknown as OpenAI.Responses.ResponseCreateParamsStreaming;
-      const stream = await this.client.responses.create(body, { signal: req.signal });
-      for await (const event of stream) reader.push(event);
-      // the SDK ends a stream quietly when the caller aborts it
+      const response = await sendStreaming(this.client, this.opts.fetch ?? fetch, '/responses', responsesBody(req) as Record<string, unknown>, controller);
+      for await (const event of Stream.fromSSEResponse<OpenAI.Responses.ResponseStreamEvent>(response, controller, this.client)) reader.push(event);
+      // the SDK's stream ends quietly when the caller aborts it
       if (req.signal?.aborted) throw new LlmError('aborted', 'request aborted', { outputStarted: reader.outputStarted });
     } catch (err) {
       if (!reader.outputStarted && isMissingResponsesApi(err)) return this.toChat(now()).call(req);
       throw mapResponsesError(err, reader.outputStarted);
+    } finally {
+      req.signal?.removeEventListener('abort', forward);
     }
     if (this.missingSince !== null) {
       this.missingSince = null;

@@ -63,6 +63,23 @@ describe('Responses failures are classified; finishes the loop can handle', () =
     const p = model.call(req({ signal: ac.signal, onTextDelta: () => ac.abort() }));
     expect(((await p.catch((e: unknown) => e)) as LlmError).kind).toBe('aborted');
   });
+
+  it('no headers within the client’s timeout is a timeout; an abort while waiting for them is aborted; a refused connection is a network error', async () => {
+    const slow = new OpenAIResponsesModel({ apiKey: 'k', baseURL: `${mock.url}/v1`, timeoutMs: 300 });
+    const late = () => new Promise<ReplySpec>((r) => setTimeout(() => r({ text: 'late' }), 1500));
+    mock.setScript(late);
+    try {
+      const timedOut = (await slow.call(req()).catch((e: unknown) => e)) as LlmError;
+      expect([timedOut.kind, timedOut.opts.outputStarted]).toEqual(['timeout', false]);
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      expect(((await slow.call(req({ signal: ac.signal })).catch((e: unknown) => e)) as LlmError).kind).toBe('aborted');
+    } finally {
+      mock.setScript(() => reply);
+    }
+    const refused = new OpenAIResponsesModel({ apiKey: 'k', baseURL: 'http://127.0.0.1:9/v1' });
+    expect(((await refused.call(req()).catch((e: unknown) => e)) as LlmError).kind).toBe('network');
+  });
 });
 
 describe('an endpoint without the Responses API falls back to Chat Completions', () => {
