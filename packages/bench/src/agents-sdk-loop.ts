@@ -18,17 +18,24 @@ export class AgentsSdkLoop implements Loop {
     setTracingDisabled(true);
     const client = new OpenAI({ apiKey: 'sk-bench', baseURL: `${mockUrl}/v1`, maxRetries: 0, fetch: nodeFetch });
     const noop = tool({
-      name: 'noop', description: 'does nothing', strict: false,
+      name: 'noop',
+      description: 'does nothing',
+      strict: false,
       parameters: { type: 'object', properties: {}, required: [], additionalProperties: true },
       execute: async () => ({ ok: true }),
     });
     this.agent = new Agent({ name: 'bench', model: new OpenAIChatCompletionsModel(client, model), tools: [noop] });
-    this.input = prior.map((m) => (m.role === 'assistant' ? { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: m.content }] } : { role: 'user', content: m.content })) as AgentInputItem[];
+    this.input = prior.map((m) =>
+      m.role === 'assistant'
+        ? { role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: m.content }] }
+        : { role: 'user', content: m.content },
+    ) as AgentInputItem[];
   }
 
   async run(): Promise<void> {
     const result = await run(this.agent, this.input, { stream: true, maxTurns: 100 });
-    for await (const ev of result) if (ev.type === 'raw_model_stream_event' && ev.data.type === 'response_done') this.iterations++;
+    for await (const ev of result)
+      if (ev.type === 'raw_model_stream_event' && ev.data.type === 'response_done') this.iterations++;
     await result.completed;
   }
 }

@@ -26,11 +26,24 @@ describe.skipIf(!hasValgrind)('instruction counts under callgrind', () => {
         const idle = await least(2, () => new Promise((r) => setTimeout(r, 1500)));
         const big = await least(2, async () => spin(8e6));
         console.log(JSON.stringify([small, idle, big]));`;
-      const out = execFileSync('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--quiet', `--callgrind-out-file=${dir}/callgrind.out.%p`, process.execPath, '--input-type=module', '-e', script], {
-        env: { ...process.env, BENCH_CORE_CALLGRIND: dir, BENCH_CALLGRIND_CHILD: '1' },
-        encoding: 'utf8',
-        timeout: 120_000,
-      });
+      const out = execFileSync(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          '--instr-atstart=no',
+          '--quiet',
+          `--callgrind-out-file=${dir}/callgrind.out.%p`,
+          process.execPath,
+          '--input-type=module',
+          '-e',
+          script,
+        ],
+        {
+          env: { ...process.env, BENCH_CORE_CALLGRIND: dir, BENCH_CALLGRIND_CHILD: '1' },
+          encoding: 'utf8',
+          timeout: 120_000,
+        },
+      );
       const [small, idle, big] = JSON.parse(out.trim().split('\n').at(-1)!) as number[];
       expect(small).toBeGreaterThan(1e6);
       expect(big).toBeGreaterThan(small! * 5);

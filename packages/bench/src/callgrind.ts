@@ -18,14 +18,23 @@ export function callgrindExec(nodeArgs: readonly string[]): { execPath: string; 
   return {
     execPath: 'valgrind',
     execArgv: [
-      '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--quiet',
-      `--callgrind-out-file=${path.join(CALLGRIND_DIR, 'callgrind.out.%p')}`, process.execPath, ...nodeArgs,
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      '--quiet',
+      `--callgrind-out-file=${path.join(CALLGRIND_DIR, 'callgrind.out.%p')}`,
+      process.execPath,
+      ...nodeArgs,
     ],
   };
 }
 
 // (a process vgdb cannot reach — ptrace refused — fails the window within 30 s, with callgrind_control's own words)
-const control = (...args: string[]) => execFileSync('callgrind_control', [...args, String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 30_000 });
+const control = (...args: string[]) =>
+  execFileSync('callgrind_control', [...args, String(process.pid)], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 30_000,
+  });
 
 /**
  * Counts the instructions `fn` executes in this process (it runs under callgrind: BENCH_CORE_CALLGRIND); without
@@ -52,4 +61,8 @@ export async function countInstructions<T>(fn: () => Promise<T>): Promise<{ resu
   return { result, instructions: Number(summary[1]) };
 }
 
-const dumps = () => fs.readdirSync(CALLGRIND_DIR!).filter((f) => f.startsWith(`callgrind.out.${process.pid}.`)).map((f) => path.join(CALLGRIND_DIR!, f));
+const dumps = () =>
+  fs
+    .readdirSync(CALLGRIND_DIR!)
+    .filter((f) => f.startsWith(`callgrind.out.${process.pid}.`))
+    .map((f) => path.join(CALLGRIND_DIR!, f));

@@ -43,7 +43,11 @@ export interface LiveHeapFigures {
  * runs running are at least 90% of the most seen so far (the ramp's readings are dropped at the end anyway). `snapshotDir`: heap snapshots at the idle baseline, at the
  * first reading with 90% of `runs` running, and after the load (BENCH_CAPACITY_SNAPSHOTS).
  */
-export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>, o: { runs: number; everyMs: number; snapshotDir?: string }) {
+export function liveHeapProbe(
+  insp: Inspector,
+  inFlight: () => Promise<InFlight>,
+  o: { runs: number; everyMs: number; snapshotDir?: string },
+) {
   const samples: LiveSample[] = [];
   let top = 0;
   let last = -Infinity;
@@ -68,25 +72,52 @@ export function liveHeapProbe(insp: Inspector, inFlight: () => Promise<InFlight>
       const after = await inFlight();
       last = lastForcedAt = performance.now();
       gap = Math.max(o.everyMs, 4 * heap.pauseMs);
-      const sample = { ...heap, running: (before.running + after.running) / 2, jobs: (before.jobs + after.jobs) / 2, at: (last - t0) / 1000 };
+      const sample = {
+        ...heap,
+        running: (before.running + after.running) / 2,
+        jobs: (before.jobs + after.jobs) / 2,
+        at: (last - t0) / 1000,
+      };
       samples.push(sample);
       if (sample.running >= Math.max(...samples.map((s) => s.running))) plateauResources = await insp.resources();
-      const due = snapshotAt.length ? snapshotAt.findIndex((at) => sample.at >= at) : !snapshotTaken && sample.running >= 0.9 * o.runs ? 0 : -1;
+      const due = snapshotAt.length
+        ? snapshotAt.findIndex((at) => sample.at >= at)
+        : !snapshotTaken && sample.running >= 0.9 * o.runs
+          ? 0
+          : -1;
       if (o.snapshotDir && due >= 0) {
         snapshotTaken = true;
-        await insp.snapshot(path.join(o.snapshotDir, snapshotAt.length ? `plateau-${snapshotAt[due]}.heapsnapshot` : 'plateau.heapsnapshot'));
+        await insp.snapshot(
+          path.join(
+            o.snapshotDir,
+            snapshotAt.length ? `plateau-${snapshotAt[due]}.heapsnapshot` : 'plateau.heapsnapshot',
+          ),
+        );
         snapshotAt.splice(due, 1);
         lastForcedAt = performance.now();
       }
     },
-    figures(base: { freshB: number; idleB: number; afterB: number; warmup: number; idleResources: Record<string, number>; afterResources: Record<string, number> }): LiveHeapFigures {
+    figures(base: {
+      freshB: number;
+      idleB: number;
+      afterB: number;
+      warmup: number;
+      idleResources: Record<string, number>;
+      afterResources: Record<string, number>;
+    }): LiveHeapFigures {
       const most = Math.max(0, ...samples.map((s) => s.running));
       const plateau = samples.filter((s) => s.running >= 0.9 * most && s.running > 0);
       const per = (b: number, of: (s: LiveSample) => number) => plateau.map((s) => (s.usedB - b) / Math.max(1, of(s)));
       const perRunning = per(base.idleB, (s) => s.running);
       return {
-        freshB: base.freshB, idleB: base.idleB, afterB: base.afterB, warmup: base.warmup, plateau,
-        perRunningB: median(perRunning), perRunningMinB: Math.min(...perRunning), perRunningMaxB: Math.max(...perRunning),
+        freshB: base.freshB,
+        idleB: base.idleB,
+        afterB: base.afterB,
+        warmup: base.warmup,
+        plateau,
+        perRunningB: median(perRunning),
+        perRunningMinB: Math.min(...perRunning),
+        perRunningMaxB: Math.max(...perRunning),
         perRunningAfterB: median(per(base.afterB, (s) => s.running)),
         perJobB: median(per(base.idleB, (s) => s.jobs)),
         maxPauseMs: Math.max(0, ...samples.map((s) => s.pauseMs)),

@@ -5,7 +5,7 @@ import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startMockProcess, startServeProcess } from './processes.js';
 import { connectInspector } from './inspector.js';
-import { liveHeapLines, liveHeapProbe, type LiveHeapFigures } from './capacity-heap.js';
+import { liveHeapProbe, type LiveHeapFigures } from './capacity-heap.js';
 import { MODELS } from './providers.js';
 import { percentile } from './stats.js';
 import { runMemory } from './tenant-safety.js';
@@ -69,7 +69,12 @@ async function heapSpaces(url: string): Promise<{ used: number; young: number }>
     const line = lines.find((l) => l.startsWith(prefix));
     return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
   };
-  return { used: value('nodejs_heap_size_used_bytes '), young: value('nodejs_heap_space_size_used_bytes{space="new"}') + (value('nodejs_heap_space_size_used_bytes{space="new_large_object"}') || 0) };
+  return {
+    used: value('nodejs_heap_size_used_bytes '),
+    young:
+      value('nodejs_heap_space_size_used_bytes{space="new"}') +
+      (value('nodejs_heap_space_size_used_bytes{space="new_large_object"}') || 0),
+  };
 }
 
 /** Job ready → taken, per queue, from BullMQ's event stream (both stamps from Redis' clock). */
@@ -82,7 +87,8 @@ function schedulingProbe(redis: Redis, prefix: string, queue: string) {
   events.on('waiting', ({ jobId }, id) => ready.set(jobId, streamMs(id)));
   events.on('active', ({ jobId }, id) => {
     const at = ready.get(jobId);
-    if (at !== undefined) (/-1$/.test(jobId) && queue === 'orchestrator' ? firstDelays : delays).push(streamMs(id) - at);
+    if (at !== undefined)
+      (/-1$/.test(jobId) && queue === 'orchestrator' ? firstDelays : delays).push(streamMs(id) - at);
     ready.delete(jobId);
   });
   const fig = (d: number[]) => ({ n: d.length, p50: percentile(d, 50), p99: percentile(d, 99) });
@@ -101,7 +107,12 @@ function schedulingProbe(redis: Redis, prefix: string, queue: string) {
  * heap and Redis' memory per running run at the peak, Redis per finished and per parked run, how a finished run's
  * keys grow with its length, job ready → taken (p50, p99), iterations per second.
  */
-export async function capacityBench(redisUrl: string, admin: Redis, runs: number, iterations: number): Promise<CapacityFigures> {
+export async function capacityBench(
+  redisUrl: string,
+  admin: Redis,
+  runs: number,
+  iterations: number,
+): Promise<CapacityFigures> {
   const prefix = 'bench-cap';
   const toolsModule = path.join(os.tmpdir(), `agentloop-capacity-tools-${process.pid}.mjs`);
   fs.writeFileSync(toolsModule, TOOLS);
@@ -109,33 +120,59 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
   const [minMs = 1000, maxMs = 3000] = (process.env.BENCH_CAPACITY_MODEL_MS ?? '1000,3000').split(',').map(Number);
   const mock = await startMockProcess(['slow-loop', String(iterations), String(minMs), String(maxMs)]);
   const env = {
-    REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
-    AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
+    REDIS_URL: redisUrl,
+    AGENTLOOP_PREFIX: prefix,
+    AGENTLOOP_PORT: '0',
+    AGENTLOOP_HOST: '127.0.0.1',
+    AGENTLOOP_AUTH: 'disabled',
+    AGENTLOOP_METRICS_PORT: '0',
+    AGENTLOOP_TOOL_MODULES: toolsModule,
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    LOG_LEVEL: 'error',
     // a slot per run in a model call; tools hold a run a tenth of the time
-    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(runs + 100), AGENTLOOP_TOOL_CONCURRENCY: String(Math.ceil(runs / 3) + 50),
+    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(runs + 100),
+    AGENTLOOP_TOOL_CONCURRENCY: String(Math.ceil(runs / 3) + 50),
   };
   // BENCH_CAPACITY_CLI: another build's CLI entry (packages/cli/dist/main.js of a baseline) for the three processes
   const cli = process.env.BENCH_CAPACITY_CLI;
-  const procs = [await startServeProcess(env, { roles: ['orchestrator'], inspect: true, cli }), await startServeProcess(env, { roles: ['tool-runner'], cli }), await startServeProcess(env, { roles: ['api'], cli })];
+  const procs = [
+    await startServeProcess(env, { roles: ['orchestrator'], inspect: true, cli }),
+    await startServeProcess(env, { roles: ['tool-runner'], cli }),
+    await startServeProcess(env, { roles: ['api'], cli }),
+  ];
   const [orch, , api] = procs as [(typeof procs)[0], (typeof procs)[0], (typeof procs)[0]];
   const probes = [schedulingProbe(admin, prefix, 'orchestrator'), schedulingProbe(admin, prefix, 'tools-default')];
   const count = (status: string) => admin.zcard(`${prefix}:tenant:default:runs:${status}`);
   const insp = await connectInspector(orch.inspectorUrl);
-  const inFlight = async () => ({ running: await count('running'), jobs: await admin.llen(`${prefix}:orchestrator:active`) });
+  const inFlight = async () => ({
+    running: await count('running'),
+    jobs: await admin.llen(`${prefix}:orchestrator:active`),
+  });
   const snapshotDir = process.env.BENCH_CAPACITY_SNAPSHOTS;
   const live = liveHeapProbe(insp, inFlight, { runs, everyMs: 2000, snapshotDir });
   const ended = async () => (await count('completed')) + (await count('failed'));
   const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
   const heap = () => heapSpaces(orch.metricsUrl);
   const create = async (input: string) => {
-    const body = JSON.stringify({ input, model: MODELS.openai, tools: ['noop', 'notify'], limits: { maxIterations: 100 } });
-    const res = await fetch(`${api.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const body = JSON.stringify({
+      input,
+      model: MODELS.openai,
+      tools: ['noop', 'notify'],
+      limits: { maxIterations: 100 },
+    });
+    const res = await fetch(`${api.apiUrl}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
   };
   const createMany = async (n: number, input: string) => {
     const ids: string[] = [];
-    for (let i = 0; i < n; i += 100) ids.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => create(input)))));
+    for (let i = 0; i < n; i += 100)
+      ids.push(...(await Promise.all(Array.from({ length: Math.min(100, n - i) }, () => create(input)))));
     return ids;
   };
   try {
@@ -168,7 +205,13 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
       while (sampling) {
         const [h, clear] = [await heap(), live.clear()];
         const running = await count('running');
-        samples.push({ running, heapB: h.used - heap0, oldB: h.used - h.young - old0, redisB: (await usedMemory()) - redis0, clear });
+        samples.push({
+          running,
+          heapB: h.used - heap0,
+          oldB: h.used - h.young - old0,
+          redisB: (await usedMemory()) - redis0,
+          clear,
+        });
         await live.tick(running);
         await sleep(300);
       }
@@ -184,7 +227,12 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
     // the sawtooth samples within 1.5 s of a forced collection are left out (they would read as live heap); the ones
     // left still follow a forced collection by 1.5–2 s, which lowers this figure against runs without them
     const plateau = samples.filter((x) => x.running >= 0.9 * top && x.clear);
-    const peak = { running: Math.min(...plateau.map((x) => x.running)), heapB: Math.min(...plateau.map((x) => x.heapB)), oldB: Math.min(...plateau.map((x) => x.oldB)), redisB: Math.min(...plateau.map((x) => x.redisB)) };
+    const peak = {
+      running: Math.min(...plateau.map((x) => x.running)),
+      heapB: Math.min(...plateau.map((x) => x.heapB)),
+      oldB: Math.min(...plateau.map((x) => x.oldB)),
+      redisB: Math.min(...plateau.map((x) => x.redisB)),
+    };
     const orchestratorCpuS = (await metric(orch.metricsUrl, 'process_cpu_seconds_total')) - cpu0;
     const [completed, failed] = [(await count('completed')) - warmCompleted, (await count('failed')) - warmFailed];
     const redisFinished = (await usedMemory()) - redis0;
@@ -193,9 +241,14 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
     const afterResources = await insp.resources();
     if (snapshotDir) await insp.snapshot(path.join(snapshotDir, 'after.heapsnapshot'));
     const liveFigures = live.figures({ freshB, idleB, afterB, warmup, idleResources, afterResources });
-    const sample = async (of: string[]) => percentile(await Promise.all(of.slice(0, 20).map(async (id) => (await runMemory(admin, prefix, id)).bytes)), 50);
+    const sample = async (of: string[]) =>
+      percentile(await Promise.all(of.slice(0, 20).map(async (id) => (await runMemory(admin, prefix, id)).bytes)), 50);
     const finishedRunKeysB = await sample(ids);
-    const scheduling = { orchestrator: probes[0]!.figures(), firstIterations: probes[0]!.firstFigures(), tools: probes[1]!.figures() };
+    const scheduling = {
+      orchestrator: probes[0]!.figures(),
+      firstIterations: probes[0]!.firstFigures(),
+      tools: probes[1]!.figures(),
+    };
 
     const parked = Math.min(runs, 2000);
     const beforeParked = await usedMemory();
@@ -212,9 +265,26 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
       byLength.push({ length, bytes: await sample(lenIds) });
     }
     return {
-      runs, iterations, modelMs: [minMs, maxMs], completed, failed, seconds, iterationsPerS: (completed * iterations) / seconds,
-      peakRunning: peak.running, heapPerActiveB: peak.heapB / Math.max(1, peak.running), heapOldPerActiveB: peak.oldB / Math.max(1, peak.running), live: liveFigures, redisPerActiveB: peak.redisB / Math.max(1, peak.running),
-      redisPerFinishedB: redisFinished / runs, finishedRunKeysB, parked, redisPerParkedB, parkedRunKeysB, byLength, scheduling, orchestratorCpuS,
+      runs,
+      iterations,
+      modelMs: [minMs, maxMs],
+      completed,
+      failed,
+      seconds,
+      iterationsPerS: (completed * iterations) / seconds,
+      peakRunning: peak.running,
+      heapPerActiveB: peak.heapB / Math.max(1, peak.running),
+      heapOldPerActiveB: peak.oldB / Math.max(1, peak.running),
+      live: liveFigures,
+      redisPerActiveB: peak.redisB / Math.max(1, peak.running),
+      redisPerFinishedB: redisFinished / runs,
+      finishedRunKeysB,
+      parked,
+      redisPerParkedB,
+      parkedRunKeysB,
+      byLength,
+      scheduling,
+      orchestratorCpuS,
     };
   } finally {
     insp.close();
@@ -224,29 +294,4 @@ export async function capacityBench(redisUrl: string, admin: Redis, runs: number
     fs.rmSync(toolsModule, { force: true });
     await admin.eval(`for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`, 0, `${prefix}*`);
   }
-}
-
-const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
-
-export function capacityLines(f: CapacityFigures): string[] {
-  const s = f.scheduling;
-  return [
-    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (${f.modelMs.map((m) => m / 1000).join('–')} s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s`,
-    ...liveHeapLines(f.live),
-    `  ${f.peakRunning} running at the plateau: orchestrator heap in use (sawtooth's lower edge, garbage included) ${kb(f.heapPerActiveB)} per running run (${kb(f.heapOldPerActiveB)} without the young generation), Redis ${kb(f.redisPerActiveB)} per running run`,
-    `  Redis per finished run (retained): ${kb(f.redisPerFinishedB)} (used_memory), its keys ${kb(f.finishedRunKeysB)} (MEMORY USAGE, median of 20)`,
-    `  Redis per parked run (${f.parked} parked): ${kb(f.redisPerParkedB)} (used_memory), its keys ${kb(f.parkedRunKeysB)}`,
-    `  a finished run's keys by its model calls: ${f.byLength.map((l) => `${l.length}: ${kb(l.bytes)}`).join(', ')}`,
-    `  job ready → taken: later iterations p50 ${s.orchestrator.p50.toFixed(0)} ms, p99 ${s.orchestrator.p99.toFixed(0)} ms (${s.orchestrator.n} jobs); first iterations (all runs created at once) p50 ${s.firstIterations.p50.toFixed(0)} ms, p99 ${s.firstIterations.p99.toFixed(0)} ms (${s.firstIterations.n}); tools p50 ${s.tools.p50.toFixed(0)} ms, p99 ${s.tools.p99.toFixed(0)} ms (${s.tools.n})`,
-  ];
-}
-
-export function capacityTargets(f: CapacityFigures): string[] {
-  const ok = (b: boolean) => (b ? 'met' : 'MISSED');
-  return [
-    `  ${f.runs} concurrent runs complete                 ${f.completed}/${f.runs}  ${ok(f.completed === f.runs)}`,
-    `  p99 scheduling delay (later iterations)        ${f.scheduling.orchestrator.p99.toFixed(0)} ms  (target ≤ 50 ms)  ${ok(f.scheduling.orchestrator.p99 <= 50)}`,
-    `  orchestrator live heap per running run        ${kb(f.live.perRunningB)}  (target ≤ 20 KB)  ${ok(f.live.perRunningB <= 20 * 1024)}; the sawtooth's lower edge (garbage included) ${kb(f.heapPerActiveB)}, without the young generation ${kb(f.heapOldPerActiveB)}`,
-    `  Redis per parked run                          ${kb(f.redisPerParkedB)}  (target ≤ 16 KB)  ${ok(f.redisPerParkedB <= 16 * 1024)}`,
-  ];
 }

@@ -8,12 +8,19 @@ import { startMockLlm } from '@agentloop/testing';
 import { percentile } from './stats.js';
 
 const turn = (i: number): Message[] => [
-  { role: 'assistant', content: null, toolCalls: [{ id: `c${i}`, name: 'lookup', arguments: JSON.stringify({ key: `k${i}` }) }] },
+  {
+    role: 'assistant',
+    content: null,
+    toolCalls: [{ id: `c${i}`, name: 'lookup', arguments: JSON.stringify({ key: `k${i}` }) }],
+  },
   { role: 'tool', toolCallId: `c${i}`, content: `result ${i}: ${'lorem ipsum dolor sit amet '.repeat(20)}` },
 ];
 
 function conversation(messages: number): Message[] {
-  const out: Message[] = [{ role: 'system', content: 'You are a careful assistant.' }, { role: 'user', content: 'Look these up.' }];
+  const out: Message[] = [
+    { role: 'system', content: 'You are a careful assistant.' },
+    { role: 'user', content: 'Look these up.' },
+  ];
   for (let i = 0; out.length < messages; i++) out.push(...turn(i));
   return out;
 }
@@ -22,7 +29,13 @@ async function seed(store: RunStore, messages: Message[]): Promise<string> {
   const runId = newRunId();
   const request = RunRequestSchema.parse({ input: 'x', model: { provider: 'openai', name: 'gpt-4o-mini' } });
   await store.create({ runId, tenant: 'bench', request, messages, bodyHash: 'h' });
-  await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [] });
+  await store.startIteration(runId, {
+    iteration: 1,
+    expectPhase: 'queued',
+    expectPendingFinal: '',
+    callMode: 'tools',
+    events: [],
+  });
   return runId;
 }
 
@@ -48,10 +61,18 @@ export async function contextBench(redis: Redis) {
     }
     counting.push({ messages: size, p50: percentile(samples, 50), p99: percentile(samples, 99) });
   }
-  const mock = await startMockLlm({ script: (req) => (req.messages[0]?.content === SUMMARIZE_SYSTEM ? { text: '- a summary of the older turns' } : { text: 'x' }) });
+  const mock = await startMockLlm({
+    script: (req) =>
+      req.messages[0]?.content === SUMMARIZE_SYSTEM ? { text: '- a summary of the older turns' } : { text: 'x' },
+  });
   const metrics = new Metrics();
   const compressor = new CompressorWorker({
-    redis, prefix: 'bench-ctx', store, metrics, lockMs: 30_000, logger: createLogger('error'),
+    redis,
+    prefix: 'bench-ctx',
+    store,
+    metrics,
+    lockMs: 30_000,
+    logger: createLogger('error'),
     providers: new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${mock.url}/v1` } }),
   });
   const big = conversation(1560); // ≈ 100k tokens

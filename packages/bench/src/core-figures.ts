@@ -43,10 +43,17 @@ export interface Measured extends WindowCpu {
 }
 
 /** One window of `loop`: its process measures its CPU, this one the Redis commands and bytes of the window. */
-async function measured(admin: Redis, loop: BenchLoop, runs: number, parallel: number, name: string): Promise<Measured> {
+async function measured(
+  admin: Redis,
+  loop: BenchLoop,
+  runs: number,
+  parallel: number,
+  name: string,
+): Promise<Measured> {
   const cpu = await loop.window(runs, parallel, name, () => admin.config('RESETSTAT'));
   const commands = await commandCount(admin);
-  if (process.env.BENCH_CORE_COMMANDS && parallel > 1) console.log(`  ${name}: Redis commands per iteration by name: ${await commandsByName(admin, cpu.iterations)}`);
+  if (process.env.BENCH_CORE_COMMANDS && parallel > 1)
+    console.log(`  ${name}: Redis commands per iteration by name: ${await commandsByName(admin, cpu.iterations)}`);
   const stats = await admin.info('stats');
   const bytes = (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
   return { ...cpu, commands, redisBytes: { in: bytes('total_net_input_bytes'), out: bytes('total_net_output_bytes') } };
@@ -70,11 +77,25 @@ export interface CoreFigures {
 }
 
 const sum = (a: Measured, b: Measured): Measured => ({
-  iterations: a.iterations + b.iterations, seconds: a.seconds + b.seconds, cpuMs: a.cpuMs + b.cpuMs, mainThreadMs: a.mainThreadMs + b.mainThreadMs, systemMs: a.systemMs + b.systemMs, commands: a.commands + b.commands,
+  iterations: a.iterations + b.iterations,
+  seconds: a.seconds + b.seconds,
+  cpuMs: a.cpuMs + b.cpuMs,
+  mainThreadMs: a.mainThreadMs + b.mainThreadMs,
+  systemMs: a.systemMs + b.systemMs,
+  commands: a.commands + b.commands,
   instructions: a.instructions + b.instructions,
   redisBytes: { in: a.redisBytes.in + b.redisBytes.in, out: a.redisBytes.out + b.redisBytes.out },
 });
-const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, systemMs: 0, commands: 0, instructions: 0, redisBytes: { in: 0, out: 0 } };
+const ZERO: Measured = {
+  iterations: 0,
+  seconds: 0,
+  cpuMs: 0,
+  mainThreadMs: 0,
+  systemMs: 0,
+  commands: 0,
+  instructions: 0,
+  redisBytes: { in: 0, out: 0 },
+};
 
 /**
  * The raw loop, the durable floor and the product, each in a process of its own (BENCH_CORE_SHARED=1: all in this
@@ -85,22 +106,43 @@ const ZERO: Measured = { iterations: 0, seconds: 0, cpuMs: 0, mainThreadMs: 0, s
 export async function coreFigures(ctx: CoreContext, provider: Provider): Promise<CoreFigures> {
   const start = CORE.shared ? localLoop : forkedLoop;
   const names: Record<LoopKind, string> = {
-    raw: `raw loop (${provider})`, floor: `durable floor (${provider})`, product: `agentloop (${provider})`,
-    local: `agentloop, tool local (${provider})`, inline: `raw loop, tool inline (${provider})`, sdk: `OpenAI Agents SDK (${provider})`,
+    raw: `raw loop (${provider})`,
+    floor: `durable floor (${provider})`,
+    product: `agentloop (${provider})`,
+    local: `agentloop, tool local (${provider})`,
+    inline: `raw loop, tool inline (${provider})`,
+    sdk: `OpenAI Agents SDK (${provider})`,
   };
   const prefixes: Record<LoopKind, string> = {
-    raw: `bench-core-raw-${provider}`, floor: `bench-core-floor-${provider}`, product: `bench-core-${provider}`,
-    local: `bench-core-local-${provider}`, inline: `bench-core-inline-${provider}`, sdk: `bench-core-sdk-${provider}`,
+    raw: `bench-core-raw-${provider}`,
+    floor: `bench-core-floor-${provider}`,
+    product: `bench-core-${provider}`,
+    local: `bench-core-local-${provider}`,
+    inline: `bench-core-inline-${provider}`,
+    sdk: `bench-core-sdk-${provider}`,
   };
   const { admin: _admin, ...env } = ctx;
   // the Agents SDK speaks Chat Completions here (the mock's wire and the product's `openai` provider)
-  const kinds = LOOP_KINDS.filter((k) => (!CORE.only || CORE.only.includes(k)) && (k !== 'sdk' || provider === 'openai'));
+  const kinds = LOOP_KINDS.filter(
+    (k) => (!CORE.only || CORE.only.includes(k)) && (k !== 'sdk' || provider === 'openai'),
+  );
   const none = () => ({ loaded: ZERO, sequential: ZERO });
-  const out: CoreFigures = { provider, raw: none(), floor: none(), product: none(), local: none(), inline: none(), sdk: none(), roundRatios: [], warmup: {} };
+  const out: CoreFigures = {
+    provider,
+    raw: none(),
+    floor: none(),
+    product: none(),
+    local: none(),
+    inline: none(),
+    sdk: none(),
+    roundRatios: [],
+    warmup: {},
+  };
   const loops: Array<[LoopKind, BenchLoop]> = [];
   try {
     for (const kind of kinds) loops.push([kind, await start({ ...env, kind, provider, prefix: prefixes[kind] })]);
-    for (const [kind, loop] of loops) out.warmup[kind] = await loop.warmup(CORE.warmup, CORE.parallel, `${names[kind]} warm-up`);
+    for (const [kind, loop] of loops)
+      out.warmup[kind] = await loop.warmup(CORE.warmup, CORE.parallel, `${names[kind]} warm-up`);
     for (let r = 0; r < CORE.rounds; r++) {
       const perIteration: Partial<Record<LoopKind, number>> = {};
       for (const [kind, loop] of r % 2 ? [...loops].reverse() : loops) {
@@ -111,7 +153,10 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
         const loaded = await measured(ctx.admin, loop, CORE.runs, CORE.parallel, names[kind]);
         perIteration[kind] = loaded.cpuMs / loaded.iterations;
         out[kind].loaded = sum(out[kind].loaded, loaded);
-        out[kind].sequential = sum(out[kind].sequential, await measured(ctx.admin, loop, CORE.sequential, 1, `${names[kind]} one at a time`));
+        out[kind].sequential = sum(
+          out[kind].sequential,
+          await measured(ctx.admin, loop, CORE.sequential, 1, `${names[kind]} one at a time`),
+        );
       }
       if (perIteration.product && perIteration.raw) out.roundRatios.push(perIteration.product / perIteration.raw);
     }
@@ -122,7 +167,14 @@ export async function coreFigures(ctx: CoreContext, provider: Provider): Promise
 }
 
 export const LOOP_KINDS = ['raw', 'floor', 'product', 'local', 'inline', 'sdk'] as const;
-const LABELS: Record<LoopKind, string> = { raw: 'raw', floor: 'floor', product: 'agentloop', local: 'agentloop, local tool', inline: 'raw, tool inline', sdk: 'OpenAI Agents SDK' };
+const LABELS: Record<LoopKind, string> = {
+  raw: 'raw',
+  floor: 'floor',
+  product: 'agentloop',
+  local: 'agentloop, local tool',
+  inline: 'raw, tool inline',
+  sdk: 'OpenAI Agents SDK',
+};
 const perIt = (m: Measured, v: number) => v / m.iterations;
 const f2 = (n: number) => n.toFixed(2);
 const kb = (m: Measured, bytes: number) => (bytes / m.iterations / 1024).toFixed(1);
@@ -137,7 +189,9 @@ export function coreLines(c: CoreFigures): string[] {
     ...LOOP_KINDS.filter((k) => c[k].loaded.iterations).map((k) => row(LABELS[k], c[k])),
     `  a fresh process's warm-up (its first ${CORE.warmup} runs, ${CORE.parallel} in flight), CPU ms / iteration: ${LOOP_KINDS.flatMap((k) => (c.warmup[k] ? [`${k} ${f2(c.warmup[k].cpuMs / c.warmup[k].iterations)}`] : [])).join(', ')}`,
     ...instructionLines(c),
-    ...(CORE.only && !(['raw', 'floor', 'product'] as const).every((k) => CORE.only!.includes(k)) ? [] : comparisons(c)),
+    ...(CORE.only && !(['raw', 'floor', 'product'] as const).every((k) => CORE.only!.includes(k))
+      ? []
+      : comparisons(c)),
   ];
 }
 
@@ -161,8 +215,11 @@ function comparisons(c: CoreFigures): string[] {
     `  Redis traffic per iteration at ${CORE.parallel} runs, to Redis / from Redis: ${(['raw', 'floor', 'product'] as const).map((k) => `${k} ${kb(c[k].loaded, c[k].loaded.redisBytes.in)} / ${kb(c[k].loaded, c[k].loaded.redisBytes.out)} KB`).join(', ')}`,
     `  CPU / iteration at ${CORE.parallel} runs, agentloop ÷ raw, round by round: ${c.roundRatios.map((r) => `${f2(r)}×`).join(', ')}`,
     `  CPU ms / iter at ${CORE.parallel} runs on the main thread / on other threads (GC helpers, libuv): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.mainThreadMs))} / ${f2(perIt(c.raw.loaded, c.raw.loaded.cpuMs - c.raw.loaded.mainThreadMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.mainThreadMs))} / ${f2(perIt(c.product.loaded, c.product.loaded.cpuMs - c.product.loaded.mainThreadMs))}; in the kernel (all threads): raw ${f2(perIt(c.raw.loaded, c.raw.loaded.systemMs))}, agentloop ${f2(perIt(c.product.loaded, c.product.loaded.systemMs))}`,
-    ...(c.raw.loaded.iterations !== c.product.loaded.iterations || c.raw.sequential.iterations !== c.product.sequential.iterations
-      ? [`  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`]
+    ...(c.raw.loaded.iterations !== c.product.loaded.iterations ||
+    c.raw.sequential.iterations !== c.product.sequential.iterations
+      ? [
+          `  (!) the raw loop made ${c.raw.loaded.iterations} + ${c.raw.sequential.iterations} iterations, agentloop ${c.product.loaded.iterations} + ${c.product.sequential.iterations}: not the same workload`,
+        ]
       : []),
   ];
 }
@@ -170,12 +227,15 @@ function comparisons(c: CoreFigures): string[] {
 /** The targets of issue 11 on these figures, met or MISSED. */
 export function coreTargetLines(c: CoreFigures): string[] {
   const { raw, product } = c;
-  if (!raw.loaded.iterations || !product.loaded.iterations) return [`  (the targets compare agentloop with the raw loop: BENCH_CORE_LOOPS left one out)`];
+  if (!raw.loaded.iterations || !product.loaded.iterations)
+    return [`  (the targets compare agentloop with the raw loop: BENCH_CORE_LOOPS left one out)`];
   const cpu = perIt(product.loaded, product.loaded.cpuMs) / perIt(raw.loaded, raw.loaded.cpuMs);
   const tput = product.loaded.iterations / product.loaded.seconds / (raw.loaded.iterations / raw.loaded.seconds);
-  const cmdSeq = perIt(product.sequential, product.sequential.commands) / perIt(raw.sequential, raw.sequential.commands);
+  const cmdSeq =
+    perIt(product.sequential, product.sequential.commands) / perIt(raw.sequential, raw.sequential.commands);
   const cmdLoaded = perIt(product.loaded, product.loaded.commands) / perIt(raw.loaded, raw.loaded.commands);
-  const line = (what: string, v: number, target: string, met: boolean) => `  ${what.padEnd(52)} ${f2(v)}×  (target ${target})  ${met ? 'met' : 'MISSED'}`;
+  const line = (what: string, v: number, target: string, met: boolean) =>
+    `  ${what.padEnd(52)} ${f2(v)}×  (target ${target})  ${met ? 'met' : 'MISSED'}`;
   return [
     line(`CPU / iteration at ${CORE.parallel} runs vs raw loop (${c.provider})`, cpu, '≤ 1.1×', cpu <= 1.1),
     line(`iterations/s at ${CORE.parallel} runs vs raw loop (${c.provider})`, tput, '≥ 0.9×', tput >= 0.9),

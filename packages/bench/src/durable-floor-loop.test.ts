@@ -14,9 +14,19 @@ describe('the durable floor loop of the bench', () => {
 
   beforeAll(async () => {
     redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
-    mock = await startMockLlm({ script: (req) => (stepOf(req) < 3 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }) });
+    mock = await startMockLlm({
+      script: (req) =>
+        stepOf(req) < 3 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' },
+    });
     const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
-    loop = new DurableFloorLoop(redis, prefix, await rawModel('chat', mock.url, 'gpt-4o-mini', tools), [{ role: 'user', content: 'go' }], { orchestrator: 4, tools: 4 }, () => toolRuns++);
+    loop = new DurableFloorLoop(
+      redis,
+      prefix,
+      await rawModel('chat', mock.url, 'gpt-4o-mini', tools),
+      [{ role: 'user', content: 'go' }],
+      { orchestrator: 4, tools: 4 },
+      () => toolRuns++,
+    );
     await loop.start();
   });
 
@@ -37,7 +47,16 @@ describe('the durable floor loop of the bench', () => {
       const seq = Number(await redis.hget(state, 'seq'));
       const events = await redis.hmget(state, ...Array.from({ length: seq }, (_, i) => `e:${i + 1}`));
       const transcript = (await redis.lrange(msgs, 0, -1)).map((m) => JSON.parse(m) as { role: string });
-      expect(transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+      expect(transcript.map((m) => m.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'assistant',
+        'tool',
+        'assistant',
+        'tool',
+        'assistant',
+      ]);
       const types = events.flatMap((l) => l!.split('\n')).map((l) => (JSON.parse(l) as { type: string }).type);
       expect(types[0]).toBe('run.queued');
       expect(types.at(-1)).toBe('run.completed');
@@ -47,9 +66,18 @@ describe('the durable floor loop of the bench', () => {
   });
 
   it('executes every call once where the provider gives calls no id (Gemini)', async () => {
-    const gemini = await rawModel('gemini', mock.url, 'gemini-2.5-flash', [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }]);
+    const gemini = await rawModel('gemini', mock.url, 'gemini-2.5-flash', [
+      { name: 'noop', description: 'does nothing', parameters: { type: 'object' } },
+    ]);
     let runs = 0;
-    const g = new DurableFloorLoop(redis, `${prefix}-g`, gemini, [{ role: 'user', content: 'go' }], { orchestrator: 2, tools: 2 }, () => runs++);
+    const g = new DurableFloorLoop(
+      redis,
+      `${prefix}-g`,
+      gemini,
+      [{ role: 'user', content: 'go' }],
+      { orchestrator: 2, tools: 2 },
+      () => runs++,
+    );
     await g.start();
     try {
       await g.run();

@@ -16,7 +16,8 @@ import { LoopWorkers } from './loop-workers.js';
  * costs above the raw loop is the price of those round trips alone, the floor under the product's figures.
  */
 
-const EVENT = (run: string, type: string, data: string) => `{"runId":"${run}","type":"${type}","at":"${new Date().toISOString()}","data":${data}}`;
+const EVENT = (run: string, type: string, data: string) =>
+  `{"runId":"${run}","type":"${type}","at":"${new Date().toISOString()}","data":${data}}`;
 
 // A step's events are fields of the run's state hash (`e:<n>`, n counted by `seq`), written by the HSET that writes
 // its state, as the product's layout 3 keeps them: one command less per step than a list of their own.
@@ -81,11 +82,23 @@ export class DurableFloorLoop {
     /** Called each time a tool is executed (tests count them). */
     private readonly onExecute: () => void = () => {},
   ) {
-    this.workers = new LoopWorkers(redis, prefix, { iter: 'floor-iter', tool: 'floor-tool' }, concurrency, 'floor loop');
+    this.workers = new LoopWorkers(
+      redis,
+      prefix,
+      { iter: 'floor-iter', tool: 'floor-tool' },
+      concurrency,
+      'floor loop',
+    );
     this.store = redis.duplicate();
     const s = this.store as unknown as Record<string, Caller>;
-    for (const [name, lua] of Object.entries(LUA)) this.store.defineCommand(`floor_${name}`, { lua, numberOfKeys: name === 'record' ? 1 : 2 });
-    this.script = { create: s.floor_create!.bind(this.store), start: s.floor_start!.bind(this.store), checkpoint: s.floor_checkpoint!.bind(this.store), record: s.floor_record!.bind(this.store) };
+    for (const [name, lua] of Object.entries(LUA))
+      this.store.defineCommand(`floor_${name}`, { lua, numberOfKeys: name === 'record' ? 1 : 2 });
+    this.script = {
+      create: s.floor_create!.bind(this.store),
+      start: s.floor_start!.bind(this.store),
+      checkpoint: s.floor_checkpoint!.bind(this.store),
+      record: s.floor_record!.bind(this.store),
+    };
     this.body = JSON.stringify({ input: prior });
   }
 
@@ -98,10 +111,13 @@ export class DurableFloorLoop {
   async start(): Promise<void> {
     await this.workers.start(
       (job) => this.iterate(job),
-      (job: Job<{ run: string; field: string; call: RawCall }>) => this.execute(job.data.run, job.data.field, job.data.call),
+      (job: Job<{ run: string; field: string; call: RawCall }>) =>
+        this.execute(job.data.run, job.data.field, job.data.call),
     );
     this.server = http.createServer((req, res) =>
-      this.intake(req, res).catch((err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err))),
+      this.intake(req, res).catch((err: unknown) =>
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
+      ),
     );
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/runs`;
@@ -133,23 +149,48 @@ export class DurableFloorLoop {
     const { run, k } = job.data;
     const state = this.runs.get(run);
     if (!state) return;
-    const outcomes = (await this.script.start(...this.keys(run), k, EVENT(run, 'iteration.started', `{"iteration":${k}}`), ...state.calls.map((_, i) => callField(k - 1, i)))) as string[] | null;
+    const outcomes = (await this.script.start(
+      ...this.keys(run),
+      k,
+      EVENT(run, 'iteration.started', `{"iteration":${k}}`),
+      ...state.calls.map((_, i) => callField(k - 1, i)),
+    )) as string[] | null;
     if (!outcomes) return;
-    if (state.calls.length) this.model.answer(state.conv, state.calls, outcomes.map((o) => JSON.parse((JSON.parse(o) as { content: string }).content) as unknown));
+    if (state.calls.length)
+      this.model.answer(
+        state.conv,
+        state.calls,
+        outcomes.map((o) => JSON.parse((JSON.parse(o) as { content: string }).content) as unknown),
+      );
     this.iterations++;
     const calls = await this.model.call(state.conv);
     state.calls = calls;
     const message = JSON.stringify(state.conv[state.conv.length - 1]);
     const events = calls.length
-      ? [EVENT(run, 'iteration.completed', `{"iteration":${k}}`), ...calls.map((c) => EVENT(run, 'tool.call', `{"id":"${c.id}","status":"dispatched"}`))].join('\n')
+      ? [
+          EVENT(run, 'iteration.completed', `{"iteration":${k}}`),
+          ...calls.map((c) => EVENT(run, 'tool.call', `{"id":"${c.id}","status":"dispatched"}`)),
+        ].join('\n')
       : [EVENT(run, 'iteration.completed', `{"iteration":${k}}`), EVENT(run, 'run.completed', '{}')].join('\n');
-    await this.script.checkpoint(...this.keys(run), k, calls.length ? 'tools' : 'done', calls.length ? 'running' : 'completed', JSON.stringify(calls.map((c) => c.id)), message, events);
+    await this.script.checkpoint(
+      ...this.keys(run),
+      k,
+      calls.length ? 'tools' : 'done',
+      calls.length ? 'running' : 'completed',
+      JSON.stringify(calls.map((c) => c.id)),
+      message,
+      events,
+    );
     if (!calls.length) {
       this.runs.delete(run);
       state.done();
       return;
     }
-    await this.workers.next(run, k, calls.map((call, i) => ({ run, field: callField(k, i), call })));
+    await this.workers.next(
+      run,
+      k,
+      calls.map((call, i) => ({ run, field: callField(k, i), call })),
+    );
   }
 
   /** A tool job: the call's status read, the tool (a no-op), its result recorded as the transcript's tool message. */
@@ -158,15 +199,30 @@ export class DurableFloorLoop {
     if ((await this.store.hmget(state, field))[0] !== null) return; // finished: never executed again
     this.onExecute();
     const message = JSON.stringify({ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ ok: true }) });
-    await this.script.record(state, field, message, EVENT(run, 'tool.call', `{"id":"${call.id}","status":"completed"}`));
+    await this.script.record(
+      state,
+      field,
+      message,
+      EVENT(run, 'tool.call', `{"id":"${call.id}","status":"completed"}`),
+    );
   }
 
   /** The tool job of a run's last call delivered once more (tests: it must not execute the tool again). */
   async redeliverLastCall(run: string): Promise<void> {
-    const stored = (await this.store.lrange(this.keys(run)[1], 0, -1)).map((m) => JSON.parse(m) as { role: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> });
+    const stored = (await this.store.lrange(this.keys(run)[1], 0, -1)).map(
+      (m) =>
+        JSON.parse(m) as {
+          role: string;
+          tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+        },
+    );
     const turns = stored.filter((m) => m.tool_calls?.length);
     const tc = turns.at(-1)!.tool_calls![0]!;
-    await this.execute(run, callField(turns.length, 0), { id: tc.id, name: tc.function.name, arguments: tc.function.arguments });
+    await this.execute(run, callField(turns.length, 0), {
+      id: tc.id,
+      name: tc.function.name,
+      arguments: tc.function.arguments,
+    });
   }
 
   async close(): Promise<void> {
@@ -186,19 +242,35 @@ export async function postJson(url: string, body: string, agent: http.Agent): Pr
   try {
     return await postOnce(url, body, agent);
   } catch (err) {
-    if ((err as { reusedSocket?: boolean; code?: string }).reusedSocket && (err as { code?: string }).code === 'ECONNRESET') return postOnce(url, body, agent);
+    if (
+      (err as { reusedSocket?: boolean; code?: string }).reusedSocket &&
+      (err as { code?: string }).code === 'ECONNRESET'
+    )
+      return postOnce(url, body, agent);
     throw err;
   }
 }
 
 function postOnce(url: string, body: string, agent: http.Agent): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => (res.statusCode === 202 || res.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`POST ${url}: ${res.statusCode} ${text}`))));
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          res.statusCode === 202 || res.statusCode === 200
+            ? resolve(JSON.parse(text))
+            : reject(new Error(`POST ${url}: ${res.statusCode} ${text}`)),
+        );
+      },
+    );
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     req.end(body);
   });

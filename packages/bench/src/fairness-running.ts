@@ -28,12 +28,29 @@ export interface LoadedFairnessFigure {
  * compete with b's first iteration on every orchestrator slot: in a build that ranked first iterations only,
  * every continuation went first. Compared with b's wait on the same deployment while idle.
  */
-export async function loadedFairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'toolsModule' | 'concurrency'>, admin: Redis, running: number, queued: number): Promise<LoadedFairnessFigure> {
+export async function loadedFairnessBench(
+  ctx: Pick<LoopEnv, 'redisUrl' | 'toolsModule' | 'concurrency'>,
+  admin: Redis,
+  running: number,
+  queued: number,
+): Promise<LoadedFairnessFigure> {
   const mock = await startMockProcess(['tool-loop', String(LONG_RUN)]);
   const prefix = `bench-fair-loaded`;
   // tool-runners with room for every running run's call: the orchestrators' slots are what a and b compete for
-  const env = { ...productEnv({ ...ctx, mockUrl: mock.url, concurrency: { ...ctx.concurrency, tools: 200 } }, prefix), AGENTLOOP_AUTH: 'required', AGENTLOOP_API_KEYS: 'ka=a,kb=b', AGENTLOOP_METRICS_PORT: '0', AGENTLOOP_DRAIN_MS: '2000' };
-  const body = (tenant: string) => JSON.stringify({ input: `${tenant}: call the tool, then answer`, model: MODELS.openai, tools: ['noop'], limits: { maxIterations: LONG_RUN + 1 } });
+  const env = {
+    ...productEnv({ ...ctx, mockUrl: mock.url, concurrency: { ...ctx.concurrency, tools: 200 } }, prefix),
+    AGENTLOOP_AUTH: 'required',
+    AGENTLOOP_API_KEYS: 'ka=a,kb=b',
+    AGENTLOOP_METRICS_PORT: '0',
+    AGENTLOOP_DRAIN_MS: '2000',
+  };
+  const body = (tenant: string) =>
+    JSON.stringify({
+      input: `${tenant}: call the tool, then answer`,
+      model: MODELS.openai,
+      tools: ['noop'],
+      limits: { maxIterations: LONG_RUN + 1 },
+    });
   const starts: Array<{ runId: string; iteration: number; at: number }> = [];
   let bId = '';
   let bStarted: () => void = () => undefined;
@@ -46,7 +63,11 @@ export async function loadedFairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'tools
     },
   });
   const create = async (tenant: 'a' | 'b') => {
-    const res = await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer k${tenant}`, 'content-type': 'application/json' }, body: body(tenant) });
+    const res = await fetch(`${proc.apiUrl}/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer k${tenant}`, 'content-type': 'application/json' },
+      body: body(tenant),
+    });
     if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
   };
@@ -59,19 +80,31 @@ export async function loadedFairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'tools
     const queuedAt = performance.now(); // its job is in the queue once the create is answered
     if (!firstOf(bId)) await started;
     const b = firstOf(bId)!;
-    return { waitMs: b.at - t0, queueWaitMs: Math.max(0, b.at - queuedAt), aheadOfB: starts.filter((s) => s.runId !== bId && s.at >= queuedAt && s.at < b.at).length };
+    return {
+      waitMs: b.at - t0,
+      queueWaitMs: Math.max(0, b.at - queuedAt),
+      aheadOfB: starts.filter((s) => s.runId !== bId && s.at >= queuedAt && s.at < b.at).length,
+    };
   };
   const count = (status: string) => admin.zcard(`${prefix}:tenant:a:runs:${status}`);
   try {
     // idle: the median of three (the first also pays for the process's warm-up)
     const idles = [await measureB(), await measureB(), await measureB()].sort((x, y) => x.waitMs - y.waitMs);
     const idle = idles[1]!;
-    for (let i = 0; i < running; i += 50) await Promise.all(Array.from({ length: Math.min(50, running - i) }, () => create('a')));
+    for (let i = 0; i < running; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, running - i) }, () => create('a')));
     while ((await count('running')) < running) await new Promise((r) => setTimeout(r, 20));
-    for (let i = 0; i < queued; i += 50) await Promise.all(Array.from({ length: Math.min(50, queued - i) }, () => create('a')));
+    for (let i = 0; i < queued; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, queued - i) }, () => create('a')));
     const [nowRunning, nowQueued] = [await count('running'), await count('queued')];
     const loaded = await measureB();
-    return { running: nowRunning, queued: nowQueued, idleWaitMs: idle.waitMs, idleQueueWaitMs: idle.queueWaitMs, ...loaded };
+    return {
+      running: nowRunning,
+      queued: nowQueued,
+      idleWaitMs: idle.waitMs,
+      idleQueueWaitMs: idle.queueWaitMs,
+      ...loaded,
+    };
   } finally {
     await proc.stop();
     mock.child.kill();

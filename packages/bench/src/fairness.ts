@@ -20,22 +20,42 @@ export interface FairnessFigure {
  * fair, growing with the backlog in queue order. a's runs are the bench's usual 5 iterations with a tool call each,
  * so b's first iteration also competes with the iterations of a's runs already started.
  */
-export async function fairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>, admin: Redis, backlogs: number[]): Promise<FairnessFigure[]> {
+export async function fairnessBench(
+  ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>,
+  admin: Redis,
+  backlogs: number[],
+): Promise<FairnessFigure[]> {
   const out: FairnessFigure[] = [];
-  const body = (tenant: string) => JSON.stringify({ input: `${tenant}: call the tool a few times, then answer`, model: MODELS.openai, tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 } });
+  const body = (tenant: string) =>
+    JSON.stringify({
+      input: `${tenant}: call the tool a few times, then answer`,
+      model: MODELS.openai,
+      tools: ['noop'],
+      limits: { maxIterations: ctx.iterations + 1 },
+    });
   for (const backlog of backlogs) {
     const prefix = `bench-fair-${backlog}`;
-    const env = { ...productEnv(ctx, prefix), AGENTLOOP_AUTH: 'required', AGENTLOOP_API_KEYS: 'ka=a,kb=b', AGENTLOOP_METRICS_PORT: '0' };
+    const env = {
+      ...productEnv(ctx, prefix),
+      AGENTLOOP_AUTH: 'required',
+      AGENTLOOP_API_KEYS: 'ka=a,kb=b',
+      AGENTLOOP_METRICS_PORT: '0',
+    };
     const api = await serve({ roles: ['api'], env });
     const create = async (tenant: 'a' | 'b') => {
-      const res = await fetch(`${api.apiUrl}/v1/runs`, { method: 'POST', headers: { authorization: `Bearer k${tenant}`, 'content-type': 'application/json' }, body: body(tenant) });
+      const res = await fetch(`${api.apiUrl}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer k${tenant}`, 'content-type': 'application/json' },
+        body: body(tenant),
+      });
       if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
       return (await res.json()) as { id: string };
     };
     const firstStarts: Array<{ runId: string; at: number }> = [];
     let workers: Awaited<ReturnType<typeof serve>> | null = null;
     try {
-      for (let i = 0; i < backlog; i += 50) await Promise.all(Array.from({ length: Math.min(50, backlog - i) }, () => create('a')));
+      for (let i = 0; i < backlog; i += 50)
+        await Promise.all(Array.from({ length: Math.min(50, backlog - i) }, () => create('a')));
       let bStarted: () => void = () => undefined;
       const started = new Promise<void>((r) => (bStarted = r));
       let bId = '';
@@ -52,18 +72,29 @@ export async function fairnessBench(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 
       bId = (await create('b')).id;
       if (!firstStarts.some((s) => s.runId === bId)) await started;
       const b = firstStarts.find((s) => s.runId === bId)!;
-      out.push({ backlog, waitMs: b.at - t0, startedAhead: firstStarts.filter((s) => s.runId !== bId && s.at >= t0 && s.at < b.at).length });
+      out.push({
+        backlog,
+        waitMs: b.at - t0,
+        startedAhead: firstStarts.filter((s) => s.runId !== bId && s.at >= t0 && s.at < b.at).length,
+      });
     } finally {
       await workers?.stop();
       await api.stop();
-      await admin.eval(`for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`, 0, `${prefix}*`);
+      await admin.eval(
+        `for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`,
+        0,
+        `${prefix}*`,
+      );
     }
   }
   return out;
 }
 
 export const fairLines = (fair: FairnessFigure[]) =>
-  fair.map((f) => `fair scheduling: tenant b's new run started its first iteration ${ms(f.waitMs / 1000)} after its create, with ${f.backlog} runs of tenant a queued (${f.startedAhead} of a's started after b's create and before it)`);
+  fair.map(
+    (f) =>
+      `fair scheduling: tenant b's new run started its first iteration ${ms(f.waitMs / 1000)} after its create, with ${f.backlog} runs of tenant a queued (${f.startedAhead} of a's started after b's create and before it)`,
+  );
 export const fairTarget = (fair: FairnessFigure[]) => {
   const [small, big] = [fair[0]!, fair[fair.length - 1]!];
   const ratio = big.waitMs / small.waitMs;

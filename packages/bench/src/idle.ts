@@ -16,20 +16,57 @@ async function cpuPerSecond(ms: number): Promise<number> {
  * the same process and the 10 s after it (`afterSecondLoad`: whether the first window's cost comes back after every
  * load, or was the one-off compaction of the heap the process grew while it started and took its first load).
  */
-export async function idleCpuAfterLoad(redisUrl: string, mockUrl: string, toolsModule: string, iterations: number): Promise<IdleFigures> {
+export async function idleCpuAfterLoad(
+  redisUrl: string,
+  mockUrl: string,
+  toolsModule: string,
+  iterations: number,
+): Promise<IdleFigures> {
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
     env: {
-      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: 'bench-idle', AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-      AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mockUrl}/v1`, LOG_LEVEL: 'error',
+      ...process.env,
+      REDIS_URL: redisUrl,
+      AGENTLOOP_PREFIX: 'bench-idle',
+      AGENTLOOP_PORT: '0',
+      AGENTLOOP_HOST: '127.0.0.1',
+      AGENTLOOP_AUTH: 'disabled',
+      AGENTLOOP_TOOL_MODULES: toolsModule,
+      OPENAI_API_KEY: 'sk-bench',
+      OPENAI_BASE_URL: `${mockUrl}/v1`,
+      LOG_LEVEL: 'error',
     },
   });
   try {
-    const body = JSON.stringify({ input: 'load', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['noop'], limits: { maxIterations: iterations + 1 } });
+    const body = JSON.stringify({
+      input: 'load',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['noop'],
+      limits: { maxIterations: iterations + 1 },
+    });
     const load = async () => {
-      const ids = await Promise.all(Array.from({ length: 20 }, async () => ((await (await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as { id: string }).id));
+      const ids = await Promise.all(
+        Array.from(
+          { length: 20 },
+          async () =>
+            (
+              (await (
+                await fetch(`${proc.apiUrl}/v1/runs`, {
+                  method: 'POST',
+                  headers: { 'content-type': 'application/json' },
+                  body,
+                })
+              ).json()) as { id: string }
+            ).id,
+        ),
+      );
       for (const id of ids)
-        while (!['completed', 'failed', 'cancelled'].includes(((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status)) await new Promise((r) => setTimeout(r, 20));
+        while (
+          !['completed', 'failed', 'cancelled'].includes(
+            ((await (await fetch(`${proc.apiUrl}/v1/runs/${id}`)).json()) as { status: string }).status,
+          )
+        )
+          await new Promise((r) => setTimeout(r, 20));
       await new Promise((r) => setTimeout(r, 2000));
     };
     await load();
@@ -55,4 +92,3 @@ export const idleLine = (i: IdleFigures) =>
   `CPU of an idle product after a load (all roles, one process): ${i.afterLoad.toFixed(2)} ms per second over the first 10 s, ${i.steady.toFixed(2)} over the next 10 s; ${i.afterSecondLoad.toFixed(2)} over the 10 s after a second load`;
 export const idleTarget = (i: IdleFigures) =>
   `  idle CPU after a load                  ${i.afterLoad.toFixed(2)} ms/s  (target < 2 ms/s)  ${i.afterLoad < 2 ? 'met' : 'MISSED'}; the next 10 s ${i.steady.toFixed(2)} ms/s; after a second load ${i.afterSecondLoad.toFixed(2)} ms/s`;
-

@@ -27,7 +27,13 @@ export async function connectInspector(url: string) {
   const pending = new Map<number, { resolve: (r: any) => void; reject: (e: Error) => void }>();
   const listeners = new Map<string, (params: any) => void>();
   ws.onmessage = (ev) => {
-    const msg = JSON.parse(String(ev.data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: unknown };
+    const msg = JSON.parse(String(ev.data)) as {
+      id?: number;
+      result?: unknown;
+      error?: { message: string };
+      method?: string;
+      params?: unknown;
+    };
     if (msg.id === undefined) return void (msg.method && listeners.get(msg.method)?.(msg.params));
     const p = pending.get(msg.id);
     pending.delete(msg.id);
@@ -57,7 +63,10 @@ export async function connectInspector(url: string) {
     },
     /** `process.getActiveResourcesInfo()` counted by kind (sockets, timers, …): what the process holds open. */
     async resources(): Promise<Record<string, number>> {
-      const r = await post<{ result: { value: string } }>('Runtime.evaluate', { expression: 'JSON.stringify(process.getActiveResourcesInfo())', returnByValue: true });
+      const r = await post<{ result: { value: string } }>('Runtime.evaluate', {
+        expression: 'JSON.stringify(process.getActiveResourcesInfo())',
+        returnByValue: true,
+      });
       const counts: Record<string, number> = {};
       for (const kind of JSON.parse(r.result.value) as string[]) counts[kind] = (counts[kind] ?? 0) + 1;
       return counts;

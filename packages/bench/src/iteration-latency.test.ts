@@ -10,8 +10,19 @@ import { latencyFigures, likeForLikeLines, outsideModel } from './iteration-late
 // loop's (issue 21): both loops must report every iteration that has a next one, each a time that holds the hops.
 describe('the latency target: an iteration outside its model call, both loops', () => {
   it('is the start-to-next-start time minus the model call, per run, whatever order the iterations are reported in', () => {
-    const t = (runId: string, iteration: number, startedAt: number, modelSeconds: number) => ({ runId, iteration, startedAt, modelSeconds });
-    const out = outsideModel([t('b', 2, 1010, 0.001), t('a', 2, 105, 0.002), t('a', 1, 100, 0.003), t('b', 1, 1000, 0.004), t('a', 3, 112, 0.5)]);
+    const t = (runId: string, iteration: number, startedAt: number, modelSeconds: number) => ({
+      runId,
+      iteration,
+      startedAt,
+      modelSeconds,
+    });
+    const out = outsideModel([
+      t('b', 2, 1010, 0.001),
+      t('a', 2, 105, 0.002),
+      t('a', 1, 100, 0.003),
+      t('b', 1, 1000, 0.004),
+      t('a', 3, 112, 0.5),
+    ]);
     expect(out.map((s) => Math.round(s * 1e6)).sort((x, y) => x - y)).toEqual([2000, 5000, 6000]); // a: 5-3, 7-2 ms; b: 10-4 ms
   });
 
@@ -22,8 +33,14 @@ describe('the latency target: an iteration outside its model call, both loops', 
 
   beforeAll(async () => {
     redis = new Redis(testRedisUrl());
-    fs.writeFileSync(tools, `export default [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } }];\n`);
-    mock = await startMockLlm({ script: (req) => (stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }) });
+    fs.writeFileSync(
+      tools,
+      `export default [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' }, sideEffect: 'read', async execute() { return { ok: true }; } }];\n`,
+    );
+    mock = await startMockLlm({
+      script: (req) =>
+        stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' },
+    });
   });
 
   afterAll(async () => {
@@ -35,8 +52,13 @@ describe('the latency target: an iteration outside its model call, both loops', 
 
   it('measures both loops on the same mock and tool: two timed iterations a run, each positive and below a second', async () => {
     const env = {
-      redisUrl: testRedisUrl(), mockUrl: mock.url, toolsModule: tools, localToolsModule: tools, iterations: 3,
-      concurrency: { orchestrator: 4, tools: 4 }, prior: [{ role: 'user', content: 'go' }],
+      redisUrl: testRedisUrl(),
+      mockUrl: mock.url,
+      toolsModule: tools,
+      localToolsModule: tools,
+      iterations: 3,
+      concurrency: { orchestrator: 4, tools: 4 },
+      prior: [{ role: 'user', content: 'go' }],
     };
     const before = mock.journal.length;
     const figures = await latencyFigures(env, 'openai', prefix, { runs: 3, warmup: 2, parallel: 2 });

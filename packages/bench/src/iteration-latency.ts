@@ -25,7 +25,8 @@ export function outsideModel(timings: readonly IterationTiming[]): number[] {
   const out: number[] = [];
   for (const run of byRun.values()) {
     run.sort((a, b) => a.iteration - b.iteration);
-    for (let i = 1; i < run.length; i++) out.push((run[i]!.startedAt - run[i - 1]!.startedAt) / 1000 - run[i - 1]!.modelSeconds);
+    for (let i = 1; i < run.length; i++)
+      out.push((run[i]!.startedAt - run[i - 1]!.startedAt) / 1000 - run[i - 1]!.modelSeconds);
   }
   return out;
 }
@@ -52,10 +53,21 @@ async function outsideOf(loop: TimedLoop, name: string, o: typeof LATENCY_RUNS):
  * one after the other in this process: the raw BullMQ agent loop (raw-agent-loop.ts) and the product, every role in
  * one process (product-loop.ts).
  */
-export async function latencyFigures(env: LoopEnv, provider: Provider, prefix: string, o = LATENCY_RUNS): Promise<{ raw: number[]; product: number[] }> {
+export async function latencyFigures(
+  env: LoopEnv,
+  provider: Provider,
+  prefix: string,
+  o = LATENCY_RUNS,
+): Promise<{ raw: number[]; product: number[] }> {
   const bull = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
   const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
-  const raw = new RawAgentLoop(bull, `${prefix}-raw`, await rawModel(RAW_API[provider], env.mockUrl, MODELS[provider].name, tools), env.prior, env.concurrency);
+  const raw = new RawAgentLoop(
+    bull,
+    `${prefix}-raw`,
+    await rawModel(RAW_API[provider], env.mockUrl, MODELS[provider].name, tools),
+    env.prior,
+    env.concurrency,
+  );
   let rawFigure: number[];
   try {
     await raw.start();
@@ -78,7 +90,10 @@ export async function latencyFigures(env: LoopEnv, provider: Provider, prefix: s
  * call, the product's against the raw loop's. Until 2026-12-03 the product's in-job overhead (no hop in it) was divided
  * by one raw job round trip (a hop and nothing else): two different quantities.
  */
-export function likeForLikeLines({ product, raw }: { product: number[]; raw: number[] }): { lines: string[]; target: string } {
+export function likeForLikeLines({ product, raw }: { product: number[]; raw: number[] }): {
+  lines: string[];
+  target: string;
+} {
   const [p, r] = [percentile(product, 50), percentile(raw, 50)];
   const ratio = p / r;
   return {

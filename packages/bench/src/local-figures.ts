@@ -1,7 +1,12 @@
 import type { CoreFigures, LoopFigures, Measured } from './core-figures.js';
 
 /** Issue 26's comparison: the product with its tool local vs pooled vs the raw loop with the tool inline vs the Agents SDK. */
-const ROWS = [['local', 'agentloop, tool local'], ['product', 'agentloop, tool pooled'], ['inline', 'raw loop, tool inline'], ['sdk', 'OpenAI Agents SDK']] as const;
+const ROWS = [
+  ['local', 'agentloop, tool local'],
+  ['product', 'agentloop, tool pooled'],
+  ['inline', 'raw loop, tool inline'],
+  ['sdk', 'OpenAI Agents SDK'],
+] as const;
 
 const iterPerSec = (m: Measured) => m.iterations / m.seconds;
 const cpuPerIter = (m: Measured) => m.cpuMs / m.iterations;
@@ -26,7 +31,8 @@ export function localToolLines(c: CoreFigures): string[] {
 
 /** The targets of issue 26, met or MISSED (each needs the tool-local product and its peer). */
 export function localToolTargetLines(c: CoreFigures): string[] {
-  const line = (what: string, v: number, target: string, met: boolean) => `  ${what.padEnd(64)} ${v.toFixed(2)}×  (target ${target})  ${met ? 'met' : 'MISSED'}`;
+  const line = (what: string, v: number, target: string, met: boolean) =>
+    `  ${what.padEnd(64)} ${v.toFixed(2)}×  (target ${target})  ${met ? 'met' : 'MISSED'}`;
   if (!has(c.local)) return [];
   const out: string[] = [];
   if (has(c.sdk)) {

@@ -12,7 +12,10 @@ describe('the local-tools peers of the core figures (raw loop with the tool inli
 
   beforeAll(async () => {
     redis = new Redis(testRedisUrl());
-    mock = await startMockLlm({ script: (req) => (stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }) });
+    mock = await startMockLlm({
+      script: (req) =>
+        stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' },
+    });
   });
 
   afterAll(async () => {
@@ -24,8 +27,16 @@ describe('the local-tools peers of the core figures (raw loop with the tool inli
   for (const kind of ['inline', 'sdk'] as LoopKind[])
     it(`${kind}: three model calls a run, the tool's result in each next request`, async () => {
       const loop = await forkedLoop({
-        kind, provider: 'openai', prefix: `${prefix}-${kind}`, redisUrl: testRedisUrl(), mockUrl: mock.url, toolsModule: '', localToolsModule: '', iterations: 3,
-        concurrency: { orchestrator: 4, tools: 4 }, prior: [{ role: 'user', content: 'go' }],
+        kind,
+        provider: 'openai',
+        prefix: `${prefix}-${kind}`,
+        redisUrl: testRedisUrl(),
+        mockUrl: mock.url,
+        toolsModule: '',
+        localToolsModule: '',
+        iterations: 3,
+        concurrency: { orchestrator: 4, tools: 4 },
+        prior: [{ role: 'user', content: 'go' }],
       });
       try {
         const before = mock.journal.length;

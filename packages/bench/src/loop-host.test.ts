@@ -13,10 +13,21 @@ describe('a bench loop in a process of its own', () => {
 
   beforeAll(async () => {
     redis = new Redis(testRedisUrl());
-    mock = await startMockLlm({ script: (req) => (stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' }) });
+    mock = await startMockLlm({
+      script: (req) =>
+        stepOf(req) < 2 ? { toolCalls: [{ name: 'noop', args: { i: stepOf(req) } }] } : { text: 'done' },
+    });
     loop = await forkedLoop({
-      kind: 'raw', provider: 'openai', prefix, redisUrl: testRedisUrl(), mockUrl: mock.url, toolsModule: '', localToolsModule: '', iterations: 3,
-      concurrency: { orchestrator: 4, tools: 4 }, prior: [{ role: 'user', content: 'go' }],
+      kind: 'raw',
+      provider: 'openai',
+      prefix,
+      redisUrl: testRedisUrl(),
+      mockUrl: mock.url,
+      toolsModule: '',
+      localToolsModule: '',
+      iterations: 3,
+      concurrency: { orchestrator: 4, tools: 4 },
+      prior: [{ role: 'user', content: 'go' }],
     });
   });
 

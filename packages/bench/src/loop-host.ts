@@ -35,21 +35,28 @@ export interface BenchLoop {
 /** Builds and starts the loop `spec` names, in this process. */
 async function startLoop(spec: LoopSpec): Promise<{ loop: Loop; close(): Promise<void> }> {
   if (spec.kind === 'product' || spec.kind === 'local') {
-    const product = new ProductLoop(spec.kind === 'local' ? { ...spec, toolsModule: spec.localToolsModule } : spec, spec.prefix, spec.provider);
+    const product = new ProductLoop(
+      spec.kind === 'local' ? { ...spec, toolsModule: spec.localToolsModule } : spec,
+      spec.prefix,
+      spec.provider,
+    );
     await product.start();
     return { loop: product, close: () => product.close() };
   }
   if (spec.kind === 'sdk') {
-    if (spec.provider !== 'openai') throw new Error('the Agents SDK loop runs on Chat Completions only (--provider openai)');
+    if (spec.provider !== 'openai')
+      throw new Error('the Agents SDK loop runs on Chat Completions only (--provider openai)');
     return { loop: new AgentsSdkLoop(spec.mockUrl, MODELS.openai.name, spec.prior), close: async () => {} };
   }
   const tools = [{ name: 'noop', description: 'does nothing', parameters: { type: 'object' } }];
   const bull = new Redis(spec.redisUrl, { maxRetriesPerRequest: null });
   const model = await rawModel(RAW_API[spec.provider], spec.mockUrl, MODELS[spec.provider].name, tools);
   const loop =
-    spec.kind === 'raw' ? new RawAgentLoop(bull, spec.prefix, model, spec.prior, spec.concurrency)
-    : spec.kind === 'inline' ? new RawInlineLoop(bull, spec.prefix, model, spec.prior, spec.concurrency.orchestrator)
-    : new DurableFloorLoop(bull, spec.prefix, model, spec.prior, spec.concurrency);
+    spec.kind === 'raw'
+      ? new RawAgentLoop(bull, spec.prefix, model, spec.prior, spec.concurrency)
+      : spec.kind === 'inline'
+        ? new RawInlineLoop(bull, spec.prefix, model, spec.prior, spec.concurrency.orchestrator)
+        : new DurableFloorLoop(bull, spec.prefix, model, spec.prior, spec.concurrency);
   await loop.start();
   return {
     loop,
@@ -66,12 +73,16 @@ export async function localLoop(spec: LoopSpec): Promise<BenchLoop> {
   const host = await startLoop(spec);
   return {
     warmup: (runs, parallel, name) => measureWindow(host.loop, runs, parallel, name, async () => {}, false),
-    window: (runs, parallel, name, arm) => measureWindow(host.loop, runs, parallel, name, async () => void (await arm())),
+    window: (runs, parallel, name, arm) =>
+      measureWindow(host.loop, runs, parallel, name, async () => void (await arm())),
     close: () => host.close(),
   };
 }
 
-type Command = { op: 'start'; spec: LoopSpec } | { op: 'warmup' | 'window'; runs: number; parallel: number; name: string } | { op: 'close' };
+type Command =
+  | { op: 'start'; spec: LoopSpec }
+  | { op: 'warmup' | 'window'; runs: number; parallel: number; name: string }
+  | { op: 'close' };
 type Request = ({ id: number } & Command) | { id: number; op: 'go' };
 type Reply = { id: number } & ({ op: 'done'; cpu?: WindowCpu } | { op: 'armed' } | { op: 'failed'; message: string });
 
@@ -124,16 +135,20 @@ export async function forkedLoop(spec: LoopSpec): Promise<BenchLoop> {
     throw err;
   }
   return {
-    warmup: async (runs, parallel, name) => (await request({ op: 'warmup', runs, parallel, name }) as Extract<Reply, { op: 'done' }>).cpu!,
+    warmup: async (runs, parallel, name) =>
+      ((await request({ op: 'warmup', runs, parallel, name })) as Extract<Reply, { op: 'done' }>).cpu!,
     window: async (runs, parallel, name, arm) => {
-      const r = await request({ op: 'window', runs, parallel, name }, (id) =>
-        void arm().then(
-          () => child.connected && child.send({ op: 'go', id }),
-          (err: unknown) => {
-            console.error(`${spec.kind} loop: arming the window failed`, err);
-            child.kill(); // the window cannot open: its request fails with the process
-          },
-        ));
+      const r = await request(
+        { op: 'window', runs, parallel, name },
+        (id) =>
+          void arm().then(
+            () => child.connected && child.send({ op: 'go', id }),
+            (err: unknown) => {
+              console.error(`${spec.kind} loop: arming the window failed`, err);
+              child.kill(); // the window cannot open: its request fails with the process
+            },
+          ),
+      );
       return (r as Extract<Reply, { op: 'done' }>).cpu!;
     },
     // never throws: the bench closes every loop, whatever became of one of them
@@ -164,11 +179,16 @@ function serveLoop(): void {
         case 'warmup':
           return measureWindow(host!.loop, m.runs, m.parallel, m.name, async () => {}, false);
         case 'window':
-          return measureWindow(host!.loop, m.runs, m.parallel, m.name, () =>
-            new Promise<void>((resolve) => {
-              armed.set(m.id, resolve);
-              reply({ id: m.id, op: 'armed' });
-            }),
+          return measureWindow(
+            host!.loop,
+            m.runs,
+            m.parallel,
+            m.name,
+            () =>
+              new Promise<void>((resolve) => {
+                armed.set(m.id, resolve);
+                reply({ id: m.id, op: 'armed' });
+              }),
           );
         case 'close':
           await host?.close();
@@ -181,7 +201,8 @@ function serveLoop(): void {
         // the loop's kept-alive sockets would keep this process up: it ends once the reply is sent
         process.send!({ id: m.id, op: 'done', cpu } satisfies Reply, () => m.op === 'close' && process.exit(0));
       },
-      (err: unknown) => reply({ id: m.id, op: 'failed', message: err instanceof Error ? err.stack ?? err.message : String(err) }),
+      (err: unknown) =>
+        reply({ id: m.id, op: 'failed', message: err instanceof Error ? (err.stack ?? err.message) : String(err) }),
     );
   });
 }

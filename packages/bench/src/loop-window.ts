@@ -37,19 +37,22 @@ export async function lanes(loop: Loop, runs: number, parallel: number, name: st
   let timer: NodeJS.Timeout | undefined;
   const stalled = new Promise<never>((_, reject) => {
     timer = setInterval(() => {
-      if (loop.iterations === seen) reject(new Error(`${name}: no iteration for ${STALL_MS / 1000} s, ${answered} of ${runs} runs answered`));
+      if (loop.iterations === seen)
+        reject(new Error(`${name}: no iteration for ${STALL_MS / 1000} s, ${answered} of ${runs} runs answered`));
       seen = loop.iterations;
     }, STALL_MS);
   });
   try {
     await Promise.race([
       stalled,
-      Promise.all(Array.from({ length: Math.min(parallel, runs) }, async () => {
-        while (next++ < runs) {
-          await loop.run();
-          answered++;
-        }
-      })),
+      Promise.all(
+        Array.from({ length: Math.min(parallel, runs) }, async () => {
+          while (next++ < runs) {
+            await loop.run();
+            answered++;
+          }
+        }),
+      ),
     ]);
   } finally {
     clearInterval(timer);
@@ -91,7 +94,14 @@ const uncounted = async (fn: () => Promise<void>) => ({ result: await fn(), inst
  * caller resets Redis' counters there); `profile`: under BENCH_CORE_PROFILE / BENCH_CORE_HEAP_PROFILE /
  * BENCH_CORE_CALLGRIND (not a warm-up).
  */
-export async function measureWindow(loop: Loop, runs: number, parallel: number, name: string, arm: () => Promise<void>, profile = true): Promise<WindowCpu> {
+export async function measureWindow(
+  loop: Loop,
+  runs: number,
+  parallel: number,
+  name: string,
+  arm: () => Promise<void>,
+  profile = true,
+): Promise<WindowCpu> {
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   fullGc?.();
   await arm();
@@ -101,11 +111,20 @@ export async function measureWindow(loop: Loop, runs: number, parallel: number, 
   const t0 = performance.now();
   let seconds = 0;
   const { instructions } = await (profile ? countInstructions : uncounted)(async () => {
-    await ((parallel > 1 || PROFILE_SOLO) && profile ? profiled(name, () => lanes(loop, runs, parallel, name)) : lanes(loop, runs, parallel, name));
+    await ((parallel > 1 || PROFILE_SOLO) && profile
+      ? profiled(name, () => lanes(loop, runs, parallel, name))
+      : lanes(loop, runs, parallel, name));
     seconds = (performance.now() - t0) / 1000;
     await new Promise((r) => setTimeout(r, SETTLE_MS)); // the last jobs' completion belongs to the window
   });
   fullGc?.();
   const c = process.cpuUsage(c0);
-  return { iterations: loop.iterations - i0, seconds, cpuMs: (c.user + c.system) / 1000, mainThreadMs: mainThreadCpuMs() - m0, systemMs: c.system / 1000, instructions: instructions ?? 0 };
+  return {
+    iterations: loop.iterations - i0,
+    seconds,
+    cpuMs: (c.user + c.system) / 1000,
+    mainThreadMs: mainThreadCpuMs() - m0,
+    systemMs: c.system / 1000,
+    instructions: instructions ?? 0,
+  };
 }

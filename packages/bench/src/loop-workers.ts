@@ -24,7 +24,10 @@ export class LoopWorkers {
     this.queue = new Queue(queues.iter, { connection: redis, prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   }
 
-  async start<T>(iterate: (job: Job<{ run: string; k: number }>) => Promise<unknown>, tool: (job: Job<T>) => Promise<unknown>): Promise<void> {
+  async start<T>(
+    iterate: (job: Job<{ run: string; k: number }>) => Promise<unknown>,
+    tool: (job: Job<T>) => Promise<unknown>,
+  ): Promise<void> {
     const worker = <D>(queue: string, fn: (job: Job<D>) => Promise<unknown>, concurrency: number) => {
       const connection = this.redis.duplicate();
       this.connections.push(connection);
@@ -32,7 +35,10 @@ export class LoopWorkers {
       w.on('error', (err) => console.error(`${this.label} worker:`, err));
       return w;
     };
-    this.workers = [worker(this.queues.iter, iterate, this.concurrency.orchestrator), worker(this.queues.tool, tool, this.concurrency.tools)];
+    this.workers = [
+      worker(this.queues.iter, iterate, this.concurrency.orchestrator),
+      worker(this.queues.tool, tool, this.concurrency.tools),
+    ];
     await Promise.all(this.workers.map((w) => w.waitUntilReady()));
   }
 
@@ -44,8 +50,16 @@ export class LoopWorkers {
   /** Iteration k's tool jobs, and iteration k + 1's job after them. */
   async next<T>(run: string, k: number, tools: T[]): Promise<void> {
     await this.flows.add({
-      name: 'iter', queueName: this.queues.iter, data: { run, k: k + 1 }, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
-      children: tools.map((data, i) => ({ name: 'tool', queueName: this.queues.tool, data, opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true } })),
+      name: 'iter',
+      queueName: this.queues.iter,
+      data: { run, k: k + 1 },
+      opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k + 1}` },
+      children: tools.map((data, i) => ({
+        name: 'tool',
+        queueName: this.queues.tool,
+        data,
+        opts: { ...DEFAULT_JOB_OPTIONS, jobId: `${run}-${k}-t${i}`, ignoreDependencyOnFailure: true },
+      })),
     });
   }
 

@@ -5,7 +5,12 @@ import { CLI_MAIN } from '@agentloop/testing';
 import { INSPECTOR_URL } from './inspector.js';
 
 /** Resolves with the first capture of `pattern` in the child's stdout; every line also goes to `onLine`. */
-function firstMatch(child: ChildProcess, pattern: RegExp, what: string, onLine?: (line: string) => void): Promise<string> {
+function firstMatch(
+  child: ChildProcess,
+  pattern: RegExp,
+  what: string,
+  onLine?: (line: string) => void,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let buf = '';
     let found = false;
@@ -28,8 +33,15 @@ function firstMatch(child: ChildProcess, pattern: RegExp, what: string, onLine?:
 }
 
 /** The mock model in its own process, so the numbers are agentloop's and not the mock's. */
-export async function startMockProcess(args: string[], onLine?: (line: string) => void): Promise<{ url: string; child: ChildProcess }> {
-  const main = path.join(path.dirname(createRequire(import.meta.url).resolve('@agentloop/testing')), 'mock-llm', 'main.js');
+export async function startMockProcess(
+  args: string[],
+  onLine?: (line: string) => void,
+): Promise<{ url: string; child: ChildProcess }> {
+  const main = path.join(
+    path.dirname(createRequire(import.meta.url).resolve('@agentloop/testing')),
+    'mock-llm',
+    'main.js',
+  );
   const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   return { url: await firstMatch(child, /listening on (\S+)/, 'mock', onLine), child };
 }
@@ -44,8 +56,16 @@ export async function startServeProcess(
   env: Record<string, string>,
   o: { roles?: string[]; cli?: string; inspect?: boolean } = {},
 ): Promise<{ apiUrl: string; metricsUrl: string; inspectorUrl: string; stop: () => Promise<void> }> {
-  const args = [...(o.inspect ? ['--inspect=127.0.0.1:0'] : []), o.cli ?? CLI_MAIN, 'serve', ...(o.roles ?? []).flatMap((r) => ['--role', r])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', o.inspect ? 'pipe' : 'inherit'], env: { ...process.env, ...env } });
+  const args = [
+    ...(o.inspect ? ['--inspect=127.0.0.1:0'] : []),
+    o.cli ?? CLI_MAIN,
+    'serve',
+    ...(o.roles ?? []).flatMap((r) => ['--role', r]),
+  ];
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', o.inspect ? 'pipe' : 'inherit'],
+    env: { ...process.env, ...env },
+  });
   const inspector = o.inspect
     ? new Promise<string>((resolve) => {
         let buf: string | undefined = '';

@@ -30,11 +30,25 @@ export function priorConversation(n: number) {
 }
 
 /** The env of a product process (all roles) against the bench's Redis and mock. */
-export function productEnv(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency'>, prefix: string): Record<string, string | undefined> {
+export function productEnv(
+  ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency'>,
+  prefix: string,
+): Record<string, string | undefined> {
   return {
-    ...process.env, REDIS_URL: ctx.redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-    AGENTLOOP_TOOL_MODULES: ctx.toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${ctx.mockUrl}/v1`, GEMINI_API_KEY: 'bench', GEMINI_BASE_URL: ctx.mockUrl, LOG_LEVEL: 'error',
-    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(ctx.concurrency.orchestrator), AGENTLOOP_TOOL_CONCURRENCY: String(ctx.concurrency.tools),
+    ...process.env,
+    REDIS_URL: ctx.redisUrl,
+    AGENTLOOP_PREFIX: prefix,
+    AGENTLOOP_PORT: '0',
+    AGENTLOOP_HOST: '127.0.0.1',
+    AGENTLOOP_AUTH: 'disabled',
+    AGENTLOOP_TOOL_MODULES: ctx.toolsModule,
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: `${ctx.mockUrl}/v1`,
+    GEMINI_API_KEY: 'bench',
+    GEMINI_BASE_URL: ctx.mockUrl,
+    LOG_LEVEL: 'error',
+    AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(ctx.concurrency.orchestrator),
+    AGENTLOOP_TOOL_CONCURRENCY: String(ctx.concurrency.tools),
   };
 }
 
@@ -54,7 +68,12 @@ export class ProductLoop implements Loop {
     private readonly prefix: string,
     provider: Provider,
   ) {
-    this.body = JSON.stringify({ input: ctx.prior, model: MODELS[provider], tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 } });
+    this.body = JSON.stringify({
+      input: ctx.prior,
+      model: MODELS[provider],
+      tools: ['noop'],
+      limits: { maxIterations: ctx.iterations + 1 },
+    });
   }
 
   async start(): Promise<void> {

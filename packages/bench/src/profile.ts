@@ -37,7 +37,11 @@ const HEAP = (dir: string): Profiler => ({
   async start(s) {
     await s.post('HeapProfiler.enable');
     // the collected objects too: what a window allocated, not what is left of it
-    await s.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await s.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
   },
   stop: async (s) => (await s.post('HeapProfiler.stopSampling')).profile,
 });
@@ -71,7 +75,10 @@ async function inProfiler<T>(name: string, fn: () => Promise<T>): Promise<T> {
   } finally {
     const profile = await profiler.stop(session);
     fs.mkdirSync(profiler.dir, { recursive: true });
-    const file = path.join(profiler.dir, `${name.replace(/[^\w-]+/g, '-').replace(/^-|-$/g, '')}-${++n}.${profiler.ext}`);
+    const file = path.join(
+      profiler.dir,
+      `${name.replace(/[^\w-]+/g, '-').replace(/^-|-$/g, '')}-${++n}.${profiler.ext}`,
+    );
     fs.writeFileSync(file, JSON.stringify(profile));
     console.log(`  ${profiler.ext}: ${file}`);
     session.disconnect();

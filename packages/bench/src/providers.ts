@@ -25,9 +25,20 @@ function hasResponsesAdapter(): boolean {
 /** `pnpm bench --provider google` (or `openai,google`): which adapters the core benchmark goes through. */
 export function providersFromArgs(argv: string[]): Provider[] {
   const i = argv.indexOf('--provider');
-  const raw = i >= 0 ? (argv[i + 1] ?? '') : (argv.find((a) => a.startsWith('--provider='))?.slice('--provider='.length) ?? 'openai');
-  const list = raw.split(',').map((p) => p.trim()).filter(Boolean);
-  for (const p of list) if (!(PROVIDER_NAMES as readonly string[]).includes(p)) throw new Error(`--provider: ${p} is not one of ${PROVIDER_NAMES.join(', ')}`);
-  if (list.includes('openai-responses') && !hasResponsesAdapter()) throw new Error('--provider openai-responses: @agentloop/llm has no Responses adapter yet (providers/openai/responses/)');
+  const raw =
+    i >= 0
+      ? (argv[i + 1] ?? '')
+      : (argv.find((a) => a.startsWith('--provider='))?.slice('--provider='.length) ?? 'openai');
+  const list = raw
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const p of list)
+    if (!(PROVIDER_NAMES as readonly string[]).includes(p))
+      throw new Error(`--provider: ${p} is not one of ${PROVIDER_NAMES.join(', ')}`);
+  if (list.includes('openai-responses') && !hasResponsesAdapter())
+    throw new Error(
+      '--provider openai-responses: @agentloop/llm has no Responses adapter yet (providers/openai/responses/)',
+    );
   return list.length ? (list as Provider[]) : ['openai'];
 }

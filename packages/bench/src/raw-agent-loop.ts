@@ -45,7 +45,9 @@ export class RawAgentLoop {
   /** One run from its first job to the model's answer. */
   async run(): Promise<void> {
     const id = `r${this.n++}`;
-    const done = new Promise<void>((resolve) => this.runs.set(id, { conv: this.model.start(this.prior), calls: [], done: resolve }));
+    const done = new Promise<void>((resolve) =>
+      this.runs.set(id, { conv: this.model.start(this.prior), calls: [], done: resolve }),
+    );
     await this.workers.first(id);
     await done;
   }
@@ -57,7 +59,8 @@ export class RawAgentLoop {
     if (!state) return; // a redelivery after the run ended
     if (state.calls.length) {
       const results: unknown[] = [];
-      for (const v of Object.values(await job.getChildrenValues<{ i: number; result: unknown }>())) results[v.i] = v.result;
+      for (const v of Object.values(await job.getChildrenValues<{ i: number; result: unknown }>()))
+        results[v.i] = v.result;
       this.model.answer(state.conv, state.calls, results);
     }
     this.iterations++;
@@ -70,7 +73,11 @@ export class RawAgentLoop {
       state.done();
       return;
     }
-    await this.workers.next(run, k, state.calls.map((call, i) => ({ run, i, call })));
+    await this.workers.next(
+      run,
+      k,
+      state.calls.map((call, i) => ({ run, i, call })),
+    );
   }
 
   async close(): Promise<void> {

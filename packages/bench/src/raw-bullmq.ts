@@ -52,7 +52,13 @@ export async function rawRoundTrip(redis: Redis, prefix: string, samples: number
  * The same hops as an agentloop iteration with one tool call, and nothing else: an iteration job that adds a flow
  * whose parent is the next iteration's job and whose child is a no-op tool job.
  */
-export async function rawFlowLoop(redis: Redis, prefix: string, runs: number, iterations: number, concurrency: { orchestrator: number; tools: number }) {
+export async function rawFlowLoop(
+  redis: Redis,
+  prefix: string,
+  runs: number,
+  iterations: number,
+  concurrency: { orchestrator: number; tools: number },
+) {
   const flows = new FlowProducer({ connection: redis, prefix });
   const starts = new Map<string, number[]>();
   let finished = 0;
@@ -69,17 +75,30 @@ export async function rawFlowLoop(redis: Redis, prefix: string, runs: number, it
         return;
       }
       await flows.add({
-        name: 'iter', queueName: 'raw-iter', data: { run, k: k + 1 }, opts: { ...opts, jobId: `${run}-${k + 1}` },
+        name: 'iter',
+        queueName: 'raw-iter',
+        data: { run, k: k + 1 },
+        opts: { ...opts, jobId: `${run}-${k + 1}` },
         children: [{ name: 'tool', queueName: 'raw-tool', data: { run, k }, opts: { ...opts, jobId: `${run}-t${k}` } }],
       });
     },
     { connection: redis.duplicate(), prefix, concurrency: concurrency.orchestrator },
   );
-  const tool = new Worker('raw-tool', async () => ({ ok: true }), { connection: redis.duplicate(), prefix, concurrency: concurrency.tools });
+  const tool = new Worker('raw-tool', async () => ({ ok: true }), {
+    connection: redis.duplicate(),
+    prefix,
+    concurrency: concurrency.tools,
+  });
   await Promise.all([iter.waitUntilReady(), tool.waitUntilReady()]);
   const queue = new Queue('raw-iter', { connection: redis, prefix });
   const t0 = performance.now();
-  await queue.addBulk(Array.from({ length: runs }, (_, i) => ({ name: 'iter', data: { run: `r${i}`, k: 1 }, opts: { ...opts, jobId: `r${i}-1` } })));
+  await queue.addBulk(
+    Array.from({ length: runs }, (_, i) => ({
+      name: 'iter',
+      data: { run: `r${i}`, k: 1 },
+      opts: { ...opts, jobId: `r${i}-1` },
+    })),
+  );
   await allDone;
   const seconds = (performance.now() - t0) / 1000;
   await Promise.all([iter.close(), tool.close(), queue.close(), flows.close()]);

@@ -33,14 +33,20 @@ export class RawInlineLoop {
   }
 
   async start(): Promise<void> {
-    this.worker = new Worker('inline-iter', (job: Job<{ run: string; k: number }>) => this.iterate(job), { connection: this.connection, prefix: this.prefix, concurrency: this.concurrency });
+    this.worker = new Worker('inline-iter', (job: Job<{ run: string; k: number }>) => this.iterate(job), {
+      connection: this.connection,
+      prefix: this.prefix,
+      concurrency: this.concurrency,
+    });
     this.worker.on('error', (err) => console.error('raw inline loop worker:', err));
     await this.worker.waitUntilReady();
   }
 
   async run(): Promise<void> {
     const id = `r${this.n++}`;
-    const done = new Promise<void>((resolve) => this.runs.set(id, { conv: this.model.start(this.prior), done: resolve }));
+    const done = new Promise<void>((resolve) =>
+      this.runs.set(id, { conv: this.model.start(this.prior), done: resolve }),
+    );
     await this.queue.add('iter', { run: id, k: 1 }, { jobId: `${id}-1` });
     await done;
   }

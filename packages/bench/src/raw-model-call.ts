@@ -43,7 +43,11 @@ function chatModel(client: OpenAI, model: string, tools: RawTool[]): RawModel {
     start: (prior) => prior.map((m) => ({ ...m })),
     async call(conv) {
       const stream = await client.chat.completions.create({
-        model, messages: conv as OpenAI.Chat.Completions.ChatCompletionMessageParam[], tools: wireTools, stream: true, stream_options: { include_usage: true },
+        model,
+        messages: conv as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+        tools: wireTools,
+        stream: true,
+        stream_options: { include_usage: true },
       });
       let text = '';
       const calls: RawCall[] = [];
@@ -59,8 +63,17 @@ function chatModel(client: OpenAI, model: string, tools: RawTool[]): RawModel {
         }
       }
       conv.push({
-        role: 'assistant', content: calls.length && !text ? null : text,
-        ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
+        role: 'assistant',
+        content: calls.length && !text ? null : text,
+        ...(calls.length
+          ? {
+              tool_calls: calls.map((c) => ({
+                id: c.id,
+                type: 'function',
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
       });
       return calls;
     },
@@ -72,23 +85,38 @@ function chatModel(client: OpenAI, model: string, tools: RawTool[]): RawModel {
 
 /** Stateless like the product's adapter: `store: false`, the turns sent back as plain items (no item ids). */
 function responsesModel(client: OpenAI, model: string, tools: RawTool[]): RawModel {
-  const wireTools = tools.map((t) => ({ type: 'function' as const, name: t.name, description: t.description, parameters: t.parameters, strict: false }));
+  const wireTools = tools.map((t) => ({
+    type: 'function' as const,
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+    strict: false,
+  }));
   return {
     start: (prior) => prior.map((m) => ({ type: 'message', role: m.role, content: m.content })),
     async call(conv) {
-      const stream = await client.responses.create({ model, input: conv as OpenAI.Responses.ResponseInput, tools: wireTools, stream: true, store: false });
+      const stream = await client.responses.create({
+        model,
+        input: conv as OpenAI.Responses.ResponseInput,
+        tools: wireTools,
+        stream: true,
+        store: false,
+      });
       let text = '';
       const calls: RawCall[] = [];
       for await (const ev of stream) {
         if (ev.type === 'response.output_text.delta') text += ev.delta;
-        else if (ev.type === 'response.output_item.done' && ev.item.type === 'function_call') calls.push({ id: ev.item.call_id, name: ev.item.name, arguments: ev.item.arguments });
+        else if (ev.type === 'response.output_item.done' && ev.item.type === 'function_call')
+          calls.push({ id: ev.item.call_id, name: ev.item.name, arguments: ev.item.arguments });
       }
       if (text) conv.push({ type: 'message', role: 'assistant', content: text });
       for (const c of calls) conv.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: c.arguments });
       return calls;
     },
     answer(conv, calls, results) {
-      calls.forEach((c, i) => conv.push({ type: 'function_call_output', call_id: c.id, output: JSON.stringify(results[i]) }));
+      calls.forEach((c, i) =>
+        conv.push({ type: 'function_call_output', call_id: c.id, output: JSON.stringify(results[i]) }),
+      );
     },
   };
 }
@@ -119,9 +147,20 @@ async function loadGenAi(): Promise<GenAiModule> {
 async function geminiModel(mockUrl: string, model: string, tools: RawTool[]): Promise<RawModel> {
   const { GoogleGenAI } = await loadGenAi();
   const ai = new GoogleGenAI({ apiKey: 'bench', httpOptions: { apiVersion: 'v1beta', baseUrl: mockUrl } });
-  const config = { tools: [{ functionDeclarations: tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] };
+  const config = {
+    tools: [
+      {
+        functionDeclarations: tools.map((t) => ({
+          name: t.name,
+          description: t.description,
+          parametersJsonSchema: t.parameters,
+        })),
+      },
+    ],
+  };
   return {
-    start: (prior) => prior.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })),
+    start: (prior) =>
+      prior.map((m) => ({ role: m.role === 'assistant' ? 'model' : 'user', parts: [{ text: m.content }] })),
     async call(conv) {
       const stream = await ai.models.generateContentStream({ model, contents: conv, config });
       const parts: GeminiPart[] = [];
@@ -129,13 +168,23 @@ async function geminiModel(mockUrl: string, model: string, tools: RawTool[]): Pr
       for await (const chunk of stream)
         for (const p of chunk.candidates?.[0]?.content?.parts ?? []) {
           parts.push(p);
-          if (p.functionCall) calls.push({ id: p.functionCall.id ?? '', name: p.functionCall.name ?? '', arguments: JSON.stringify(p.functionCall.args ?? {}) });
+          if (p.functionCall)
+            calls.push({
+              id: p.functionCall.id ?? '',
+              name: p.functionCall.name ?? '',
+              arguments: JSON.stringify(p.functionCall.args ?? {}),
+            });
         }
       conv.push({ role: 'model', parts });
       return calls;
     },
     answer(conv, calls, results) {
-      conv.push({ role: 'user', parts: calls.map((c, i) => ({ functionResponse: { ...(c.id ? { id: c.id } : {}), name: c.name, response: results[i] } })) });
+      conv.push({
+        role: 'user',
+        parts: calls.map((c, i) => ({
+          functionResponse: { ...(c.id ? { id: c.id } : {}), name: c.name, response: results[i] },
+        })),
+      });
     },
   };
 }

@@ -20,7 +20,14 @@ function keepAlivePost(baseUrl: string) {
     new Promise<any>((resolve, reject) => {
       const data = JSON.stringify(body);
       const req = http.request(
-        { host: base.hostname, port: base.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+        {
+          host: base.hostname,
+          port: base.port,
+          path,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+        },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -39,7 +46,13 @@ function keepAlivePost(baseUrl: string) {
  * after the same idle time, so the ratio compares like with like. Three processes, as deployed: this client, `agentloop serve`, and the
  * mock model; both instants are read from the machine's monotonic clock (process.hrtime), shared by all processes.
  */
-export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule: string, sizes: number[], samples: number) {
+export async function resumeLatency(
+  redisUrl: string,
+  admin: Redis,
+  toolsModule: string,
+  sizes: number[],
+  samples: number,
+) {
   // the baseline, sampled between the resumes: the same pacing, the same moment, the same state of the machine
   const probeRedis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const probe = new RoundTripProbe(probeRedis, 'bench-resume-rt');
@@ -54,8 +67,16 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
   });
   const prefix = 'bench-resume';
   const proc = await startServeProcess({
-    REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
-    AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'error',
+    REDIS_URL: redisUrl,
+    AGENTLOOP_PREFIX: prefix,
+    AGENTLOOP_PORT: '0',
+    AGENTLOOP_HOST: '127.0.0.1',
+    AGENTLOOP_AUTH: 'disabled',
+    AGENTLOOP_METRICS_PORT: '0',
+    AGENTLOOP_TOOL_MODULES: toolsModule,
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: `${mock.url}/v1`,
+    LOG_LEVEL: 'error',
   });
   const post = keepAlivePost(proc.apiUrl);
   let next = 0;
@@ -69,7 +90,13 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
       parked.push(
         ...(await Promise.all(
           batch.map(async (i) => {
-            const id = (await post('/v1/runs', { input: `go [r${i}]`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['notify'] })).id as string;
+            const id = (
+              await post('/v1/runs', {
+                input: `go [r${i}]`,
+                model: { provider: 'openai', name: 'gpt-4o-mini' },
+                tools: ['notify'],
+              })
+            ).id as string;
             markers.set(id, `r${i}`);
             return id;
           }),
@@ -81,14 +108,18 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
   /** Resumes one parked run; returns [resume latency, the raw round trip sampled just before it] in seconds. */
   const resumeOne = async (): Promise<[number, number]> => {
     const runId = parked.pop()!;
-    const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as { pending: Array<{ callId: string }> };
+    const run = (await (await fetch(`${proc.apiUrl}/v1/runs/${runId}`)).json()) as {
+      pending: Array<{ callId: string }>;
+    };
     const marker = markers.get(runId)!;
     await new Promise((r) => setTimeout(r, RESUME_GAP_MS)); // let the previous resume's iteration settle
     const rawSample = await probe.sample();
     await new Promise((r) => setTimeout(r, RESUME_GAP_MS));
     const arrived = new Promise<void>((r) => waiters.set(marker, r));
     const t0 = process.hrtime.bigint();
-    await post(`/v1/runs/${runId}/decisions`, { decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }] });
+    await post(`/v1/runs/${runId}/decisions`, {
+      decisions: [{ callId: run.pending[0]!.callId, action: 'deny', reason: 'bench' }],
+    });
     if (!arrivals.has(marker)) await arrived;
     return [Number(arrivals.get(marker)! - t0) / 1e9, rawSample];
   };
@@ -106,7 +137,13 @@ export async function resumeLatency(redisUrl: string, admin: Redis, toolsModule:
         latencies.push(latency);
         raw.push(rawSample);
       }
-      results.push({ parked: size, p50: percentile(latencies, 50), p99: percentile(latencies, 99), rawP50: percentile(raw, 50), ...(cold.length ? { coldP50: percentile(cold.slice(0, 100), 50) } : {}) });
+      results.push({
+        parked: size,
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        rawP50: percentile(raw, 50),
+        ...(cold.length ? { coldP50: percentile(cold.slice(0, 100), 50) } : {}),
+      });
     }
   } finally {
     await proc.stop();

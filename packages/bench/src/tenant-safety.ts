@@ -24,20 +24,52 @@ export async function runMemory(redis: Redis, prefix: string, runId: string): Pr
  * Redis memory per finished run (5 iterations, one tool call each but the last), measured over every key of the run;
  * then the same runs after their retention: nothing left.
  */
-export async function runMemoryBench(redisUrl: string, admin: Redis, mockUrl: string, toolsModule: string, iterations: number) {
+export async function runMemoryBench(
+  redisUrl: string,
+  admin: Redis,
+  mockUrl: string,
+  toolsModule: string,
+  iterations: number,
+) {
   const prefix = `bench-mem`;
   const retentionS = 3;
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
     env: {
-      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled',
-      AGENTLOOP_TOOL_MODULES: toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${mockUrl}/v1`, LOG_LEVEL: 'error', AGENTLOOP_RUN_RETENTION_S: String(retentionS),
+      ...process.env,
+      REDIS_URL: redisUrl,
+      AGENTLOOP_PREFIX: prefix,
+      AGENTLOOP_PORT: '0',
+      AGENTLOOP_HOST: '127.0.0.1',
+      AGENTLOOP_AUTH: 'disabled',
+      AGENTLOOP_TOOL_MODULES: toolsModule,
+      OPENAI_API_KEY: 'sk-bench',
+      OPENAI_BASE_URL: `${mockUrl}/v1`,
+      LOG_LEVEL: 'error',
+      AGENTLOOP_RUN_RETENTION_S: String(retentionS),
     },
   });
   try {
-    const body = JSON.stringify({ input: 'Call the tool a few times, then answer.', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['noop'], limits: { maxIterations: iterations + 1 } });
+    const body = JSON.stringify({
+      input: 'Call the tool a few times, then answer.',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['noop'],
+      limits: { maxIterations: iterations + 1 },
+    });
     const ids = await Promise.all(
-      Array.from({ length: 20 }, async () => ((await (await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).json()) as { id: string }).id),
+      Array.from(
+        { length: 20 },
+        async () =>
+          (
+            (await (
+              await fetch(`${proc.apiUrl}/v1/runs`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body,
+              })
+            ).json()) as { id: string }
+          ).id,
+      ),
     );
     const finishedAt = Date.now();
     const snaps = await Promise.all(ids.map((id) => waitEnded(proc.apiUrl!, id)));
@@ -48,8 +80,14 @@ export async function runMemoryBench(redisUrl: string, admin: Redis, mockUrl: st
     return {
       iterations: snaps[0]!.iteration,
       status: [...new Set(snaps.map((s) => s.status))].join(','),
-      keysPerRun: percentile(used.map((u) => u.keys), 50),
-      bytesPerRun: percentile(used.map((u) => u.bytes), 50),
+      keysPerRun: percentile(
+        used.map((u) => u.keys),
+        50,
+      ),
+      bytesPerRun: percentile(
+        used.map((u) => u.bytes),
+        50,
+      ),
       bytesAfterRetention: after.reduce((n, u) => n + u.bytes, 0),
       keysAfterRetention: after.reduce((n, u) => n + u.keys, 0),
     };
@@ -72,15 +110,22 @@ export async function tenantLimitCost(redisUrl: string, admin: Redis) {
   const proc = await serve({
     roles: ['api'],
     env: {
-      ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', LOG_LEVEL: 'error',
-      AGENTLOOP_API_KEYS: 'limited=limited,free=free', AGENTLOOP_TENANT_LIMITS: JSON.stringify({ limited: { requestsPerSecond: 1_000_000, burst: 1_000_000 } }),
+      ...process.env,
+      REDIS_URL: redisUrl,
+      AGENTLOOP_PREFIX: prefix,
+      AGENTLOOP_PORT: '0',
+      AGENTLOOP_HOST: '127.0.0.1',
+      LOG_LEVEL: 'error',
+      AGENTLOOP_API_KEYS: 'limited=limited,free=free',
+      AGENTLOOP_TENANT_LIMITS: JSON.stringify({ limited: { requestsPerSecond: 1_000_000, burst: 1_000_000 } }),
     },
   });
   const n = 500;
   const measure = async (key: string) => {
     await fetch(`${proc.apiUrl}/v1/runs/none`, { headers: { authorization: `Bearer ${key}` } }); // warm (script loaded)
     const before = await topLevel(admin);
-    for (let i = 0; i < n; i++) await fetch(`${proc.apiUrl}/v1/runs/none`, { headers: { authorization: `Bearer ${key}` } });
+    for (let i = 0; i < n; i++)
+      await fetch(`${proc.apiUrl}/v1/runs/none`, { headers: { authorization: `Bearer ${key}` } });
     const after = await topLevel(admin);
     return (after - before) / n;
   };
@@ -100,7 +145,8 @@ export async function tenantLimitCost(redisUrl: string, admin: Redis) {
 async function topLevel(admin: Redis): Promise<number> {
   const info = await admin.info('commandstats');
   let total = 0;
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) if (m[1] === 'evalsha' || m[1] === 'hgetall') total += Number(m[2]);
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+    if (m[1] === 'evalsha' || m[1] === 'hgetall') total += Number(m[2]);
   return total;
 }
 
@@ -115,12 +161,28 @@ export async function listingBench(redisUrl: string, admin: Redis, histories: nu
     const store = new RunStore(admin, prefix);
     const request = RunRequestSchema.parse({ input: 'x', model: { provider: 'openai', name: 'gpt-4o-mini' } });
     const make = (invalid: boolean) =>
-      store.create({ runId: newRunId(), tenant: 't', request, messages: [{ role: 'user', content: 'x' }], bodyHash: 'h', ...(invalid ? { invalid: { error: { code: 'invalid_request', message: 'bench' } } } : {}) });
-    for (let i = 0; i < history; i += 1000) await Promise.all(Array.from({ length: Math.min(1000, history - i) }, () => make(true)));
+      store.create({
+        runId: newRunId(),
+        tenant: 't',
+        request,
+        messages: [{ role: 'user', content: 'x' }],
+        bodyHash: 'h',
+        ...(invalid ? { invalid: { error: { code: 'invalid_request', message: 'bench' } } } : {}),
+      });
+    for (let i = 0; i < history; i += 1000)
+      await Promise.all(Array.from({ length: Math.min(1000, history - i) }, () => make(true)));
     for (let i = 0; i < 60; i++) await make(false);
     const proc = await serve({
       roles: ['api'],
-      env: { ...process.env, REDIS_URL: redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', LOG_LEVEL: 'error', AGENTLOOP_API_KEYS: 'k=t' },
+      env: {
+        ...process.env,
+        REDIS_URL: redisUrl,
+        AGENTLOOP_PREFIX: prefix,
+        AGENTLOOP_PORT: '0',
+        AGENTLOOP_HOST: '127.0.0.1',
+        LOG_LEVEL: 'error',
+        AGENTLOOP_API_KEYS: 'k=t',
+      },
     });
     const time = async (path: string) => {
       const samples: number[] = [];
@@ -133,10 +195,18 @@ export async function listingBench(redisUrl: string, admin: Redis, histories: nu
       return percentile(samples, 50);
     };
     try {
-      out.push({ history, all: await time('/v1/runs?limit=50'), queued: await time('/v1/runs?status=queued&limit=50') });
+      out.push({
+        history,
+        all: await time('/v1/runs?limit=50'),
+        queued: await time('/v1/runs?status=queued&limit=50'),
+      });
     } finally {
       await proc.stop();
-      await admin.eval(`for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`, 0, `${prefix}*`);
+      await admin.eval(
+        `for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('UNLINK', k) end`,
+        0,
+        `${prefix}*`,
+      );
     }
   }
   return out;

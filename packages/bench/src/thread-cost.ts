@@ -21,17 +21,34 @@ export interface ThreadCostFigure {
  * thread's run carries the thread's conversation before its input, so its later runs cost more to store and to send
  * to the model: the figure says how much.
  */
-export async function threadCost(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>, admin: Redis, runs: number): Promise<ThreadCostFigure> {
+export async function threadCost(
+  ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>,
+  admin: Redis,
+  runs: number,
+): Promise<ThreadCostFigure> {
   const measure = async (threadId: string | null) => {
     const prefix = `bench-thread-${threadId ? 't' : 'n'}`;
-    const proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], env: { ...productEnv(ctx, prefix), AGENTLOOP_METRICS_PORT: '0' } });
+    const proc = await serve({
+      roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
+      env: { ...productEnv(ctx, prefix), AGENTLOOP_METRICS_PORT: '0' },
+    });
     try {
-      const body = JSON.stringify({ input: 'call the tool a few times, then answer', model: MODELS.openai, tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 }, ...(threadId ? { threadId } : {}) });
+      const body = JSON.stringify({
+        input: 'call the tool a few times, then answer',
+        model: MODELS.openai,
+        tools: ['noop'],
+        limits: { maxIterations: ctx.iterations + 1 },
+        ...(threadId ? { threadId } : {}),
+      });
       const memBefore = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0);
       await admin.config('RESETSTAT');
       let last = '';
       for (let i = 0; i < runs; i++) {
-        const res = await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const res = await fetch(`${proc.apiUrl}/v1/runs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
         last = ((await res.json()) as { id: string }).id;
         for (;;) {
@@ -45,8 +62,18 @@ export async function threadCost(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'to
       const stats = await admin.info('stats');
       const bytes = (field: string) => Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(stats)?.[1] ?? 0);
       const memAfter = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0);
-      const transcript = ((await (await fetch(`${proc.apiUrl}/v1/runs/${last}?include=history`)).json()) as { history?: unknown[] }).history?.length ?? 0;
-      return { figure: { commands: commands / runs, bytesIn: bytes('total_net_input_bytes') / runs, bytesOut: bytes('total_net_output_bytes') / runs, memory: (memAfter - memBefore) / runs }, transcript };
+      const transcript =
+        ((await (await fetch(`${proc.apiUrl}/v1/runs/${last}?include=history`)).json()) as { history?: unknown[] })
+          .history?.length ?? 0;
+      return {
+        figure: {
+          commands: commands / runs,
+          bytesIn: bytes('total_net_input_bytes') / runs,
+          bytesOut: bytes('total_net_output_bytes') / runs,
+          memory: (memAfter - memBefore) / runs,
+        },
+        transcript,
+      };
     } finally {
       await proc.stop();
       // DEL, not UNLINK: memory freed in the background would be counted against the next measurement

@@ -35,10 +35,14 @@ const TICK_MS = 1000 / 100; // USER_HZ of /proc's times
 
 /** CPU (ms) of this process, its reaped children and its live children (but `exclude`), from /proc. */
 export function cpuMs(exclude: ReadonlyArray<number | undefined> = []): number {
-  const times = (pid: number | 'self') => fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ').map(Number);
+  const times = (pid: number | 'self') =>
+    fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ').map(Number);
   const self = times('self'); // fields from state: utime at [11], stime [12], cutime [13], cstime [14]
   let ticks = self[11]! + self[12]! + self[13]! + self[14]!;
-  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').map(Number).filter((p) => p > 0);
+  const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .map(Number)
+    .filter((p) => p > 0);
   for (const pid of children.filter((p) => !exclude.includes(p))) {
     try {
       const t = times(pid);
@@ -68,9 +72,11 @@ async function measure(kind: string, call: Call, paceMs = 0): Promise<ToolCallFi
   const cpu = (own.user + own.system) / 1000 + Math.max(0, cpuMs() - cpu0 - (own.user + own.system) / 1000);
   const t0 = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: 20 }, async () => {
-    while (next++ < CONCURRENT) await call();
-  }));
+  await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      while (next++ < CONCURRENT) await call();
+    }),
+  );
   const perSecond = CONCURRENT / ((performance.now() - t0) / 1000);
   return { kind, p50: percentile(lat, 50), p99: percentile(lat, 99), cpuPerCall: cpu / SEQUENTIAL, perSecond };
 }
@@ -82,7 +88,10 @@ async function measure(kind: string, call: Call, paceMs = 0): Promise<ToolCallFi
 async function paired(a: Call, b: Call, n: number, paceMs = 0): Promise<[number, number]> {
   const [la, lb]: [number[], number[]] = [[], []];
   for (let i = 0; i < n; i++) {
-    for (const [call, lat] of [[a, la], [b, lb]] as const) {
+    for (const [call, lat] of [
+      [a, la],
+      [b, lb],
+    ] as const) {
       if (paceMs) await new Promise((r) => setTimeout(r, paceMs));
       const t0 = performance.now();
       await call();
@@ -112,7 +121,6 @@ function through(registry: ToolRegistry, name: string): Call {
   };
 }
 
-
 export async function toolCallBench(): Promise<ToolCallBench> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-bench-tools-'));
   const module = path.join(dir, 'echo-tools.mjs');
@@ -122,14 +130,25 @@ export async function toolCallBench(): Promise<ToolCallBench> {
   const registry = await ToolRegistry.withModules([module], [], { memoryMb: 256 });
   const port = await freePort();
   const web = await startEverythingHttp(port);
-  const servers = [{ name: 'stdio', command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], trust: 'trusted' }, { name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' }];
-  const mcp = await McpTools.start(parseMcpServers(JSON.stringify(servers)), () => true, { logger: quiet, stderr: 'ignore' });
+  const servers = [
+    { name: 'stdio', command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], trust: 'trusted' },
+    { name: 'web', url: `http://127.0.0.1:${port}/mcp`, trust: 'trusted' },
+  ];
+  const mcp = await McpTools.start(parseMcpServers(JSON.stringify(servers)), () => true, {
+    logger: quiet,
+    stderr: 'ignore',
+  });
   mcp.attach(registry, async () => undefined);
   const direct = new Client({ name: 'bench', version: '1.0.0' });
-  await direct.connect(new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], stderr: 'ignore' }));
+  await direct.connect(
+    new StdioClientTransport({ command: process.execPath, args: [EVERYTHING_MAIN, 'stdio'], stderr: 'ignore' }),
+  );
   const directWeb = new Client({ name: 'bench', version: '1.0.0' });
   await directWeb.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
-  const sdk = (c: Client): Call => () => c.callTool({ name: 'echo', arguments: { message: 'bench' } });
+  const sdk =
+    (c: Client): Call =>
+    () =>
+      c.callTool({ name: 'echo', arguments: { message: 'bench' } });
   const here = through(registry, 'echo_here');
   const isolated = through(registry, 'echo_isolated');
   try {
@@ -162,7 +181,10 @@ export async function toolCallBench(): Promise<ToolCallBench> {
 const f2 = (n: number) => n.toFixed(2);
 
 export function toolCallLines({ figures, added }: ToolCallBench): string[] {
-  const lines = figures.map((f) => `${f.kind.padEnd(62)} p50 ${f2(f.p50)} ms  p99 ${f2(f.p99)} ms  CPU ${f2(f.cpuPerCall)} ms/call  ${f.perSecond.toFixed(0)} calls/s with 20 in flight`);
+  const lines = figures.map(
+    (f) =>
+      `${f.kind.padEnd(62)} p50 ${f2(f.p50)} ms  p99 ${f2(f.p99)} ms  CPU ${f2(f.cpuPerCall)} ms/call  ${f.perSecond.toFixed(0)} calls/s with 20 in flight`,
+  );
   const b2b = figures.find((f) => f.kind.includes('back to back'))!.p50 - figures[0]!.p50;
   return [
     ...lines,
@@ -172,6 +194,9 @@ export function toolCallLines({ figures, added }: ToolCallBench): string[] {
     `  MCP over Streamable HTTP, over the SDK alone        ${f2(added.http)} ms  (target ≤ 1.5 ms)  ${added.http <= 1.5 ? 'met' : 'MISSED'}`,
     `  isolated over in-process, a call every ${PACE_MS} ms      ${f2(added.isolatedPaced)} ms  (target < 15 ms)  ${added.isolatedPaced < 15 ? 'met' : 'MISSED'}`,
     `  isolated over in-process, back to back              ${f2(b2b)} ms  (each call waits for the child the call before it started)`,
-    `  (load average while measured: ${os.loadavg().map((l) => l.toFixed(1)).join(', ')} on ${os.cpus().length} cores)`,
+    `  (load average while measured: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(', ')} on ${os.cpus().length} cores)`,
   ];
 }

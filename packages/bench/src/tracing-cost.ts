@@ -26,13 +26,20 @@ export interface TracingFigure {
 }
 
 /** An OTLP/HTTP endpoint that answers 200 and counts what it got (the bench's Jaeger, minus its cost). */
-async function countingReceiver(): Promise<{ url: string; bytes: () => number; requests: () => number; close: () => Promise<void> }> {
+async function countingReceiver(): Promise<{
+  url: string;
+  bytes: () => number;
+  requests: () => number;
+  close: () => Promise<void>;
+}> {
   let bytes = 0;
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests++;
     req.on('data', (c: Buffer) => void (bytes += c.length));
-    req.on('end', () => res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end());
+    req.on('end', () =>
+      res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/x-protobuf' }).end(),
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
@@ -53,7 +60,14 @@ async function cpuSeconds(apiUrl: string): Promise<number> {
  * `runs` runs, `parallel` in flight, each lane creating its next run when its last completed (read from Redis by the
  * bench, not the product's API, so waiting costs the product nothing).
  */
-async function drive(apiUrl: string, admin: Redis, prefix: string, body: string, runs: number, parallel: number): Promise<void> {
+async function drive(
+  apiUrl: string,
+  admin: Redis,
+  prefix: string,
+  body: string,
+  runs: number,
+  parallel: number,
+): Promise<void> {
   const keys = new DeploymentKeys(prefix);
   const agent = new http.Agent({ keepAlive: true });
   let next = 0;
@@ -79,16 +93,41 @@ async function drive(apiUrl: string, admin: Redis, prefix: string, body: string,
  * (OTLP http/protobuf and http/json to a counting receiver), and — given a baseline build's CLI — as that build;
  * modes alternate within each round, each in a fresh process that first warms up.
  */
-export async function tracingCost(ctx: TracingCostContext, o: { runs: number; parallel: number; warmup: number; rounds: number; baselineCli?: string }): Promise<TracingFigure[]> {
+export async function tracingCost(
+  ctx: TracingCostContext,
+  o: { runs: number; parallel: number; warmup: number; rounds: number; baselineCli?: string },
+): Promise<TracingFigure[]> {
   const receiver = await countingReceiver();
-  const body = JSON.stringify({ input: 'trace me', model: MODELS.openai, tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 } });
+  const body = JSON.stringify({
+    input: 'trace me',
+    model: MODELS.openai,
+    tools: ['noop'],
+    limits: { maxIterations: ctx.iterations + 1 },
+  });
   const modes: Array<{ mode: string; env: Record<string, string>; cli?: string }> = [
     { mode: 'off', env: {} },
-    { mode: 'on, http/protobuf', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } },
-    { mode: 'on, http/json', env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' } },
+    {
+      mode: 'on, http/protobuf',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
+    },
+    {
+      mode: 'on, http/json',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    },
     ...(o.baselineCli ? [{ mode: 'baseline build (before tracing)', env: {}, cli: o.baselineCli }] : []),
   ];
-  const figures = new Map(modes.map((m) => [m.mode, { mode: m.mode, cpuMsPerIteration: [] as number[], bytesPerIteration: 0, exportsPerSecond: 0, iterationsPerSecond: [] as number[] }]));
+  const figures = new Map(
+    modes.map((m) => [
+      m.mode,
+      {
+        mode: m.mode,
+        cpuMsPerIteration: [] as number[],
+        bytesPerIteration: 0,
+        exportsPerSecond: 0,
+        iterationsPerSecond: [] as number[],
+      },
+    ]),
+  );
   try {
     for (let round = 0; round < o.rounds; round++) {
       const order = round % 2 ? [...modes].reverse() : modes;
@@ -97,8 +136,17 @@ export async function tracingCost(ctx: TracingCostContext, o: { runs: number; pa
         const bytesBefore = receiver.bytes();
         const proc = await startServeProcess(
           {
-            REDIS_URL: ctx.redisUrl, AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_AUTH: 'disabled', AGENTLOOP_METRICS_PORT: '0',
-            AGENTLOOP_TOOL_MODULES: ctx.toolsModule, OPENAI_API_KEY: 'sk-bench', OPENAI_BASE_URL: `${ctx.mockUrl}/v1`, LOG_LEVEL: 'error', ...m.env,
+            REDIS_URL: ctx.redisUrl,
+            AGENTLOOP_PREFIX: prefix,
+            AGENTLOOP_PORT: '0',
+            AGENTLOOP_HOST: '127.0.0.1',
+            AGENTLOOP_AUTH: 'disabled',
+            AGENTLOOP_METRICS_PORT: '0',
+            AGENTLOOP_TOOL_MODULES: ctx.toolsModule,
+            OPENAI_API_KEY: 'sk-bench',
+            OPENAI_BASE_URL: `${ctx.mockUrl}/v1`,
+            LOG_LEVEL: 'error',
+            ...m.env,
           },
           { cli: m.cli },
         );
@@ -125,13 +173,17 @@ export async function tracingCost(ctx: TracingCostContext, o: { runs: number; pa
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export function tracingCostLines(figures: TracingFigure[], o: { runs: number; parallel: number; iterations: number }): string[] {
+export function tracingCostLines(
+  figures: TracingFigure[],
+  o: { runs: number; parallel: number; iterations: number },
+): string[] {
   const off = median(figures[0]!.cpuMsPerIteration);
   return [
     `tracing cost: ${o.runs} runs × ${o.iterations} iterations per window, ${o.parallel} in flight, every role in one process; CPU of that process (process_cpu_seconds_total)`,
     ...figures.map((f) => {
       const cpu = median(f.cpuMsPerIteration);
-      const delta = f === figures[0] ? '' : ` (${cpu >= off ? '+' : ''}${(((cpu - off) / off) * 100).toFixed(1)}% vs off)`;
+      const delta =
+        f === figures[0] ? '' : ` (${cpu >= off ? '+' : ''}${(((cpu - off) / off) * 100).toFixed(1)}% vs off)`;
       return `  ${f.mode.padEnd(32)} CPU ${cpu.toFixed(3)} ms/iteration${delta} [windows: ${f.cpuMsPerIteration.map((x) => x.toFixed(3)).join(', ')}], ${median(f.iterationsPerSecond).toFixed(0)} iterations/s, exported ${f.bytesPerIteration.toFixed(0)} bytes/iteration`;
     }),
   ];

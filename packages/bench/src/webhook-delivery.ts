@@ -21,7 +21,11 @@ export interface WebhookDeliveryFigure {
  * Throughput over the burst, and the latency from each run's end (the event's `at`) to its delivery's arrival. All
  * roles in one process, as `pnpm agentloop serve` runs them.
  */
-export async function webhookDelivery(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>, admin: Redis, runs: number): Promise<WebhookDeliveryFigure> {
+export async function webhookDelivery(
+  ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' | 'toolsModule' | 'concurrency' | 'iterations'>,
+  admin: Redis,
+  runs: number,
+): Promise<WebhookDeliveryFigure> {
   const latencies: number[] = [];
   const arrivals: number[] = [];
   let done: () => void = () => undefined;
@@ -46,23 +50,47 @@ export async function webhookDelivery(ctx: Pick<LoopEnv, 'redisUrl' | 'mockUrl' 
   const proc = await serve({
     roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
     env: {
-      ...productEnv(ctx, prefix), AGENTLOOP_METRICS_PORT: '0', AGENTLOOP_AUTH: 'required', AGENTLOOP_API_KEYS: 'kw=w',
-      AGENTLOOP_WEBHOOK_SECRETS: `w=whsec_${secret}`, AGENTLOOP_WEBHOOK_ALLOWED_URLS: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
+      ...productEnv(ctx, prefix),
+      AGENTLOOP_METRICS_PORT: '0',
+      AGENTLOOP_AUTH: 'required',
+      AGENTLOOP_API_KEYS: 'kw=w',
+      AGENTLOOP_WEBHOOK_SECRETS: `w=whsec_${secret}`,
+      AGENTLOOP_WEBHOOK_ALLOWED_URLS: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`,
     },
   });
   try {
-    const body = JSON.stringify({ input: 'call the tool a few times, then answer', model: MODELS.openai, tools: ['noop'], limits: { maxIterations: ctx.iterations + 1 }, notify: { url, events: ['run.completed'] } });
+    const body = JSON.stringify({
+      input: 'call the tool a few times, then answer',
+      model: MODELS.openai,
+      tools: ['noop'],
+      limits: { maxIterations: ctx.iterations + 1 },
+      notify: { url, events: ['run.completed'] },
+    });
     for (let i = 0; i < runs; i += 100)
       await Promise.all(
         Array.from({ length: Math.min(100, runs - i) }, async () => {
-          const res = await fetch(`${proc.apiUrl}/v1/runs`, { method: 'POST', headers: { authorization: 'Bearer kw', 'content-type': 'application/json' }, body });
+          const res = await fetch(`${proc.apiUrl}/v1/runs`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer kw', 'content-type': 'application/json' },
+            body,
+          });
           if (res.status !== 202) throw new Error(`POST /v1/runs: ${res.status} ${await res.text()}`);
         }),
       );
-    await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error(`only ${latencies.length} of ${runs} webhooks arrived`)), 120_000))]);
+    await Promise.race([
+      all,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error(`only ${latencies.length} of ${runs} webhooks arrived`)), 120_000),
+      ),
+    ]);
     const first = Math.min(...arrivals);
     const last = Math.max(...arrivals);
-    return { runs, perSecond: runs / Math.max(0.001, (last - first) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+    return {
+      runs,
+      perSecond: runs / Math.max(0.001, (last - first) / 1000),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+    };
   } finally {
     await proc.stop();
     receiver.close();

@@ -26,7 +26,9 @@ export interface CommandSpec<O extends ParseArgsOptionsConfig> {
   args?: readonly string[];
 }
 
-type Parsed<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: typeof COMMON_OPTIONS & O; allowPositionals: true; strict: true }>>;
+type Parsed<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: typeof COMMON_OPTIONS & O; allowPositionals: true; strict: true }>
+>;
 
 export interface CommandContext<O extends ParseArgsOptionsConfig> {
   values: Parsed<O>['values'];
@@ -43,10 +45,19 @@ export const helpOf = (spec: { usage: string }) => `usage: ${spec.usage}\n\n${CO
  * print it to stderr (exit 2); a request the api refused, or that got no answer, is reported (exit 1). A `UsageError`
  * thrown by `body` is bad arguments too.
  */
-export async function executeCommand<O extends ParseArgsOptionsConfig>(spec: CommandSpec<O>, argv: string[], body: (ctx: CommandContext<O>) => Promise<number>): Promise<number> {
+export async function executeCommand<O extends ParseArgsOptionsConfig>(
+  spec: CommandSpec<O>,
+  argv: string[],
+  body: (ctx: CommandContext<O>) => Promise<number>,
+): Promise<number> {
   let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] };
   try {
-    parsed = parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...spec.options }, allowPositionals: true, strict: true }) as never;
+    parsed = parseArgs({
+      args: argv,
+      options: { ...COMMON_OPTIONS, ...spec.options },
+      allowPositionals: true,
+      strict: true,
+    }) as never;
   } catch (err) {
     return usageError(spec, (err as Error).message);
   }
@@ -58,7 +69,10 @@ export async function executeCommand<O extends ParseArgsOptionsConfig>(spec: Com
   const missing = (spec.args ?? []).slice(positionals.length);
   if (missing.length) return usageError(spec, `missing ${missing.map((a) => `<${a}>`).join(' ')}`);
   const json = Boolean(values.json);
-  const client = new AgentloopClient({ baseUrl: String(values.url), apiKey: (values.key as string | undefined) ?? null });
+  const client = new AgentloopClient({
+    baseUrl: String(values.url),
+    apiKey: (values.key as string | undefined) ?? null,
+  });
   try {
     return await body({ values: values as Parsed<O>['values'], positionals, client, json, name: spec.name });
   } catch (err) {
@@ -72,14 +86,24 @@ export async function executeCommand<O extends ParseArgsOptionsConfig>(spec: Com
 export class UsageError extends Error {}
 
 function usageError(spec: { name: string; usage: string }, message: string): number {
-  console.error(`agentloop ${spec.name}: ${message}\nusage: ${spec.usage}\n(\`agentloop ${spec.name} --help\` for the common options)`);
+  console.error(
+    `agentloop ${spec.name}: ${message}\nusage: ${spec.usage}\n(\`agentloop ${spec.name} --help\` for the common options)`,
+  );
   return EXIT.usage;
 }
 
 /** One line saying what went wrong (with the api's details), or the error as JSON on stderr for --json. */
 export function reportError(name: string, err: unknown, json: boolean): void {
   if (json) {
-    const error = err instanceof AgentloopError ? { status: err.status, code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) } : { code: 'error', message: err instanceof Error ? err.message : String(err) };
+    const error =
+      err instanceof AgentloopError
+        ? {
+            status: err.status,
+            code: err.code,
+            message: err.message,
+            ...(err.details !== undefined ? { details: err.details } : {}),
+          }
+        : { code: 'error', message: err instanceof Error ? err.message : String(err) };
     console.error(JSON.stringify({ error }));
     return;
   }
@@ -102,7 +126,8 @@ export const printJson = (value: unknown) => console.log(JSON.stringify(value, n
 export function positiveInt(value: string | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${option} takes a whole number of at least 1, not ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new UsageError(`${option} takes a whole number of at least 1, not ${JSON.stringify(value)}`);
   return n;
 }
 

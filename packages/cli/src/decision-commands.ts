@@ -45,7 +45,8 @@ export function pendingCommand(args: string[]): Promise<number> {
     if (!runs.length) console.log('no paused runs');
     for (const run of runs) {
       console.log(`${run.id}  (iteration ${run.iteration}, paused since ${run.updatedAt})`);
-      for (const p of run.pending) console.log(`  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`);
+      for (const p of run.pending)
+        console.log(`  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`);
     }
     return EXIT.completed;
   });
@@ -56,7 +57,15 @@ export function approveCommand(args: string[]): Promise<number> {
   return executeCommand(APPROVE, args, async (ctx) => {
     const [runId, callId] = ctx.positionals as [string, string];
     const edited = ctx.values.args === undefined ? undefined : jsonArgument(ctx.values.args, '--args');
-    return printDecision(ctx.json, runId, await ctx.client.runs.approve(runId, callId, edited === undefined ? {} : { arguments: edited as Record<string, unknown> }));
+    return printDecision(
+      ctx.json,
+      runId,
+      await ctx.client.runs.approve(
+        runId,
+        callId,
+        edited === undefined ? {} : { arguments: edited as Record<string, unknown> },
+      ),
+    );
   });
 }
 
@@ -64,7 +73,11 @@ export function approveCommand(args: string[]): Promise<number> {
 export function denyCommand(args: string[]): Promise<number> {
   return executeCommand(DENY, args, async (ctx) => {
     const [runId, callId] = ctx.positionals as [string, string];
-    return printDecision(ctx.json, runId, await ctx.client.runs.deny(runId, callId, ctx.values.reason === undefined ? {} : { reason: ctx.values.reason }));
+    return printDecision(
+      ctx.json,
+      runId,
+      await ctx.client.runs.deny(runId, callId, ctx.values.reason === undefined ? {} : { reason: ctx.values.reason }),
+    );
   });
 }
 
@@ -72,7 +85,13 @@ export function denyCommand(args: string[]): Promise<number> {
 export function submitCommand(args: string[]): Promise<number> {
   return executeCommand(SUBMIT, args, async (ctx) => {
     const [runId, callId, result] = ctx.positionals as [string, string, string];
-    return printDecision(ctx.json, runId, await ctx.client.runs.submitResult(runId, callId, jsonArgument(result, 'the result'), { isError: Boolean(ctx.values.error) }));
+    return printDecision(
+      ctx.json,
+      runId,
+      await ctx.client.runs.submitResult(runId, callId, jsonArgument(result, 'the result'), {
+        isError: Boolean(ctx.values.error),
+      }),
+    );
   });
 }
 

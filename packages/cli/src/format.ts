@@ -3,7 +3,11 @@ import type { Message, RunSnapshot } from '@agentloop/protocol';
 /** Columns padded to their widest cell, two spaces apart (the last one not padded). */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
@@ -31,11 +35,18 @@ export function describeRun(run: RunSnapshot & { threadId?: string | null }): st
     ['metadata', Object.keys(run.metadata).length ? JSON.stringify(run.metadata) : null],
   ];
   const out = fields.filter(([, v]) => v).map(([k, v]) => `${`${k}:`.padEnd(11)}${v}`);
-  if (run.pending.length) out.push('pending:', ...run.pending.map((p) => `  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`));
+  if (run.pending.length)
+    out.push(
+      'pending:',
+      ...run.pending.map((p) => `  ${p.callId}  ${p.name}  ${p.pauseType}  ${JSON.stringify(p.arguments)}`),
+    );
   if (run.output !== null) out.push('output:', indent(run.output));
-  if (run.outputJson !== undefined && run.outputJson !== null) out.push('outputJson:', indent(JSON.stringify(run.outputJson, null, 2)));
-  if (run.messages) out.push(`messages (${run.messages.length}, as the model sees them next):`, ...run.messages.map(messageLine));
-  if (run.history) out.push(`history (${run.history.length}, every message appended):`, ...run.history.map(messageLine));
+  if (run.outputJson !== undefined && run.outputJson !== null)
+    out.push('outputJson:', indent(JSON.stringify(run.outputJson, null, 2)));
+  if (run.messages)
+    out.push(`messages (${run.messages.length}, as the model sees them next):`, ...run.messages.map(messageLine));
+  if (run.history)
+    out.push(`history (${run.history.length}, every message appended):`, ...run.history.map(messageLine));
   return out.join('\n');
 }
 
@@ -43,8 +54,14 @@ export function describeRun(run: RunSnapshot & { threadId?: string | null }): st
 export function messageLine(m: Message): string {
   const calls = (m.toolCalls ?? []).map((c) => `${c.name}(${shorten(c.arguments, 80)}) [${c.id}]`);
   const head = m.role === 'tool' ? `tool ${m.toolCallId}` : m.role;
-  const text = [m.content ? shorten(oneLine(m.content), 160) : '', ...calls.map((c) => `→ ${c}`)].filter(Boolean).join(' ');
+  const text = [m.content ? shorten(oneLine(m.content), 160) : '', ...calls.map((c) => `→ ${c}`)]
+    .filter(Boolean)
+    .join(' ');
   return `  [${head}] ${text}`;
 }
 
-const indent = (text: string) => text.split('\n').map((l) => `  ${l}`).join('\n');
+const indent = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');

@@ -9,7 +9,9 @@ import { describeError } from './command.js';
  */
 export async function promptDecisions(client: AgentloopClient, runId: string, pending: PendingCall[]): Promise<void> {
   if (!process.stdin.isTTY) {
-    console.log(`run paused: decide with \`agentloop approve ${runId} <call>\`, \`agentloop deny ${runId} <call> --reason ...\` or, for a client tool, \`agentloop submit ${runId} <call> <result JSON>\``);
+    console.log(
+      `run paused: decide with \`agentloop approve ${runId} <call>\`, \`agentloop deny ${runId} <call> --reason ...\` or, for a client tool, \`agentloop submit ${runId} <call> <result JSON>\``,
+    );
     return;
   }
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
@@ -50,7 +52,8 @@ async function askOne(rl: readline.Interface, p: PendingCall): Promise<DecisionI
   for (;;) {
     const a = (await rl.question('  [a]pprove, [e]dit arguments and approve, [d]eny? ')).trim().toLowerCase();
     if (a === 'a' || a === 'approve') return { callId: p.callId, action: 'approve' };
-    if (a === 'd' || a === 'deny') return { callId: p.callId, action: 'deny', reason: (await rl.question('  reason: ')).trim() || undefined };
+    if (a === 'd' || a === 'deny')
+      return { callId: p.callId, action: 'deny', reason: (await rl.question('  reason: ')).trim() || undefined };
     if (a === 'e' || a === 'edit') {
       const text = await rl.question('  arguments JSON: ');
       try {

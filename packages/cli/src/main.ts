@@ -1,6 +1,15 @@
 #!/usr/bin/env node
 import { COMMON_HELP } from './command.js';
-import { APPROVE, DENY, PENDING, SUBMIT, approveCommand, denyCommand, pendingCommand, submitCommand } from './decision-commands.js';
+import {
+  APPROVE,
+  DENY,
+  PENDING,
+  SUBMIT,
+  approveCommand,
+  denyCommand,
+  pendingCommand,
+  submitCommand,
+} from './decision-commands.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { RUN, runCommand } from './run-command.js';
 import { RUNS_USAGE, runsCommand } from './runs-commands.js';

@@ -1,10 +1,27 @@
 import { type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
 import {
-  DecisionsWorker, IterationWorker, LiveRunReconciler, OutboxRelay, RequestsWorker, RunEnder, WebhookWorker,
-  type DecisionService, type IterationWorkerOptions, type RunIntake, type WebhookPolicy,
+  DecisionsWorker,
+  IterationWorker,
+  LiveRunReconciler,
+  OutboxRelay,
+  RequestsWorker,
+  RunEnder,
+  WebhookWorker,
+  type DecisionService,
+  type IterationWorkerOptions,
+  type RunIntake,
+  type WebhookPolicy,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL } from '@agentloop/protocol';
-import { PROVIDER_LEASE_MS, type Drainable, type ProviderCatalog, type QueueSet, type RunScheduler, type ThreadStore, type ToolCatalog } from '@agentloop/runtime';
+import {
+  PROVIDER_LEASE_MS,
+  type Drainable,
+  type ProviderCatalog,
+  type QueueSet,
+  type RunScheduler,
+  type ThreadStore,
+  type ToolCatalog,
+} from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 import type { ProcessParts } from './process-parts.js';
 
@@ -29,7 +46,11 @@ export interface OrchestratorRoleParts {
  * The orchestrator role: the iteration worker (with the local tools), run intake, decisions, the live-run reconciler,
  * the outbox relay and webhook delivery. Each worker is handed to `addWorkers` once started.
  */
-export async function startOrchestratorRole(parts: ProcessParts, o: OrchestratorRoleParts, addWorkers: (...ws: Drainable[]) => void): Promise<void> {
+export async function startOrchestratorRole(
+  parts: ProcessParts,
+  o: OrchestratorRoleParts,
+  addWorkers: (...ws: Drainable[]) => void,
+): Promise<void> {
   const { config, logger, redis, subscriber, store, metrics, replicaAck } = parts;
   const { providerCatalog, scheduler, catalog, decisions, queues, threads, webhooks, gate, prices } = o;
   const providers = o.newProviders();
@@ -39,9 +60,24 @@ export async function startOrchestratorRole(parts: ProcessParts, o: Orchestrator
   setInterval(() => void providerCatalog.publish(configured).catch(() => undefined), PROVIDER_LEASE_MS / 3).unref();
   // local tools (SPEC §6): run in the iteration that needs them; their resumed or re-dispatched calls come on
   // `tools-local`, which this process serves too
-  const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, parts.isolation)).only((pool) => pool === LOCAL_POOL);
+  const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, parts.isolation)).only(
+    (pool) => pool === LOCAL_POOL,
+  );
   const localTools = localRegistry.all().length
-    ? new ToolRunner({ redis, subscriber, store, registry: localRegistry, metrics, logger, prefix: config.prefix, pools: [LOCAL_POOL], concurrency: config.toolConcurrency, lockMs: config.lockMs, replicaAck, scheduler })
+    ? new ToolRunner({
+        redis,
+        subscriber,
+        store,
+        registry: localRegistry,
+        metrics,
+        logger,
+        prefix: config.prefix,
+        pools: [LOCAL_POOL],
+        concurrency: config.toolConcurrency,
+        lockMs: config.lockMs,
+        replicaAck,
+        scheduler,
+      })
     : undefined;
   if (localTools) {
     await localTools.start();
@@ -50,9 +86,25 @@ export async function startOrchestratorRole(parts: ProcessParts, o: Orchestrator
   const worker = new IterationWorker({
     localTools,
     gate,
-    redis, subscriber, store, scheduler, providers, metrics, logger, prefix: config.prefix, catalog,
-    concurrency: config.orchestratorConcurrency, lockMs: config.lockMs, summaryDeadlineMs: config.summaryDeadlineMs, llmAttempts: config.llmAttempts, llmRetryBaseMs: config.llmRetryBaseMs, llmMaxWaitMs: config.llmMaxWaitMs,
-    onIterationTimed: o.onIterationTimed, decisions, prices, ...(o.planner ? { planner: o.planner } : {}),
+    redis,
+    subscriber,
+    store,
+    scheduler,
+    providers,
+    metrics,
+    logger,
+    prefix: config.prefix,
+    catalog,
+    concurrency: config.orchestratorConcurrency,
+    lockMs: config.lockMs,
+    summaryDeadlineMs: config.summaryDeadlineMs,
+    llmAttempts: config.llmAttempts,
+    llmRetryBaseMs: config.llmRetryBaseMs,
+    llmMaxWaitMs: config.llmMaxWaitMs,
+    onIterationTimed: o.onIterationTimed,
+    decisions,
+    prices,
+    ...(o.planner ? { planner: o.planner } : {}),
   });
   await worker.start();
   const intake = new RequestsWorker(redis, config.prefix, o.newIntake(), logger, config.reconcileMs);
@@ -60,13 +112,32 @@ export async function startOrchestratorRole(parts: ProcessParts, o: Orchestrator
   const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger, config.reconcileMs);
   await decisionsWorker.start();
   const reconciler = new LiveRunReconciler({
-    store, scheduler, metrics, logger, everyMs: config.reconcileMs, poolPickupMs: config.poolPickupMs,
-    end: new RunEnder(store, metrics, () => undefined, () => catalog.all()),
+    store,
+    scheduler,
+    metrics,
+    logger,
+    everyMs: config.reconcileMs,
+    poolPickupMs: config.poolPickupMs,
+    end: new RunEnder(
+      store,
+      metrics,
+      () => undefined,
+      () => catalog.all(),
+    ),
   });
   reconciler.start();
   const relay = new OutboxRelay(store, queues, logger, threads, scheduler, config.runRetentionS);
   relay.start();
-  const webhookWorker = new WebhookWorker({ redis, prefix: config.prefix, store, queues, policy: webhooks, metrics, logger, lockMs: config.lockMs });
+  const webhookWorker = new WebhookWorker({
+    redis,
+    prefix: config.prefix,
+    store,
+    queues,
+    policy: webhooks,
+    metrics,
+    logger,
+    lockMs: config.lockMs,
+  });
   await webhookWorker.start();
   addWorkers(worker, intake, decisionsWorker, reconciler, relay, webhookWorker);
 }

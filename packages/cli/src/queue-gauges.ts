@@ -3,7 +3,13 @@ import type { Metrics, QueueSet, RunStore, ToolCatalog } from '@agentloop/runtim
 import type { Redis } from 'ioredis';
 
 /** Sets the queue and parked-run gauges from Redis, just before /metrics is answered. */
-export async function updateQueueGauges(metrics: Metrics, queues: QueueSet, catalog: ToolCatalog, redis: Redis, store: RunStore): Promise<void> {
+export async function updateQueueGauges(
+  metrics: Metrics,
+  queues: QueueSet,
+  catalog: ToolCatalog,
+  redis: Redis,
+  store: RunStore,
+): Promise<void> {
   const pools = new Set([...(await catalog.all()).values()].map((t) => t.pool));
   for (const p of pools) queues.get(QUEUES.tools(p));
   const states = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
@@ -13,7 +19,10 @@ export async function updateQueueGauges(metrics: Metrics, queues: QueueSet, cata
       for (const s of states) metrics.queueJobs.set({ queue: q.name, state: s }, counts[s] ?? 0);
     }),
   );
-  const [parked, overdue] = await Promise.all([redis.zcard(store.keys.parkedRuns), redis.zcount(store.keys.parkedRuns, '-inf', Date.now() - 60_000)]);
+  const [parked, overdue] = await Promise.all([
+    redis.zcard(store.keys.parkedRuns),
+    redis.zcount(store.keys.parkedRuns, '-inf', Date.now() - 60_000),
+  ]);
   metrics.runsParked.set(parked);
   metrics.runsParkedOverdue.set(overdue);
 }

@@ -37,15 +37,32 @@ export class EventRenderer {
       case 'tool.call': {
         const status = String(d.status);
         const color = status === 'completed' ? 32 : status === 'proposed' || status === 'running' ? 33 : 31;
-        const tail = d.result !== undefined ? ` → ${short(d.result)}` : d.error ? ` → ${d.error.code}: ${short(d.error.message)}` : '';
-        return this.line(`${c(color, `⚙ ${d.name} [${status}]`)} ${short(d.arguments, 80)}${tail}${d.durationMs !== undefined ? c(2, ` (${d.durationMs} ms)`) : ''}`);
+        const tail =
+          d.result !== undefined
+            ? ` → ${short(d.result)}`
+            : d.error
+              ? ` → ${d.error.code}: ${short(d.error.message)}`
+              : '';
+        return this.line(
+          `${c(color, `⚙ ${d.name} [${status}]`)} ${short(d.arguments, 80)}${tail}${d.durationMs !== undefined ? c(2, ` (${d.durationMs} ms)`) : ''}`,
+        );
       }
       case 'run.paused':
-        return this.line(c(35, `⏸ paused: ${(d.pending as Array<{ name: string; callId: string }>).map((p) => `${p.name} (${p.callId})`).join(', ')}`));
+        return this.line(
+          c(
+            35,
+            `⏸ paused: ${(d.pending as Array<{ name: string; callId: string }>).map((p) => `${p.name} (${p.callId})`).join(', ')}`,
+          ),
+        );
       case 'run.resumed':
         return this.line(c(35, '▶ resumed'));
       case 'llm.retry':
-        return this.line(c(33, `↻ retry ${d.provider}/${d.model} attempt ${d.attempt}: ${d.reason}${d.discardOutput ? ' (discarding partial output)' : ''}`));
+        return this.line(
+          c(
+            33,
+            `↻ retry ${d.provider}/${d.model} attempt ${d.attempt}: ${d.reason}${d.discardOutput ? ' (discarding partial output)' : ''}`,
+          ),
+        );
       case 'llm.fallback':
         return this.line(c(33, `⇢ fallback ${d.from} → ${d.to}: ${d.reason}`));
       case 'context.compressed':
@@ -53,11 +70,21 @@ export class EventRenderer {
       case 'iteration.completed':
         return;
       case 'output.invalid':
-        return this.line(c(33, `✗ answer does not match the output schema${d.repair ? ' (one repair turn follows)' : ''}: ${short((d.errors as string[]).join('; '))}`));
+        return this.line(
+          c(
+            33,
+            `✗ answer does not match the output schema${d.repair ? ' (one repair turn follows)' : ''}: ${short((d.errors as string[]).join('; '))}`,
+          ),
+        );
       case 'run.completed': {
         const u = d.usage ?? {};
         this.line(c(32, `✔ completed (${d.stopReason}) in ${d.iterations} iteration(s)`));
-        return this.line(c(2, `usage: ${u.promptTokens} prompt + ${u.completionTokens} completion tokens (${u.reasoningTokens} reasoning), ${u.llmCalls} model calls, ${u.toolCalls} tool calls, $${Number(u.costUsd ?? 0).toFixed(6)}`));
+        return this.line(
+          c(
+            2,
+            `usage: ${u.promptTokens} prompt + ${u.completionTokens} completion tokens (${u.reasoningTokens} reasoning), ${u.llmCalls} model calls, ${u.toolCalls} tool calls, $${Number(u.costUsd ?? 0).toFixed(6)}`,
+          ),
+        );
       }
       case 'run.failed':
         return this.line(c(31, `✖ failed: ${d.error?.code}: ${d.error?.message}`));

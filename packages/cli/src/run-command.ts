@@ -33,13 +33,23 @@ const modelSpec = (s: string) => {
   const [provider, ...name] = s.trim().split('/');
   return { provider, name: name.join('/') };
 };
-const list = (s: string | undefined) => (s ? s.split(',').map((t) => t.trim()).filter(Boolean) : []);
+const list = (s: string | undefined) =>
+  s
+    ? s
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean)
+    : [];
 
 type RunValues = ReturnType<typeof parseArgs<{ options: typeof RUN_OPTIONS }>>['values'];
 
 /** The RunRequest of `agentloop run`'s arguments (the server validates it, and applies the defaults left out). */
 function runRequestOf(values: RunValues, positionals: string[]): Record<string, unknown> {
-  const body: Record<string, unknown> = { input: positionals.join(' ').trim(), model: modelSpec(values.model!), tools: list(values.tools) };
+  const body: Record<string, unknown> = {
+    input: positionals.join(' ').trim(),
+    model: modelSpec(values.model!),
+    tools: list(values.tools),
+  };
   if (values.fallbacks) body.fallbacks = list(values.fallbacks).map(modelSpec);
   if (values.strategy) body.strategy = values.strategy;
   if (values.mode) body.mode = values.mode;
@@ -53,7 +63,11 @@ function runRequestOf(values: RunValues, positionals: string[]): Record<string, 
  * [--strategy react] [--mode headless] [--system ...] [--max-iterations N]`.
  */
 export function runRequestFromArgs(args: string[]) {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...COMMON_OPTIONS, ...RUN_OPTIONS } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { ...COMMON_OPTIONS, ...RUN_OPTIONS },
+  });
   return { prompt: positionals.join(' ').trim(), body: runRequestOf(values, positionals), values };
 }
 
@@ -63,7 +77,8 @@ export function runCommand(args: string[]): Promise<number> {
     const body = runRequestOf(values, positionals);
     if (!body.input) throw new UsageError('a prompt is required');
     const reconnectMs = Number(values['reconnect-ms']);
-    if (!Number.isInteger(reconnectMs) || reconnectMs < 0) throw new UsageError('--reconnect-ms takes a number of milliseconds');
+    if (!Number.isInteger(reconnectMs) || reconnectMs < 0)
+      throw new UsageError('--reconnect-ms takes a number of milliseconds');
     const created = await client.runs.create(body as unknown as RunRequestInput);
     if (!values.follow) {
       if (json) printJson(created);
@@ -71,7 +86,9 @@ export function runCommand(args: string[]): Promise<number> {
       return EXIT.completed;
     }
     // in JSON mode stdout is for the events only: decisions are made with approve / deny / submit
-    const onPaused = json ? undefined : (pending: Parameters<typeof promptDecisions>[2]) => promptDecisions(client, created.id, pending);
+    const onPaused = json
+      ? undefined
+      : (pending: Parameters<typeof promptDecisions>[2]) => promptDecisions(client, created.id, pending);
     return followToExit(client, created.id, { name: 'run', json, reconnectMs, ...(onPaused ? { onPaused } : {}) });
   });
 }

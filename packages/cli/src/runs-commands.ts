@@ -31,7 +31,9 @@ const RUNS_CANCEL = {
 
 const SUBCOMMANDS = { list: RUNS_LIST, get: RUNS_GET, events: RUNS_EVENTS, cancel: RUNS_CANCEL } as const;
 
-export const RUNS_USAGE = Object.values(SUBCOMMANDS).map((c) => c.usage.split('\n')[0]).join('\n  ');
+export const RUNS_USAGE = Object.values(SUBCOMMANDS)
+  .map((c) => c.usage.split('\n')[0])
+  .join('\n  ');
 
 /** `agentloop runs <list|get|events|cancel> ...` */
 export async function runsCommand(args: string[]): Promise<number> {
@@ -54,7 +56,10 @@ export async function runsCommand(args: string[]): Promise<number> {
       });
     case 'get':
       return executeCommand(RUNS_GET, rest, async ({ values, positionals, client, json }) => {
-        const include = (values.include ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        const include = (values.include ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const bad = include.filter((i) => i !== 'messages' && i !== 'history');
         if (bad.length) throw new UsageError(`--include takes messages and/or history, not ${bad.join(', ')}`);
         const run = await client.runs.get(positionals[0]!, { include: include as RunInclude[] });
@@ -75,13 +80,23 @@ export async function runsCommand(args: string[]): Promise<number> {
       const asked = sub === 'help' || sub === '--help' || sub === '-h';
       const text = `usage:\n  ${RUNS_USAGE}\n\n\`agentloop runs <command> --help\` says more about each.`;
       if (asked) console.log(text);
-      else console.error(`agentloop runs: ${sub === undefined ? 'which command?' : `unknown command ${JSON.stringify(sub)}`}\n\n${text}`);
+      else
+        console.error(
+          `agentloop runs: ${sub === undefined ? 'which command?' : `unknown command ${JSON.stringify(sub)}`}\n\n${text}`,
+        );
       return asked ? EXIT.completed : EXIT.usage;
     }
   }
 }
 
 function runRow(r: RunSnapshot): string[] {
-  return [r.id, r.status, String(r.iteration), shorten(`${r.model.provider}/${r.model.name}`, 40), r.stopReason ?? r.error?.code ?? '', r.createdAt, r.pending.map((p) => p.name).join(',')];
+  return [
+    r.id,
+    r.status,
+    String(r.iteration),
+    shorten(`${r.model.provider}/${r.model.name}`, 40),
+    r.stopReason ?? r.error?.code ?? '',
+    r.createdAt,
+    r.pending.map((p) => p.name).join(','),
+  ];
 }
-

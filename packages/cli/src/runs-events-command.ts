@@ -15,7 +15,11 @@ export const RUNS_EVENTS = {
   (until its stream has been quiet for ${CAUGHT_UP_QUIET_MS} ms; --after the last seq printed goes on from there).
   With --follow: to the run's end, reconnecting a lost stream (Last-Event-ID, backoff) for up to --reconnect-ms
   without an event; the exit code says how the run ended (0 completed, 3 failed, 4 cancelled, 5 not followed to its end)`,
-  options: { follow: { type: 'boolean', short: 'f', default: false }, after: { type: 'string' }, 'reconnect-ms': { type: 'string', default: '60000' } },
+  options: {
+    follow: { type: 'boolean', short: 'f', default: false },
+    after: { type: 'string' },
+    'reconnect-ms': { type: 'string', default: '60000' },
+  },
   args: ['run'],
 } as const;
 
@@ -28,7 +32,9 @@ export function runsEventsCommand(args: string[]): Promise<number> {
     if (values.follow) return followToExit(client, runId, { name: 'runs events', json, reconnectMs, after });
 
     const renderer = new EventRenderer();
-    const print = json ? (e: EventEnvelope) => console.log(JSON.stringify(e)) : (e: EventEnvelope) => renderer.render(e);
+    const print = json
+      ? (e: EventEnvelope) => console.log(JSON.stringify(e))
+      : (e: EventEnvelope) => renderer.render(e);
     // an ended run's stream ends at its terminal event; a live one's never does, so it is read until it is quiet
     const live = !isTerminalStatus((await client.runs.get(runId)).status);
     const caughtUp = new AbortController();
@@ -56,6 +62,7 @@ class CaughtUp extends Error {}
 
 function wholeNumber(value: string, option: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new UsageError(`${option} takes a whole number, not ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n))
+    throw new UsageError(`${option} takes a whole number, not ${JSON.stringify(value)}`);
   return n;
 }

@@ -4,14 +4,24 @@ import { ROLES, serve, type Role } from './serve.js';
 
 /** `agentloop serve [--role r ...] [--pools a,b]`: runs the roles until SIGTERM or SIGINT, then drains. */
 export async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { role: { type: 'string', multiple: true }, pools: { type: 'string', multiple: true } }, strict: true });
-  const roles = (values.role ?? []).flatMap((r) => r.split(',')).map((r) => r.trim()).filter(Boolean);
+  const { values } = parseArgs({
+    args,
+    options: { role: { type: 'string', multiple: true }, pools: { type: 'string', multiple: true } },
+    strict: true,
+  });
+  const roles = (values.role ?? [])
+    .flatMap((r) => r.split(','))
+    .map((r) => r.trim())
+    .filter(Boolean);
   const bad = roles.filter((r) => !(ROLES as readonly string[]).includes(r));
   if (bad.length) {
     console.error(`unknown role(s): ${bad.join(', ')} (roles: ${ROLES.join(', ')})`);
     return EXIT.usage;
   }
-  const pools = (values.pools ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+  const pools = (values.pools ?? [])
+    .flatMap((p) => p.split(','))
+    .map((p) => p.trim())
+    .filter(Boolean);
   const proc = await serve({ roles: roles.length ? (roles as Role[]) : [...ROLES], pools });
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {

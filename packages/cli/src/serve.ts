@@ -2,9 +2,42 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
-import { DecisionService, RunIntake, ServerEventStreams, WebhookPolicy, adminRouter, createApp, loadBullBoard, type IterationWorkerOptions } from '@agentloop/orchestrator';
+import {
+  DecisionService,
+  RunIntake,
+  ServerEventStreams,
+  WebhookPolicy,
+  adminRouter,
+  createApp,
+  loadBullBoard,
+  type IterationWorkerOptions,
+} from '@agentloop/orchestrator';
 import { QUEUES } from '@agentloop/protocol';
-import { EventHub, Metrics, ProviderLimiter, QueueSet, RetentionSweeper, RunScheduler, RunStore, Shutdown, ThreadStore, ProviderCatalog, RUN_LAYOUT, TenantLimiter, ToolCatalog, createLogger, startTracing, tracingState, createRedis, drainAll, commandConnection, loadConfig, notReadyReason, type Config, type Drainable } from '@agentloop/runtime';
+import {
+  EventHub,
+  Metrics,
+  ProviderLimiter,
+  QueueSet,
+  RetentionSweeper,
+  RunScheduler,
+  RunStore,
+  Shutdown,
+  ThreadStore,
+  ProviderCatalog,
+  RUN_LAYOUT,
+  TenantLimiter,
+  ToolCatalog,
+  createLogger,
+  startTracing,
+  tracingState,
+  createRedis,
+  drainAll,
+  commandConnection,
+  loadConfig,
+  notReadyReason,
+  type Config,
+  type Drainable,
+} from '@agentloop/runtime';
 import { createMetricsServer } from './metrics-server.js';
 import { isolationLimits, parseMcpServers, parseOpenApiTools } from '@agentloop/tool-runner';
 import { closeServer, displayHost, listen } from './http-server.js';
@@ -43,11 +76,13 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const logger = createLogger(config.logLevel, { roles: opts.roles.join(',') });
   for (const warning of config.warnings) logger.warn(warning);
   if (opts.roles.includes('api') && config.authRequired && config.apiKeys.size === 0) {
-    const message = 'AGENTLOOP_AUTH=required and AGENTLOOP_API_KEYS is empty: every API request will be answered 401. Set AGENTLOOP_API_KEYS=key=tenant,... (or AGENTLOOP_AUTH=disabled for a local demo)';
+    const message =
+      'AGENTLOOP_AUTH=required and AGENTLOOP_API_KEYS is empty: every API request will be answered 401. Set AGENTLOOP_API_KEYS=key=tenant,... (or AGENTLOOP_AUTH=disabled for a local demo)';
     logger.warn(message);
     console.error(`agentloop: ${message}`); // whatever LOG_LEVEL says
   }
-  if (!config.authRequired) logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
+  if (!config.authRequired)
+    logger.warn('AGENTLOOP_AUTH=disabled: every request is accepted as tenant "default" — for local demos only');
   // every connection from the one factory (REDIS_URL, Sentinel or Cluster); in cluster mode config.prefix is the
   // deployment's hash tag, so every key below shares one slot
   const redis = commandConnection(createRedis(config.redis, 'agentloop-cmd', logger));
@@ -57,7 +92,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const publisher = commandConnection(createRedis(config.redis, 'agentloop-pub', logger));
   const shutdown = new Shutdown(logger);
   // SPEC §8: the SDK is loaded only when an OTLP endpoint is set; closed last, after the workers drained
-  const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) => logger.warn(m));
+  const tracing = await startTracing(opts.env ?? process.env, { 'agentloop.roles': opts.roles.join(',') }, (m) =>
+    logger.warn(m),
+  );
   shutdown.add('tracing', () => tracing.shutdown());
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
@@ -67,15 +104,27 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const legacy = await store.indexes.liveRunsOfOtherLayoutsAtStart();
   if (legacy.length) {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
-    throw new Error(`live runs stored in the layout of a build before 2026-12-03 (${legacy.join(', ')}${legacy.length >= 10 ? ', …' : ''}): this build serves layout ${RUN_LAYOUT} only. Let the earlier build finish or cancel them, then start this one (docs/OPERATIONS.md, Upgrading)`);
+    throw new Error(
+      `live runs stored in the layout of a build before 2026-12-03 (${legacy.join(', ')}${legacy.length >= 10 ? ', …' : ''}): this build serves layout ${RUN_LAYOUT} only. Let the earlier build finish or cancel them, then start this one (docs/OPERATIONS.md, Upgrading)`,
+    );
   }
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
-  const tenantLimiter = Object.keys(config.tenantLimits).length ? new TenantLimiter(redis, config.prefix, config.tenantLimits) : null;
+  const tenantLimiter = Object.keys(config.tenantLimits).length
+    ? new TenantLimiter(redis, config.prefix, config.tenantLimits)
+    : null;
   const providerCatalog = new ProviderCatalog(redis, store.keys);
   const webhooks = new WebhookPolicy(config.webhooks);
-  const newIntake = () => new RunIntake(store, scheduler, catalog, metrics, { endpoints, prices, limits: tenantLimiter, providers: providerCatalog, webhooks });
-  const newProviders = () => new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
+  const newIntake = () =>
+    new RunIntake(store, scheduler, catalog, metrics, {
+      endpoints,
+      prices,
+      limits: tenantLimiter,
+      providers: providerCatalog,
+      webhooks,
+    });
+  const newProviders = () =>
+    new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
   const metrics = new Metrics({ exemplars: tracingState.on });
   const queues = new QueueSet(publisher, config.prefix);
   shutdown.add('queues', () => queues.close());
@@ -91,31 +140,77 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // Workers drain together under one deadline (SPEC §1), after the HTTP server stops and before connections close.
   const workers: Array<{ role: Role; worker: Drainable }> = [];
   const addWorkers = (role: Role, ...ws: Drainable[]) => workers.push(...ws.map((worker) => ({ role, worker })));
-  shutdown.add('workers', () => drainAll(workers.map((w) => w.worker), config.drainMs));
+  shutdown.add('workers', () =>
+    drainAll(
+      workers.map((w) => w.worker),
+      config.drainMs,
+    ),
+  );
   // readiness (/readyz on the api port, or on the metrics port): the connections, then every role's workers
-  const ready = async () => notReadyReason([redis, subscriber, publisher], workers.map(({ role, worker }) => ({ role, isRunning: () => worker.isRunning() })));
+  const ready = async () =>
+    notReadyReason(
+      [redis, subscriber, publisher],
+      workers.map(({ role, worker }) => ({ role, isRunning: () => worker.isRunning() })),
+    );
   const started: string[] = [];
-  const parts: ProcessParts = { config, env: opts.env ?? process.env, logger, redis, subscriber, store, metrics, isolation, replicaAck };
+  const parts: ProcessParts = {
+    config,
+    env: opts.env ?? process.env,
+    logger,
+    redis,
+    subscriber,
+    store,
+    metrics,
+    isolation,
+    replicaAck,
+  };
 
   if (has('tool-runner')) {
-    addWorkers('tool-runner', await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools, scheduler }));
+    addWorkers(
+      'tool-runner',
+      await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools, scheduler }),
+    );
     started.push('tool-runner');
   }
   // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries
   const limiter = new ProviderLimiter(redis, config.prefix, config.providerLimits);
   const gate = Object.keys(config.providerLimits).length
-    ? slotGate((p) => limiter.tryAcquire(p), { onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }) })
+    ? slotGate((p) => limiter.tryAcquire(p), {
+        onThrottled: (provider, limit) => metrics.llmThrottled.inc({ provider, limit }),
+      })
     : undefined;
   if (has('orchestrator')) {
     const { onIterationTimed, planner } = opts;
-    const roleParts = { providerCatalog, newProviders, newIntake, scheduler, catalog, decisions, queues, threads, webhooks, gate, prices, onIterationTimed, planner };
+    const roleParts = {
+      providerCatalog,
+      newProviders,
+      newIntake,
+      scheduler,
+      catalog,
+      decisions,
+      queues,
+      threads,
+      webhooks,
+      gate,
+      prices,
+      onIterationTimed,
+      planner,
+    };
     await startOrchestratorRole(parts, roleParts, (...ws) => addWorkers('orchestrator', ...ws));
     started.push('orchestrator');
   }
   if (has('compressor')) {
     const compressor = new CompressorWorker({
-      redis, prefix: config.prefix, store, providers: newProviders(), metrics, logger, lockMs: config.lockMs, prices,
-      compressionModel: config.compressionModel ?? undefined, gate,
+      redis,
+      prefix: config.prefix,
+      store,
+      providers: newProviders(),
+      metrics,
+      logger,
+      lockMs: config.lockMs,
+      prices,
+      compressionModel: config.compressionModel ?? undefined,
+      gate,
     });
     await compressor.start();
     addWorkers('compressor', compressor);
@@ -123,7 +218,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   }
 
   const metricsText = async () => {
-    await updateQueueGauges(metrics, queues, catalog, redis, store).catch((err) => logger.warn({ err }, 'queue gauges unavailable'));
+    await updateQueueGauges(metrics, queues, catalog, redis, store).catch((err) =>
+      logger.warn({ err }, 'queue gauges unavailable'),
+    );
     return metrics.text();
   };
   let apiUrl: string | null = null;
@@ -133,13 +230,24 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     let admin;
     if (config.adminKey) {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
-      admin = adminRouter(bullBoard!, [...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], { key: config.adminKey, writable: config.adminWritable });
+      admin = adminRouter(bullBoard!, [...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], {
+        key: config.adminKey,
+        writable: config.adminWritable,
+      });
     }
     const eventStreams = new ServerEventStreams();
     const app = createApp({
       admin,
       eventStreams,
-      store, hub, decisions, catalog, logger, apiKeys: config.apiKeys, authRequired: config.authRequired, metricsText, metricsContentType: metrics.contentType,
+      store,
+      hub,
+      decisions,
+      catalog,
+      logger,
+      apiKeys: config.apiKeys,
+      authRequired: config.authRequired,
+      metricsText,
+      metricsContentType: metrics.contentType,
       intake: newIntake(),
       limiter: tenantLimiter,
       corsOrigins: config.corsOrigins,
@@ -162,7 +270,9 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     });
     // retention: finished runs' keys expire by themselves; their index entries are swept here
     const sweeper = new RetentionSweeper(redis, config.prefix);
-    sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) => logger.warn({ err }, 'retention sweep failed'));
+    sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) =>
+      logger.warn({ err }, 'retention sweep failed'),
+    );
     shutdown.add('retention', async () => sweeper.stop());
     started.unshift('api');
     console.log(`agentloop api listening on ${apiUrl}`);

@@ -21,7 +21,15 @@ export function threadsCommand(args: string[]): Promise<number> {
   return executeCommand(THREADS_GET, rest, async ({ positionals, client, json }) => {
     const thread = await client.threads.get(positionals[0]!);
     if (json) printJson(thread);
-    else console.log([`thread:    ${thread.id}`, `runs:      ${thread.runs.join(', ')}`, `messages (${thread.messages.length}):`, ...thread.messages.map(messageLine)].join('\n'));
+    else
+      console.log(
+        [
+          `thread:    ${thread.id}`,
+          `runs:      ${thread.runs.join(', ')}`,
+          `messages (${thread.messages.length}):`,
+          ...thread.messages.map(messageLine),
+        ].join('\n'),
+      );
     return EXIT.completed;
   });
 }

@@ -15,7 +15,13 @@ export function toolsCommand(args: string[]): Promise<number> {
   return executeCommand(TOOLS, args, async ({ client, json }) => {
     const tools = await client.tools.list();
     if (json) printJson(tools);
-    else console.log(table(['NAME', 'SIDE EFFECT', 'POOL', 'DESCRIPTION'], tools.map((t) => [t.name, t.sideEffect, t.pool, shorten(t.description.replace(/\s+/g, ' '), 80)])));
+    else
+      console.log(
+        table(
+          ['NAME', 'SIDE EFFECT', 'POOL', 'DESCRIPTION'],
+          tools.map((t) => [t.name, t.sideEffect, t.pool, shorten(t.description.replace(/\s+/g, ' '), 80)]),
+        ),
+      );
     return EXIT.completed;
   });
 }

@@ -1,4 +1,9 @@
-import { ThreadResponseSchema, ToolCatalogResponseSchema, type ThreadResponse, type ToolInfo } from '@agentloop/protocol';
+import {
+  ThreadResponseSchema,
+  ToolCatalogResponseSchema,
+  type ThreadResponse,
+  type ToolInfo,
+} from '@agentloop/protocol';
 import { HttpTransport, type ClientOptions, type RequestOptions } from './http-transport.js';
 import { RunsApi } from './runs-api.js';
 import { webhooks } from './webhook-verify.js';
@@ -41,10 +46,14 @@ export class AgentloopClient {
     this.http = http;
     this.runs = new RunsApi(http);
     this.threads = {
-      get: (threadId, o = {}) => http.json('GET', `/v1/threads/${encodeURIComponent(threadId)}`, ThreadChecked, { signal: o.signal }) as Promise<ThreadResponse>,
+      get: (threadId, o = {}) =>
+        http.json('GET', `/v1/threads/${encodeURIComponent(threadId)}`, ThreadChecked, {
+          signal: o.signal,
+        }) as Promise<ThreadResponse>,
     };
     this.tools = {
-      list: async (o = {}) => (await http.json('GET', '/v1/tools', ToolCatalogResponseSchema, { signal: o.signal })).data,
+      list: async (o = {}) =>
+        (await http.json('GET', '/v1/tools', ToolCatalogResponseSchema, { signal: o.signal })).data,
     };
   }
 

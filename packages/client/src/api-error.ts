@@ -52,7 +52,10 @@ export async function errorOf(res: Response): Promise<AgentloopError> {
     if (parsed && typeof parsed.error === 'object' && parsed.error) err = parsed.error;
   } catch {}
   const code = typeof err.code === 'string' ? err.code : 'http_error';
-  const message = typeof err.message === 'string' ? err.message : `HTTP ${res.status}${text && code === 'http_error' ? `: ${text.slice(0, 200)}` : ''}`;
+  const message =
+    typeof err.message === 'string'
+      ? err.message
+      : `HTTP ${res.status}${text && code === 'http_error' ? `: ${text.slice(0, 200)}` : ''}`;
   return new AgentloopError(res.status, code, message, err.details, retryAfterMs(res.headers.get('retry-after')));
 }
 

@@ -5,7 +5,13 @@ import type { EventEnvelope } from '@agentloop/protocol';
 import { AgentloopError } from './api-error.js';
 import { FollowError, followRun, type FollowOptions } from './follow-run.js';
 
-const event = (seq: number, type = seq === 5 ? 'run.completed' : 'iteration.started') => ({ seq, runId: 'r1', type, at: '2025-01-01T00:00:00.000Z', data: {} });
+const event = (seq: number, type = seq === 5 ? 'run.completed' : 'iteration.started') => ({
+  seq,
+  runId: 'r1',
+  type,
+  at: '2025-01-01T00:00:00.000Z',
+  data: {},
+});
 const frame = (seq: number) => `id: ${seq}\nevent: ${event(seq).type}\ndata: ${JSON.stringify(event(seq))}\n\n`;
 const sse = (res: http.ServerResponse) => {
   res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': agentloop events\n\n');
@@ -57,7 +63,10 @@ describe('followRun: a run followed to its end across dropped streams', () => {
     const r = await collect(url, { headers: { authorization: 'Bearer k' } });
     expect(r.error).toBeNull();
     expect(r.seqs).toEqual([1, 2, 3, 4, 5]);
-    expect(seen).toEqual([{ lastEventId: undefined, auth: 'Bearer k' }, { lastEventId: '3', auth: 'Bearer k' }]);
+    expect(seen).toEqual([
+      { lastEventId: undefined, auth: 'Bearer k' },
+      { lastEventId: '3', auth: 'Bearer k' },
+    ]);
     expect(r.reconnects).toHaveLength(1);
   });
 
@@ -65,14 +74,21 @@ describe('followRun: a run followed to its end across dropped streams', () => {
     const { url, seen } = await server([
       (_req, res) => void sse(res).end(frame(1) + frame(2)), // closed cleanly, no terminal event
       (req) => req.socket.destroy(), // connection torn down before any answer
-      (_req, res) => void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"unavailable","message":"restarting"}}'),
+      (_req, res) =>
+        void res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end('{"error":{"code":"unavailable","message":"restarting"}}'),
       (_req, res) => void sse(res).end(frame(3) + frame(4) + frame(5)),
     ]);
     const r = await collect(url);
     expect(r.error).toBeNull();
     expect(r.seqs).toEqual([1, 2, 3, 4, 5]);
     expect(seen.map((s) => s.lastEventId)).toEqual([undefined, '2', '2', '2']);
-    expect(r.reconnects).toEqual([expect.stringContaining('ended before the run did'), expect.any(String), 'HTTP 503 unavailable']);
+    expect(r.reconnects).toEqual([
+      expect.stringContaining('ended before the run did'),
+      expect.any(String),
+      'HTTP 503 unavailable',
+    ]);
   });
 
   it('drops a connection that goes silent and reconnects', async () => {
@@ -96,7 +112,10 @@ describe('followRun: a run followed to its end across dropped streams', () => {
   });
 
   it('gives up with FollowError when the stream cannot be got back within the attempts', async () => {
-    const { url, seen } = await server([(_req, res) => void sse(res).end(frame(1)), (_req, res) => void res.writeHead(502).end()]);
+    const { url, seen } = await server([
+      (_req, res) => void sse(res).end(frame(1)),
+      (_req, res) => void res.writeHead(502).end(),
+    ]);
     const r = await collect(url, { maxAttempts: 3 });
     expect(r.seqs).toEqual([1]);
     expect(r.error).toBeInstanceOf(FollowError);
@@ -114,7 +133,12 @@ describe('followRun: a run followed to its end across dropped streams', () => {
   });
 
   it('does not retry a final answer (401), and ends without error on 204', async () => {
-    const unauthorized = await server([(_req, res) => void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"code":"unauthorized","message":"unknown API key"}}')]);
+    const unauthorized = await server([
+      (_req, res) =>
+        void res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"error":{"code":"unauthorized","message":"unknown API key"}}'),
+    ]);
     const r = await collect(unauthorized.url);
     expect(r.error).toBeInstanceOf(AgentloopError);
     expect(r.error).toMatchObject({ status: 401, code: 'unauthorized' });
@@ -125,7 +149,9 @@ describe('followRun: a run followed to its end across dropped streams', () => {
   });
 
   it('reads a body through getReader(), as Safari must (its streams are not async iterable)', async () => {
-    const { url } = await server([(_req, res) => void sse(res).end(frame(1) + frame(2) + frame(3) + frame(4) + frame(5))]);
+    const { url } = await server([
+      (_req, res) => void sse(res).end(frame(1) + frame(2) + frame(3) + frame(4) + frame(5)),
+    ]);
     const safariFetch: typeof fetch = async (input, init) => {
       const res = await fetch(input, init);
       Object.defineProperty(res.body!, Symbol.asyncIterator, { value: undefined });
@@ -135,7 +161,9 @@ describe('followRun: a run followed to its end across dropped streams', () => {
   });
 
   it('throws invalid_response for a frame that is not an event envelope, instead of reconnecting to the same frame', async () => {
-    const { url, seen } = await server([(_req, res) => void sse(res).end(frame(1) + 'id: 2\nevent: x\ndata: {"seq":"two"}\n\n')]);
+    const { url, seen } = await server([
+      (_req, res) => void sse(res).end(frame(1) + 'id: 2\nevent: x\ndata: {"seq":"two"}\n\n'),
+    ]);
     const r = await collect(url);
     expect(r.seqs).toEqual([1]);
     expect(r.error).toBeInstanceOf(AgentloopError);

@@ -50,7 +50,14 @@ export class FollowError extends Error {
  * outage outlasts `maxAttempts` or `maxReconnectMs`.
  */
 export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): AsyncGenerator<EventEnvelope> {
-  const { maxAttempts = 10, maxReconnectMs = 60_000, baseDelayMs = 250, maxDelayMs = 5000, idleTimeoutMs = 45_000, signal } = opts;
+  const {
+    maxAttempts = 10,
+    maxReconnectMs = 60_000,
+    baseDelayMs = 250,
+    maxDelayMs = 5000,
+    idleTimeoutMs = 45_000,
+    signal,
+  } = opts;
   const fetchImpl = opts.fetch ?? globalThis.fetch.bind(globalThis);
   let lastSeq = opts.after ?? 0;
   let failures = 0;
@@ -65,10 +72,19 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
     let reason: string;
     let retryAfterMs = 0;
     try {
-      const headers = { accept: 'text/event-stream', ...opts.headers, ...(lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {}) };
+      const headers = {
+        accept: 'text/event-stream',
+        ...opts.headers,
+        ...(lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {}),
+      };
       // an api that accepts the connection and never answers: within an outage, no longer than what is left of it
-      const answerWithinMs = failures ? Math.max(1000, Math.min(idleTimeoutMs, maxReconnectMs - (opened - outageStart))) : idleTimeoutMs;
-      const answerTimer = setTimeout(() => conn.abort(new IdleTimeout(`no answer within ${answerWithinMs} ms`)), answerWithinMs);
+      const answerWithinMs = failures
+        ? Math.max(1000, Math.min(idleTimeoutMs, maxReconnectMs - (opened - outageStart)))
+        : idleTimeoutMs;
+      const answerTimer = setTimeout(
+        () => conn.abort(new IdleTimeout(`no answer within ${answerWithinMs} ms`)),
+        answerWithinMs,
+      );
       const res = await fetchImpl(eventsUrl, { headers, signal: conn.signal }).finally(() => clearTimeout(answerTimer));
       if (res.status === 204) return;
       if (res.ok && res.body) {
@@ -100,7 +116,10 @@ export async function* followRun(eventsUrl: string, opts: FollowOptions = {}): A
     if (failures++ === 0) outageStart = now;
     const delayMs = Math.max(Math.min(baseDelayMs * 2 ** (failures - 1), maxDelayMs), retryAfterMs);
     if (failures > maxAttempts || now - outageStart + delayMs > maxReconnectMs)
-      throw new FollowError(`lost the event stream after event ${lastSeq} (${reason}) and could not get it back: ${failures} attempt(s) in ${now - outageStart} ms`, lastSeq);
+      throw new FollowError(
+        `lost the event stream after event ${lastSeq} (${reason}) and could not get it back: ${failures} attempt(s) in ${now - outageStart} ms`,
+        lastSeq,
+      );
     opts.onReconnect?.({ attempt: failures, delayMs, reason, lastSeq });
     await sleep(delayMs, signal);
   }
@@ -123,7 +142,11 @@ class IdleTimeout extends Error {}
  * The body's chunks; waiting longer than `ms` for one aborts the connection (the consumer's own time does not count).
  * Read with getReader(): Safari's streams are not async iterable.
  */
-async function* withIdleTimeout(body: ReadableStream<Uint8Array>, ms: number, conn: AbortController): AsyncGenerator<Uint8Array> {
+async function* withIdleTimeout(
+  body: ReadableStream<Uint8Array>,
+  ms: number,
+  conn: AbortController,
+): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
   try {
     for (;;) {

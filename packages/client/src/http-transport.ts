@@ -37,26 +37,46 @@ export class HttpTransport {
 
   /** Every request's headers: the caller's, then the key. */
   headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { ...this.opts.headers, ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}), ...extra };
+    return {
+      ...this.opts.headers,
+      ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}),
+      ...extra,
+    };
   }
 
   /**
    * One JSON request. A non-2xx answer throws its AgentloopError; no answer throws one with status 0
    * (`network_error`); a 2xx body is checked against `schema` and returned as sent (fields a newer server adds kept).
    */
-  async json<S extends z.ZodType>(method: string, path: string, schema: S, init: RequestOptions & { query?: Query; body?: unknown; headers?: Record<string, string> } = {}): Promise<z.output<S>> {
+  async json<S extends z.ZodType>(
+    method: string,
+    path: string,
+    schema: S,
+    init: RequestOptions & { query?: Query; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<z.output<S>> {
     const url = this.url(path, init.query);
     let res: Response;
     try {
       res = await this.fetch(url, {
         method,
-        headers: this.headers({ accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers }),
+        headers: this.headers({
+          accept: 'application/json',
+          ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...init.headers,
+        }),
         ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
         ...(init.signal ? { signal: init.signal } : {}),
       });
     } catch (err) {
       if (init.signal?.aborted) throw init.signal.reason;
-      throw new AgentloopError(0, 'network_error', `${method} ${url}: no answer (${errorWithCause(err)})`, undefined, undefined, { cause: err });
+      throw new AgentloopError(
+        0,
+        'network_error',
+        `${method} ${url}: no answer (${errorWithCause(err)})`,
+        undefined,
+        undefined,
+        { cause: err },
+      );
     }
     if (!res.ok) throw await errorOf(res);
     const text = await res.text();
@@ -64,7 +84,11 @@ export class HttpTransport {
     try {
       body = JSON.parse(text);
     } catch {
-      throw new AgentloopError(res.status, 'invalid_response', `${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`);
+      throw new AgentloopError(
+        res.status,
+        'invalid_response',
+        `${method} ${path}: the answer is not JSON: ${text.slice(0, 200)}`,
+      );
     }
     return checked(schema, body, res.status, `${method} ${path}`);
   }
@@ -73,7 +97,13 @@ export class HttpTransport {
 /** `value` when it has the shape `schema` describes (returned as it is: unknown fields kept); else invalid_response. */
 export function checked<S extends z.ZodType>(schema: S, value: unknown, status: number, what: string): z.output<S> {
   const r = schema.safeParse(value);
-  if (!r.success) throw new AgentloopError(status, 'invalid_response', `${what}: the answer does not have the shape the API promises`, r.error.issues);
+  if (!r.success)
+    throw new AgentloopError(
+      status,
+      'invalid_response',
+      `${what}: the answer does not have the shape the API promises`,
+      r.error.issues,
+    );
   return value as z.output<S>;
 }
 

@@ -12,6 +12,21 @@ export * from './sse.js';
 export * from './webhook-verify.js';
 // the protocol's types of what the client sends and receives, so that an app needs no second import for them
 export type {
-  CancelRunResponse, CreateRunResponse, DecisionInput, DecisionResponse, EventEnvelope, EventType, Message, PendingCall, RunListPage, RunRequestInput,
-  RunSnapshot, RunStatus, ThreadResponse, ToolInfo, Usage, WebhookDeliveryInfo, WebhookEventBody,
+  CancelRunResponse,
+  CreateRunResponse,
+  DecisionInput,
+  DecisionResponse,
+  EventEnvelope,
+  EventType,
+  Message,
+  PendingCall,
+  RunListPage,
+  RunRequestInput,
+  RunSnapshot,
+  RunStatus,
+  ThreadResponse,
+  ToolInfo,
+  Usage,
+  WebhookDeliveryInfo,
+  WebhookEventBody,
 } from '@agentloop/protocol';

@@ -1,5 +1,11 @@
 import { Queue, type ConnectionOptions, type Job } from 'bullmq';
-import { QUEUES, runRequestJob, type RunRequestInput, type RunRequestJob, type RunRequestJobOptions } from '@agentloop/protocol';
+import {
+  QUEUES,
+  runRequestJob,
+  type RunRequestInput,
+  type RunRequestJob,
+  type RunRequestJobOptions,
+} from '@agentloop/protocol';
 
 /**
  * `@agentloop/client/queue`: queue intake, for Node backends in the agentloop deployment's trust zone. A separate entry
@@ -26,7 +32,10 @@ export type RunRequestQueueJob = Job<RunRequestJob['data'], { id: string }, 'run
  * (HTTP's 422), and that run is left as it is.
  */
 export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions): Promise<RunRequestQueueJob> {
-  const queue = new Queue<RunRequestJob['data'], { id: string }, 'run'>(QUEUES.requests, { connection: opts.connection, prefix: opts.prefix ?? 'agentloop' });
+  const queue = new Queue<RunRequestJob['data'], { id: string }, 'run'>(QUEUES.requests, {
+    connection: opts.connection,
+    prefix: opts.prefix ?? 'agentloop',
+  });
   try {
     const job = await runRequestJob(request, opts);
     return await queue.add(job.name, job.data, job.opts);

@@ -1,7 +1,21 @@
 import {
-  CancelRunResponseSchema, CreateRunResponseSchema, DecisionResponseSchema, RunListPageSchema, RunSnapshotSchema, RunWebhooksResponseSchema, isTerminalStatus,
-  type CancelRunResponse, type CreateRunResponse, type DecisionInput, type DecisionResponse, type EventEnvelope, type RunListPage, type RunRequestInput,
-  type RunSnapshot, type RunStatus, type WebhookDeliveryInfo,
+  CancelRunResponseSchema,
+  CreateRunResponseSchema,
+  DecisionResponseSchema,
+  RunListPageSchema,
+  RunSnapshotSchema,
+  RunWebhooksResponseSchema,
+  isTerminalStatus,
+  type CancelRunResponse,
+  type CreateRunResponse,
+  type DecisionInput,
+  type DecisionResponse,
+  type EventEnvelope,
+  type RunListPage,
+  type RunRequestInput,
+  type RunSnapshot,
+  type RunStatus,
+  type WebhookDeliveryInfo,
 } from '@agentloop/protocol';
 import { followRun, type FollowOptions } from './follow-run.js';
 import type { HttpTransport, RequestOptions } from './http-transport.js';
@@ -30,7 +44,10 @@ export class RunsApi {
   constructor(private readonly http: HttpTransport) {}
 
   /** `POST /v1/runs`. The same `idempotencyKey` (per tenant, 24 h) returns the same run; with another body it is 422. */
-  create(request: RunRequestInput, opts: RequestOptions & { idempotencyKey?: string } = {}): Promise<CreateRunResponse> {
+  create(
+    request: RunRequestInput,
+    opts: RequestOptions & { idempotencyKey?: string } = {},
+  ): Promise<CreateRunResponse> {
     const headers: Record<string, string> = opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {};
     return this.http.json('POST', '/v1/runs', CreateRunResponseSchema, { body: request, headers, signal: opts.signal });
   }
@@ -48,7 +65,10 @@ export class RunsApi {
   async *list(query: ListRunsQuery = {}): AsyncGenerator<RunListPage> {
     let cursor = query.cursor;
     do {
-      const page = await this.http.json('GET', '/v1/runs', RunListPageSchema, { query: { status: query.status, limit: query.limit, cursor }, signal: query.signal });
+      const page = await this.http.json('GET', '/v1/runs', RunListPageSchema, {
+        query: { status: query.status, limit: query.limit, cursor },
+        signal: query.signal,
+      });
       yield page;
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
@@ -61,7 +81,11 @@ export class RunsApi {
    * know are yielded too: ignore what you do not handle.
    */
   events(runId: string, opts: EventsOptions = {}): AsyncGenerator<EventEnvelope> {
-    return followRun(this.http.url(`${id(runId)}/events`), { ...opts, headers: this.http.headers(), fetch: this.http.fetch });
+    return followRun(this.http.url(`${id(runId)}/events`), {
+      ...opts,
+      headers: this.http.headers(),
+      fetch: this.http.fetch,
+    });
   }
 
   /** The run's snapshot once it has ended (completed, failed or cancelled): its events followed to the last one. */
@@ -75,21 +99,41 @@ export class RunsApi {
 
   /** `POST /v1/runs/:id/decisions` (SPEC §5): applied whole or not at all (409 when a call is not pending). */
   decide(runId: string, decisions: DecisionInput[], opts: RequestOptions = {}): Promise<DecisionResponse> {
-    return this.http.json('POST', `${id(runId)}/decisions`, DecisionResponseSchema, { body: { decisions }, signal: opts.signal });
+    return this.http.json('POST', `${id(runId)}/decisions`, DecisionResponseSchema, {
+      body: { decisions },
+      signal: opts.signal,
+    });
   }
 
   /** Approves a paused call, with edited `arguments` when given (validated again by the server: 400 if they fail). */
-  approve(runId: string, callId: string, opts: RequestOptions & { arguments?: Record<string, unknown> } = {}): Promise<DecisionResponse> {
-    return this.decide(runId, [{ callId, action: 'approve', ...(opts.arguments ? { arguments: opts.arguments } : {}) }], opts);
+  approve(
+    runId: string,
+    callId: string,
+    opts: RequestOptions & { arguments?: Record<string, unknown> } = {},
+  ): Promise<DecisionResponse> {
+    return this.decide(
+      runId,
+      [{ callId, action: 'approve', ...(opts.arguments ? { arguments: opts.arguments } : {}) }],
+      opts,
+    );
   }
 
   /** Denies a paused call; the model sees the reason. */
   deny(runId: string, callId: string, opts: RequestOptions & { reason?: string } = {}): Promise<DecisionResponse> {
-    return this.decide(runId, [{ callId, action: 'deny', ...(opts.reason !== undefined ? { reason: opts.reason } : {}) }], opts);
+    return this.decide(
+      runId,
+      [{ callId, action: 'deny', ...(opts.reason !== undefined ? { reason: opts.reason } : {}) }],
+      opts,
+    );
   }
 
   /** Answers a client tool's call (`requires_client_execution`) with its result, or an error when `isError`. */
-  submitResult(runId: string, callId: string, result: unknown, opts: RequestOptions & { isError?: boolean } = {}): Promise<DecisionResponse> {
+  submitResult(
+    runId: string,
+    callId: string,
+    result: unknown,
+    opts: RequestOptions & { isError?: boolean } = {},
+  ): Promise<DecisionResponse> {
     return this.decide(runId, [{ callId, action: 'submit_result', result, isError: opts.isError ?? false }], opts);
   }
 
@@ -100,6 +144,7 @@ export class RunsApi {
 
   /** `GET /v1/runs/:id/webhooks`: the run's webhook deliveries, oldest first. */
   async webhooks(runId: string, opts: RequestOptions = {}): Promise<WebhookDeliveryInfo[]> {
-    return (await this.http.json('GET', `${id(runId)}/webhooks`, RunWebhooksResponseSchema, { signal: opts.signal })).data;
+    return (await this.http.json('GET', `${id(runId)}/webhooks`, RunWebhooksResponseSchema, { signal: opts.signal }))
+      .data;
   }
 }

@@ -12,7 +12,11 @@ async function framesOf(chunks: string[]) {
 
 describe('sseFrames: the event-stream format as any server or proxy may write it', () => {
   it('reads LF, CRLF and CR line ends, a CRLF split across chunks, and fields without the space', async () => {
-    const frames = await framesOf([': comment\r\n\r\nid: 1\r\nevent: a\r\ndata: {"x":1}\r', '\n\r\nid:2\revent:b\rdata:two\rdata: lines\r\r', 'id: 3\ndata: end\n\n']);
+    const frames = await framesOf([
+      ': comment\r\n\r\nid: 1\r\nevent: a\r\ndata: {"x":1}\r',
+      '\n\r\nid:2\revent:b\rdata:two\rdata: lines\r\r',
+      'id: 3\ndata: end\n\n',
+    ]);
     expect(frames).toEqual([
       { id: '1', event: 'a', data: '{"x":1}' },
       { id: '2', event: 'b', data: 'two\nlines' },

@@ -18,20 +18,34 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-async function verify(secret: string, headers: WebhookHeaders, body: string | Uint8Array, opts: WebhookVerifyOptions = {}): Promise<WebhookEventBody> {
+async function verify(
+  secret: string,
+  headers: WebhookHeaders,
+  body: string | Uint8Array,
+  opts: WebhookVerifyOptions = {},
+): Promise<WebhookEventBody> {
   const { toleranceS = 300, now = Date.now } = opts;
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature');
   if (!/^\d{1,15}$/.test(timestamp)) throw new WebhookVerificationError('webhook-timestamp is not unix seconds');
   const ageS = Math.floor(now() / 1000) - Number(timestamp);
-  if (ageS > toleranceS) throw new WebhookVerificationError(`webhook-timestamp is ${ageS} s old (tolerance ${toleranceS} s)`);
-  if (-ageS > toleranceS) throw new WebhookVerificationError(`webhook-timestamp is ${-ageS} s in the future (tolerance ${toleranceS} s)`);
+  if (ageS > toleranceS)
+    throw new WebhookVerificationError(`webhook-timestamp is ${ageS} s old (tolerance ${toleranceS} s)`);
+  if (-ageS > toleranceS)
+    throw new WebhookVerificationError(`webhook-timestamp is ${-ageS} s in the future (tolerance ${toleranceS} s)`);
 
   const bodyBytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
   const signed = concat(new TextEncoder().encode(`${id}.${timestamp}.`), bodyBytes);
-  const key = await globalThis.crypto.subtle.importKey('raw', secretBytes(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await globalThis.crypto.subtle.importKey(
+    'raw',
+    secretBytes(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   const expected = new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', key, signed));
   const matches = signatures.split(' ').some((s) => {
     const [version, b64] = s.split(',', 2);
@@ -47,7 +61,10 @@ async function verify(secret: string, headers: WebhookHeaders, body: string | Ui
     throw new WebhookVerificationError('the signed body is not JSON');
   }
   const checked = WebhookEventBodySchema.safeParse(parsed);
-  if (!checked.success) throw new WebhookVerificationError(`the signed body is not an agentloop webhook: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!checked.success)
+    throw new WebhookVerificationError(
+      `the signed body is not an agentloop webhook: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed as WebhookEventBody;
 }
 
@@ -61,7 +78,12 @@ export interface Webhooks {
    * timestamp further than `toleranceS` from now is refused, so a captured request cannot be replayed later. Throws
    * WebhookVerificationError; the caller should also drop a `webhook-id` it has already handled (a retry repeats it).
    */
-  verify(secret: string, headers: WebhookHeaders, body: string | Uint8Array, opts?: WebhookVerifyOptions): Promise<WebhookEventBody>;
+  verify(
+    secret: string,
+    headers: WebhookHeaders,
+    body: string | Uint8Array,
+    opts?: WebhookVerifyOptions,
+  ): Promise<WebhookEventBody>;
 }
 
 /** `webhooks.verify(secret, headers, body)`: see Webhooks. */

@@ -31,7 +31,8 @@ export function ApprovalCard({ client, runId, call, tool, onDecided }: Props) {
     setBusy(true);
     setServerError(null);
     try {
-      if (approve) await client.runs.approve(runId, call.callId, edited && parsed.ok ? { arguments: parsed.value } : {});
+      if (approve)
+        await client.runs.approve(runId, call.callId, edited && parsed.ok ? { arguments: parsed.value } : {});
       else await client.runs.deny(runId, call.callId, reason ? { reason } : {});
       onDecided();
     } catch (e) {
@@ -44,7 +45,9 @@ export function ApprovalCard({ client, runId, call, tool, onDecided }: Props) {
   if (call.pauseType !== 'awaiting_approval')
     return (
       <article class="card pending" aria-labelledby={`${base}-h`}>
-        <h4 id={`${base}-h`}>{call.name} <span class="muted">waits for the client's result</span></h4>
+        <h4 id={`${base}-h`}>
+          {call.name} <span class="muted">waits for the client's result</span>
+        </h4>
         <pre class="json">{pretty(call.arguments)}</pre>
         <p class="muted">A client tool: the application that started the run submits its result.</p>
       </article>
@@ -53,7 +56,8 @@ export function ApprovalCard({ client, runId, call, tool, onDecided }: Props) {
   return (
     <article class="card pending" aria-labelledby={`${base}-h`} data-call-id={call.callId}>
       <h4 id={`${base}-h`}>
-        Approve <code>{call.name}</code>? {tool && <span class={`badge side-${tool.sideEffect}`}>{tool.sideEffect}</span>}
+        Approve <code>{call.name}</code>?{' '}
+        {tool && <span class={`badge side-${tool.sideEffect}`}>{tool.sideEffect}</span>}
       </h4>
       {tool?.description && <p class="muted">{tool.description}</p>}
       <label for={`${base}-args`}>Arguments (JSON{edited ? ', edited' : ''})</label>
@@ -70,20 +74,37 @@ export function ApprovalCard({ client, runId, call, tool, onDecided }: Props) {
       <div id={`${base}-problems`} aria-live="polite">
         {problems.length > 0 && (
           <ul class="problems" aria-label="Problems with the arguments">
-            {problems.map((p) => <li key={p}>{p}</li>)}
+            {problems.map((p) => (
+              <li key={p}>{p}</li>
+            ))}
           </ul>
         )}
       </div>
       <label for={`${base}-reason`}>Reason if denied (the model sees it)</label>
-      <input id={`${base}-reason`} type="text" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+      <input
+        id={`${base}-reason`}
+        type="text"
+        value={reason}
+        onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+      />
       <div class="actions">
         <button type="button" class="primary" disabled={busy || problems.length > 0} onClick={() => void decide(true)}>
           {edited ? 'Approve with edits' : 'Approve'}
         </button>
-        <button type="button" class="danger" disabled={busy} onClick={() => void decide(false)}>Deny</button>
-        {edited && <button type="button" disabled={busy} onClick={() => setText(original)}>Reset arguments</button>}
+        <button type="button" class="danger" disabled={busy} onClick={() => void decide(false)}>
+          Deny
+        </button>
+        {edited && (
+          <button type="button" disabled={busy} onClick={() => setText(original)}>
+            Reset arguments
+          </button>
+        )}
       </div>
-      {serverError && <p role="alert" class="error">The server refused: {serverError}</p>}
+      {serverError && (
+        <p role="alert" class="error">
+          The server refused: {serverError}
+        </p>
+      )}
     </article>
   );
 }

@@ -8,7 +8,13 @@ function pagesOf(total: number, perPage: number) {
   async function* pages(): AsyncGenerator<RunListPage> {
     for (let p = 0; p < total; p++) {
       seen.read++;
-      const data = Array.from({ length: perPage }, (_, i) => ({ id: `run_${p}_${i}`, pending: [{ callId: `c${i}`, name: 't', pauseType: 'awaiting_approval' }, { callId: `w${i}`, name: 't', pauseType: 'awaiting_input' }] }));
+      const data = Array.from({ length: perPage }, (_, i) => ({
+        id: `run_${p}_${i}`,
+        pending: [
+          { callId: `c${i}`, name: 't', pauseType: 'awaiting_approval' },
+          { callId: `w${i}`, name: 't', pauseType: 'awaiting_input' },
+        ],
+      }));
       yield { data, nextCursor: p + 1 < total ? `c${p + 1}` : null } as unknown as RunListPage;
     }
   }

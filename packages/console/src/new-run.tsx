@@ -9,7 +9,9 @@ export function NewRunForm({ client, toolNames }: { client: AgentloopClient; too
   const [model, setModel] = useState('gpt-4o-mini');
   const [tools, setTools] = useState<string[]>([]);
   const { busy, error, submit } = useSubmit(async () => {
-    const r = await client.runs.create({ input, model: { provider, name: model }, tools } as Parameters<AgentloopClient['runs']['create']>[0]);
+    const r = await client.runs.create({ input, model: { provider, name: model }, tools } as Parameters<
+      AgentloopClient['runs']['create']
+    >[0]);
     location.hash = `#/runs/${r.id}`;
   });
   const toggle = (name: string, on: boolean) => setTools((t) => (on ? [...t, name] : t.filter((n) => n !== name)));
@@ -19,15 +21,31 @@ export function NewRunForm({ client, toolNames }: { client: AgentloopClient; too
       <summary>Start a run</summary>
       <form onSubmit={(e) => void submit(e)} aria-label="Start a run">
         <label for="run-input">Input</label>
-        <textarea id="run-input" rows={3} required value={input} onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          id="run-input"
+          rows={3}
+          required
+          value={input}
+          onInput={(e) => setInput((e.target as HTMLTextAreaElement).value)}
+        />
         <div class="row wrap">
           <span>
             <label for="run-provider">Provider</label>
-            <input id="run-provider" required value={provider} onInput={(e) => setProvider((e.target as HTMLInputElement).value)} />
+            <input
+              id="run-provider"
+              required
+              value={provider}
+              onInput={(e) => setProvider((e.target as HTMLInputElement).value)}
+            />
           </span>
           <span>
             <label for="run-model">Model</label>
-            <input id="run-model" required value={model} onInput={(e) => setModel((e.target as HTMLInputElement).value)} />
+            <input
+              id="run-model"
+              required
+              value={model}
+              onInput={(e) => setModel((e.target as HTMLInputElement).value)}
+            />
           </span>
         </div>
         {toolNames.length > 0 && (
@@ -36,14 +54,25 @@ export function NewRunForm({ client, toolNames }: { client: AgentloopClient; too
             <div class="row wrap">
               {toolNames.map((n) => (
                 <label key={n} class="check">
-                  <input type="checkbox" checked={tools.includes(n)} onChange={(e) => toggle(n, (e.target as HTMLInputElement).checked)} /> {n}
+                  <input
+                    type="checkbox"
+                    checked={tools.includes(n)}
+                    onChange={(e) => toggle(n, (e.target as HTMLInputElement).checked)}
+                  />{' '}
+                  {n}
                 </label>
               ))}
             </div>
           </fieldset>
         )}
-        <button type="submit" class="primary" disabled={busy}>Start</button>
-        {error && <p role="alert" class="error">{error}</p>}
+        <button type="submit" class="primary" disabled={busy}>
+          Start
+        </button>
+        {error && (
+          <p role="alert" class="error">
+            {error}
+          </p>
+        )}
       </form>
     </details>
   );

@@ -28,7 +28,12 @@ export function usePoll(fn: (signal: AbortSignal) => Promise<void>, ms: number, 
 export function errorText(err: unknown): string {
   const e = err as { message?: string; status?: number; details?: unknown };
   const issues = Array.isArray(e.details)
-    ? e.details.map((d: { path?: unknown[]; instancePath?: string; message?: string }) => `${(d.path ?? []).join('.') || d.instancePath || '(arguments)'}: ${d.message ?? ''}`).join('; ')
+    ? e.details
+        .map(
+          (d: { path?: unknown[]; instancePath?: string; message?: string }) =>
+            `${(d.path ?? []).join('.') || d.instancePath || '(arguments)'}: ${d.message ?? ''}`,
+        )
+        .join('; ')
     : '';
   return `${e.status ? `${e.status} ` : ''}${e.message ?? String(err)}${issues ? ` — ${issues}` : ''}`;
 }

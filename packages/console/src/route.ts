@@ -11,7 +11,6 @@ export function parseRoute(hash: string): Route {
   return { screen: 'runs' };
 }
 
-
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
   useEffect(() => {

@@ -55,7 +55,11 @@ export function ToolCalls({ calls }: { calls: CallView[] }) {
                 <pre class="json">{json(c.result)}</pre>
               </details>
             )}
-            {c.error && <p class="error">{c.error.code}: {c.error.message}</p>}
+            {c.error && (
+              <p class="error">
+                {c.error.code}: {c.error.message}
+              </p>
+            )}
           </li>
         ))}
       </ul>
@@ -68,19 +72,32 @@ export function EventHistory({ events, open }: { events: EventEnvelope[]; open: 
   return (
     <section aria-labelledby="history-h">
       <details open={open}>
-        <summary><h3 id="history-h" class="inline">Event history ({events.length})</h3></summary>
+        <summary>
+          <h3 id="history-h" class="inline">
+            Event history ({events.length})
+          </h3>
+        </summary>
         <div class="scroll">
           <table class="events">
             <caption class="sr-only">The run's events, oldest first</caption>
             <thead>
-              <tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Data</th></tr>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Data</th>
+              </tr>
             </thead>
             <tbody>
               {events.map((e) => (
                 <tr key={e.seq}>
                   <td>{e.seq}</td>
-                  <td><time dateTime={e.at}>{new Date(e.at).toLocaleTimeString()}</time></td>
-                  <td><code>{e.type}</code></td>
+                  <td>
+                    <time dateTime={e.at}>{new Date(e.at).toLocaleTimeString()}</time>
+                  </td>
+                  <td>
+                    <code>{e.type}</code>
+                  </td>
                   <td class="summary">{eventSummary(e)}</td>
                 </tr>
               ))}

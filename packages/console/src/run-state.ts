@@ -49,12 +49,20 @@ export function applyEvent(s: RunEvents, e: EventEnvelope): RunEvents {
       break;
     case 'message.delta':
     case 'reasoning.delta':
-      next.turns = withTurn(s.turns, iteration, e.type === 'message.delta' ? 'text' : 'reasoning', String(d.text ?? ''));
+      next.turns = withTurn(
+        s.turns,
+        iteration,
+        e.type === 'message.delta' ? 'text' : 'reasoning',
+        String(d.text ?? ''),
+      );
       break;
     case 'tool.call': {
       const callId = String(d.callId);
       const i = s.calls.findIndex((c) => c.callId === callId);
-      const prev = i >= 0 ? s.calls[i]! : { callId, name: String(d.name), iteration: s.iteration, status: 'proposed', arguments: d.arguments };
+      const prev =
+        i >= 0
+          ? s.calls[i]!
+          : { callId, name: String(d.name), iteration: s.iteration, status: 'proposed', arguments: d.arguments };
       const merged: CallView = { ...prev, status: String(d.status), arguments: d.arguments ?? prev.arguments };
       if (d.originalArguments !== undefined) merged.originalArguments = d.originalArguments;
       if (d.result !== undefined) merged.result = d.result;
@@ -88,4 +96,11 @@ export function eventSummary(e: EventEnvelope): string {
 }
 
 /** Events that change the snapshot's status or pending calls: the view reloads the snapshot after them. */
-export const SNAPSHOT_EVENTS = new Set(['run.started', 'run.paused', 'run.resumed', 'run.completed', 'run.failed', 'run.cancelled']);
+export const SNAPSHOT_EVENTS = new Set([
+  'run.started',
+  'run.paused',
+  'run.resumed',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+]);

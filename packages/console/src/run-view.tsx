@@ -60,38 +60,83 @@ export function RunView({ client, runId, tools, config }: Props) {
     }
   };
 
-  if (error && !snap) return <p role="alert" class="error">{error}</p>;
+  if (error && !snap)
+    return (
+      <p role="alert" class="error">
+        {error}
+      </p>
+    );
   if (!snap) return <p aria-busy="true">Loading run {runId}…</p>;
   const ended = TERMINAL.has(snap.status);
   const traceId = traceIdOf(snap);
   return (
     <section aria-labelledby="run-h">
-      <h2 id="run-h">Run <code>{snap.id}</code></h2>
+      <h2 id="run-h">
+        Run <code>{snap.id}</code>
+      </h2>
       <dl class="facts">
         <dt>Status</dt>
-        <dd><span class={`status status-${snap.status}`} data-testid="run-status" role="status" aria-live="polite">{snap.status}</span>{snap.stopReason && ` (${snap.stopReason})`}</dd>
+        <dd>
+          <span class={`status status-${snap.status}`} data-testid="run-status" role="status" aria-live="polite">
+            {snap.status}
+          </span>
+          {snap.stopReason && ` (${snap.stopReason})`}
+        </dd>
         <dt>Model</dt>
-        <dd>{snap.model.provider}/{snap.model.name}</dd>
+        <dd>
+          {snap.model.provider}/{snap.model.name}
+        </dd>
         <dt>Iteration</dt>
         <dd>{snap.iteration}</dd>
         <dt>Usage</dt>
-        <dd>{snap.usage.totalTokens} tokens, {snap.usage.toolCalls} tool calls, ${snap.usage.costUsd.toFixed(4)}</dd>
+        <dd>
+          {snap.usage.totalTokens} tokens, {snap.usage.toolCalls} tool calls, ${snap.usage.costUsd.toFixed(4)}
+        </dd>
         <dt>Trace</dt>
-        <dd>{traceId ? (config.traceUrl ? <a href={config.traceUrl.replace('{traceId}', traceId)} rel="noreferrer noopener" target="_blank">{traceId}</a> : <code>{traceId}</code>) : <span class="muted">none recorded</span>}</dd>
+        <dd>
+          {traceId ? (
+            config.traceUrl ? (
+              <a href={config.traceUrl.replace('{traceId}', traceId)} rel="noreferrer noopener" target="_blank">
+                {traceId}
+              </a>
+            ) : (
+              <code>{traceId}</code>
+            )
+          ) : (
+            <span class="muted">none recorded</span>
+          )}
+        </dd>
       </dl>
       {!ended && (
         <div class="actions">
-          <button type="button" class="danger" onClick={() => void cancel()}>Cancel run</button>
+          <button type="button" class="danger" onClick={() => void cancel()}>
+            Cancel run
+          </button>
         </div>
       )}
       {notice && <p role="status">{notice}</p>}
-      {error && <p role="alert" class="error">{error}</p>}
-      {snap.error && <p class="error">Failed: {snap.error.code} — {snap.error.message}</p>}
+      {error && (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      {snap.error && (
+        <p class="error">
+          Failed: {snap.error.code} — {snap.error.message}
+        </p>
+      )}
       {snap.pending.length > 0 && snap.status === 'paused' && (
         <section aria-labelledby="pending-h">
           <h3 id="pending-h">Waiting for a decision</h3>
           {snap.pending.map((c) => (
-            <ApprovalCard key={c.callId} client={client} runId={runId} call={c} tool={tools.get(c.name)} onDecided={() => setReload((n) => n + 1)} />
+            <ApprovalCard
+              key={c.callId}
+              client={client}
+              runId={runId}
+              call={c}
+              tool={tools.get(c.name)}
+              onDecided={() => setReload((n) => n + 1)}
+            />
           ))}
         </section>
       )}
@@ -100,7 +145,9 @@ export function RunView({ client, runId, tools, config }: Props) {
       {snap.output !== null && ended && (
         <section aria-labelledby="output-h">
           <h3 id="output-h">Output</h3>
-          <pre class="output" data-testid="run-output">{snap.output}</pre>
+          <pre class="output" data-testid="run-output">
+            {snap.output}
+          </pre>
         </section>
       )}
       <EventHistory events={ev.events} open={ended} />

@@ -2,7 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { parseArguments, schemaProblems } from './schema-check.js';
 import { applyEvent, emptyRunEvents } from './run-state.js';
 
-const email = { type: 'object', properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' }, body: { type: 'string', maxLength: 5 }, n: { type: 'integer', minimum: 1 }, tags: { type: 'array', items: { enum: ['a', 'b'] } } }, required: ['to'], additionalProperties: false };
+const email = {
+  type: 'object',
+  properties: {
+    to: { type: 'string', pattern: '^[^@]+@[^@]+$' },
+    body: { type: 'string', maxLength: 5 },
+    n: { type: 'integer', minimum: 1 },
+    tags: { type: 'array', items: { enum: ['a', 'b'] } },
+  },
+  required: ['to'],
+  additionalProperties: false,
+};
 
 describe('the console checks edited arguments against the tool schema', () => {
   it('accepts what the schema allows and names each problem by its path', () => {
@@ -20,7 +30,9 @@ describe('the console checks edited arguments against the tool schema', () => {
 
   it('lets through what it cannot judge (the server validates again)', () => {
     expect(schemaProblems(undefined, { anything: 1 })).toEqual([]);
-    expect(schemaProblems({ type: 'object', properties: { x: { type: 'string', pattern: '(' } } }, { x: 'y' })).toEqual([]);
+    expect(schemaProblems({ type: 'object', properties: { x: { type: 'string', pattern: '(' } } }, { x: 'y' })).toEqual(
+      [],
+    );
     expect(schemaProblems({ oneOf: [{ type: 'string' }] }, 3)).toEqual([]);
   });
 
@@ -32,7 +44,13 @@ describe('the console checks edited arguments against the tool schema', () => {
 });
 
 describe('the run view folds events', () => {
-  const ev = (seq: number, type: string, data: Record<string, unknown>) => ({ seq, runId: 'r', type, at: '2026-01-01T00:00:00Z', data });
+  const ev = (seq: number, type: string, data: Record<string, unknown>) => ({
+    seq,
+    runId: 'r',
+    type,
+    at: '2026-01-01T00:00:00Z',
+    data,
+  });
   it('streams text and reasoning per iteration, merges a call’s statuses, ignores a replayed event', () => {
     let s = emptyRunEvents();
     for (const e of [
@@ -42,11 +60,30 @@ describe('the run view folds events', () => {
       ev(4, 'message.delta', { iteration: 1, text: 'lo' }),
       ev(4, 'message.delta', { iteration: 1, text: 'lo' }),
       ev(5, 'tool.call', { callId: 'c1', name: 'send_email', arguments: { to: 'a@b' }, status: 'awaiting_approval' }),
-      ev(6, 'tool.call', { callId: 'c1', name: 'send_email', arguments: { to: 'x@y' }, originalArguments: { to: 'a@b' }, status: 'completed', result: { sent: true }, durationMs: 3 }),
+      ev(6, 'tool.call', {
+        callId: 'c1',
+        name: 'send_email',
+        arguments: { to: 'x@y' },
+        originalArguments: { to: 'a@b' },
+        status: 'completed',
+        result: { sent: true },
+        durationMs: 3,
+      }),
     ])
       s = applyEvent(s, e);
     expect(s.turns).toEqual([{ iteration: 1, reasoning: 'hm', text: 'Hello' }]);
-    expect(s.calls).toEqual([{ callId: 'c1', name: 'send_email', iteration: 1, status: 'completed', arguments: { to: 'x@y' }, originalArguments: { to: 'a@b' }, result: { sent: true }, durationMs: 3 }]);
+    expect(s.calls).toEqual([
+      {
+        callId: 'c1',
+        name: 'send_email',
+        iteration: 1,
+        status: 'completed',
+        arguments: { to: 'x@y' },
+        originalArguments: { to: 'a@b' },
+        result: { sent: true },
+        durationMs: 3,
+      },
+    ]);
     expect(s.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 });

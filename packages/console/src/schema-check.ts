@@ -28,11 +28,15 @@ function check(schema: unknown, v: unknown, path: string, out: string[]): void {
     out.push(`${at}: must be ${types.join(' or ')}, not ${typeOf(v)}`);
     return;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v))) out.push(`${at}: must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
-  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(v)) out.push(`${at}: must be ${JSON.stringify(schema.const)}`);
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(v)))
+    out.push(`${at}: must be one of ${schema.enum.map((e) => JSON.stringify(e)).join(', ')}`);
+  if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(v))
+    out.push(`${at}: must be ${JSON.stringify(schema.const)}`);
   if (typeof v === 'string') {
-    if (typeof schema.minLength === 'number' && v.length < schema.minLength) out.push(`${at}: at least ${schema.minLength} characters`);
-    if (typeof schema.maxLength === 'number' && v.length > schema.maxLength) out.push(`${at}: at most ${schema.maxLength} characters`);
+    if (typeof schema.minLength === 'number' && v.length < schema.minLength)
+      out.push(`${at}: at least ${schema.minLength} characters`);
+    if (typeof schema.maxLength === 'number' && v.length > schema.maxLength)
+      out.push(`${at}: at most ${schema.maxLength} characters`);
     if (typeof schema.pattern === 'string') {
       let re: RegExp | null = null;
       try {
@@ -46,14 +50,17 @@ function check(schema: unknown, v: unknown, path: string, out: string[]): void {
     if (typeof schema.maximum === 'number' && v > schema.maximum) out.push(`${at}: at most ${schema.maximum}`);
   }
   if (Array.isArray(v)) {
-    if (typeof schema.minItems === 'number' && v.length < schema.minItems) out.push(`${at}: at least ${schema.minItems} items`);
-    if (typeof schema.maxItems === 'number' && v.length > schema.maxItems) out.push(`${at}: at most ${schema.maxItems} items`);
+    if (typeof schema.minItems === 'number' && v.length < schema.minItems)
+      out.push(`${at}: at least ${schema.minItems} items`);
+    if (typeof schema.maxItems === 'number' && v.length > schema.maxItems)
+      out.push(`${at}: at most ${schema.maxItems} items`);
     if (isObject(schema.items)) v.forEach((item, i) => check(schema.items, item, `${path}[${i}]`, out));
   }
   if (isObject(v)) {
     const props = isObject(schema.properties) ? schema.properties : {};
     for (const name of Array.isArray(schema.required) ? schema.required : [])
-      if (typeof name === 'string' && !Object.hasOwn(v, name)) out.push(`${path ? `${path}.` : ''}${name}: is required`);
+      if (typeof name === 'string' && !Object.hasOwn(v, name))
+        out.push(`${path ? `${path}.` : ''}${name}: is required`);
     for (const [k, val] of Object.entries(v)) {
       const p = path ? `${path}.${k}` : k;
       if (Object.hasOwn(props, k)) check(props[k], val, p, out);
@@ -71,7 +78,9 @@ export function schemaProblems(schema: unknown, value: unknown): string[] {
 }
 
 /** Parses the edited JSON text of arguments: the object, or why it is not one. */
-export function parseArguments(text: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+export function parseArguments(
+  text: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   let value: unknown;
   try {
     value = JSON.parse(text);

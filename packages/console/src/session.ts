@@ -32,7 +32,9 @@ export async function loadConfig(): Promise<ConsoleConfig> {
   try {
     const res = await fetch(new URL('config.json', location.href), { credentials: 'omit' });
     const body = (await res.json()) as { traceUrl?: unknown };
-    return { traceUrl: typeof body.traceUrl === 'string' && body.traceUrl.includes('{traceId}') ? body.traceUrl : null };
+    return {
+      traceUrl: typeof body.traceUrl === 'string' && body.traceUrl.includes('{traceId}') ? body.traceUrl : null,
+    };
   } catch {
     return { traceUrl: null };
   }

@@ -1,7 +1,14 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { CLI_MAIN, RedisServer, cleanupPrefix, demoAgentScript, redisReachable, startMockLlm } from '@agentloop/testing';
+import {
+  CLI_MAIN,
+  RedisServer,
+  cleanupPrefix,
+  demoAgentScript,
+  redisReachable,
+  startMockLlm,
+} from '@agentloop/testing';
 import { runCommand } from '@agentloop/cli/run-command';
 
 const MAIN = CLI_MAIN;
@@ -45,10 +52,21 @@ async function demo(): Promise<number> {
     });
     const prompt = 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?';
     console.log(`\n$ agentloop run "${prompt}" --tools calculator,current_time --follow\n`);
-    const code = await runCommand([prompt, '--tools', 'calculator,current_time', '--follow', '--url', url, '--key', 'demo-key']);
+    const code = await runCommand([
+      prompt,
+      '--tools',
+      'calculator,current_time',
+      '--follow',
+      '--url',
+      url,
+      '--key',
+      'demo-key',
+    ]);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     console.log('\nmetrics (excerpt):');
-    for (const line of metrics.split('\n')) if (/^agentloop_(loop_iterations_total|tool_calls_total|runs_finished_total)/.test(line)) console.log(`  ${line}`);
+    for (const line of metrics.split('\n'))
+      if (/^agentloop_(loop_iterations_total|tool_calls_total|runs_finished_total)/.test(line))
+        console.log(`  ${line}`);
     console.log(`\nmock model answered ${mock.requests.length} requests`);
     return code;
   } finally {

@@ -3,7 +3,10 @@ import { EndpointPolicy } from './endpoint-policy.js';
 import { PriceTable } from './pricing.js';
 
 describe('EndpointPolicy', () => {
-  const policy = new EndpointPolicy(['https://llm.internal.example/v1', 'http://127.0.0.1:9000/compat/'], ['TENANT_A_KEY']);
+  const policy = new EndpointPolicy(
+    ['https://llm.internal.example/v1', 'http://127.0.0.1:9000/compat/'],
+    ['TENANT_A_KEY'],
+  );
 
   it.each([
     ['https://llm.internal.example/v1', 'https://llm.internal.example/v1'],
@@ -66,9 +69,14 @@ describe('PriceTable', () => {
   });
 
   it('extends the table from AGENTLOOP_MODEL_PRICES, which wins over the built-in prefix match', () => {
-    const t = new PriceTable({ 'openai-compatible/my-local-llama': { input: 1, output: 2 }, 'openai/gpt-4o-mini': { input: 10, output: 20, cachedInput: 5 } });
+    const t = new PriceTable({
+      'openai-compatible/my-local-llama': { input: 1, output: 2 },
+      'openai/gpt-4o-mini': { input: 10, output: 20, cachedInput: 5 },
+    });
     expect(t.cost('openai-compatible', 'my-local-llama', usage)).toBeCloseTo(3);
-    expect(t.cost('openai-compatible', 'my-local-llama', { ...usage, cachedTokens: 500_000 })).toBeCloseTo(0.5 + 0.5 + 2);
+    expect(t.cost('openai-compatible', 'my-local-llama', { ...usage, cachedTokens: 500_000 })).toBeCloseTo(
+      0.5 + 0.5 + 2,
+    );
     expect(t.cost('openai', 'gpt-4o-mini', { ...usage, cachedTokens: 1_000_000 })).toBeCloseTo(5 + 20);
     expect(t.price('deepseek', 'my-local-llama')).toBeNull();
   });

@@ -36,9 +36,17 @@ export class EndpointPolicy {
   issues(spec: Pick<ModelSpec, 'baseUrl' | 'apiKeyEnv'>): EndpointIssue[] {
     const out: EndpointIssue[] = [];
     if (spec.baseUrl !== undefined && this.allowedBaseUrl(spec.baseUrl) === null)
-      out.push({ path: ['baseUrl'], message: 'this base URL is not allowed: it must start with one of the prefixes the operator listed in AGENTLOOP_MODEL_BASE_URLS' });
+      out.push({
+        path: ['baseUrl'],
+        message:
+          'this base URL is not allowed: it must start with one of the prefixes the operator listed in AGENTLOOP_MODEL_BASE_URLS',
+      });
     if (spec.apiKeyEnv !== undefined && !this.keyEnvAllowed(spec.apiKeyEnv))
-      out.push({ path: ['apiKeyEnv'], message: 'this environment variable is not allowed: it must be listed by the operator in AGENTLOOP_MODEL_KEY_ENVS' });
+      out.push({
+        path: ['apiKeyEnv'],
+        message:
+          'this environment variable is not allowed: it must be listed by the operator in AGENTLOOP_MODEL_KEY_ENVS',
+      });
     return out;
   }
 }

@@ -49,17 +49,31 @@ export function callModelChain(
 ): Promise<ModelResponse> {
   if (!chain.length) return Promise.reject(new LlmError('config', 'no model to call'));
   const t0 = performance.now();
-  return attempt(registry, chain[0]!, req, hooks, opts, t0).catch((e: unknown) => retrying(registry, chain, req, hooks, opts, { e, t0 }));
+  return attempt(registry, chain[0]!, req, hooks, opts, t0).catch((e: unknown) =>
+    retrying(registry, chain, req, hooks, opts, { e, t0 }),
+  );
 }
 
 /** One call of `spec` (through the strategy and the gate), its success reported to onAttempt; a failure rejects. */
-function attempt(registry: ProviderRegistry, spec: ModelSpec, req: Omit<ModelCallRequest, 'model'>, hooks: ChainHooks, opts: ChainOptions, t0: number): Promise<ModelResponse> {
+function attempt(
+  registry: ProviderRegistry,
+  spec: ModelSpec,
+  req: Omit<ModelCallRequest, 'model'>,
+  hooks: ChainHooks,
+  opts: ChainOptions,
+  t0: number,
+): Promise<ModelResponse> {
   try {
     const client = registry.clientFor(spec);
     const call = (opts.strategy ?? functionCalling).begin({ ...req, model: spec });
     return admitted(opts.gate, spec.provider, req.signal, () => client.call(call.request)).then((r) => {
       const res = call.finish(r);
-      hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'ok', seconds: (performance.now() - t0) / 1000 });
+      hooks.onAttempt?.({
+        provider: spec.provider,
+        model: spec.name,
+        outcome: 'ok',
+        seconds: (performance.now() - t0) / 1000,
+      });
       return res;
     });
   } catch (e) {
@@ -84,7 +98,8 @@ async function retrying(
   let lastError: LlmError | null = null;
   for (let m = 0; m < chain.length; m++) {
     const spec = chain[m]!;
-    if (m > 0 && lastError) await hooks.onFallback?.({ from: label(chain[m - 1]!), to: label(spec), reason: lastError.kind });
+    if (m > 0 && lastError)
+      await hooks.onFallback?.({ from: label(chain[m - 1]!), to: label(spec), reason: lastError.kind });
     for (let n = 1; n <= attempts; n++) {
       if (!failed) {
         const t0 = performance.now();
@@ -96,10 +111,16 @@ async function retrying(
       }
       const { e, t0 } = failed;
       failed = null;
-      const err = e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
+      const err =
+        e instanceof LlmError ? e : new LlmError('network', e instanceof Error ? e.message : String(e), { cause: e });
       // held back by our own per-provider limit: not the provider's failure, so no retry here and no fallback
       if (err.opts.throttled) throw err;
-      hooks.onAttempt?.({ provider: spec.provider, model: spec.name, outcome: 'error', seconds: (performance.now() - t0) / 1000 });
+      hooks.onAttempt?.({
+        provider: spec.provider,
+        model: spec.name,
+        outcome: 'error',
+        seconds: (performance.now() - t0) / 1000,
+      });
       // aborted: the caller stopped; context_length: the caller must shrink the context; content_filter: the
       // provider refused the content itself — another model is no answer to that
       if (err.kind === 'aborted' || err.kind === 'context_length' || err.kind === 'content_filter') throw err;
@@ -110,7 +131,14 @@ async function retrying(
         break;
       }
       const delayMs = err.opts.retryAfterMs ?? Math.min(maxDelay, base * 2 ** (n - 1) * (0.75 + Math.random() * 0.5));
-      await hooks.onRetry?.({ provider: spec.provider, model: spec.name, attempt: n + 1, reason: reasonOf(err), discardOutput: !!err.opts.outputStarted, delayMs });
+      await hooks.onRetry?.({
+        provider: spec.provider,
+        model: spec.name,
+        attempt: n + 1,
+        reason: reasonOf(err),
+        discardOutput: !!err.opts.outputStarted,
+        delayMs,
+      });
       await sleep(delayMs, req.signal);
     }
   }
@@ -118,7 +146,12 @@ async function retrying(
 }
 
 /** Runs one provider call inside the gate's admission; the slot is released as soon as the call settles. */
-async function admitted<T>(gate: ProviderGate | undefined, provider: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+async function admitted<T>(
+  gate: ProviderGate | undefined,
+  provider: string,
+  signal: AbortSignal | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!gate) return fn();
   const release = await gate.acquire(provider, signal);
   try {

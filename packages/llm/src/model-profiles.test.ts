@@ -37,6 +37,10 @@ describe('model profiles: one table per provider, the longest prefix wins', () =
     expect(contextWindowOf({ provider: 'openai', name: 'gpt-4o', contextWindow: 4096, params: {} })).toBe(4096);
     expect(encodingOf({ provider: 'openai', name: 'gpt-3.5-turbo', params: {} })).toBe('cl100k_base');
     expect(encodingOf({ provider: 'google', name: 'gemini-2.5-flash', params: {} })).toBeNull();
-    expect([isOpenAIReasoningModel('gpt-5-mini'), isOpenAIReasoningModel('gpt-5-chat'), isOpenAIReasoningModel('gpt-4o')]).toEqual([true, false, false]);
+    expect([
+      isOpenAIReasoningModel('gpt-5-mini'),
+      isOpenAIReasoningModel('gpt-5-chat'),
+      isOpenAIReasoningModel('gpt-4o'),
+    ]).toEqual([true, false, false]);
   });
 });

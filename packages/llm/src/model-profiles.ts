@@ -64,10 +64,17 @@ const GEMINI_3_OR_LATER = /^gemini-(?:[3-9]|[1-9]\d)(?:[.-]|$)/;
 
 /** The table an OpenAI-compatible server is read from: the OpenAI names it serves (its own models match nothing). */
 const tableOf = (provider: Provider | string) =>
-  provider === 'openai-compatible' ? PROFILES.openai : Object.hasOwn(PROFILES, provider) ? PROFILES[provider as keyof typeof PROFILES] : [];
+  provider === 'openai-compatible'
+    ? PROFILES.openai
+    : Object.hasOwn(PROFILES, provider)
+      ? PROFILES[provider as keyof typeof PROFILES]
+      : [];
 
 /** A model's profile and the table row it matched (`name`: the prefix, a bounded metric label), or an empty one. */
-export function modelProfile(provider: Provider | string, model: string): { name: string | null; profile: ModelProfile } {
+export function modelProfile(
+  provider: Provider | string,
+  model: string,
+): { name: string | null; profile: ModelProfile } {
   // a name that is not a string (a provider's response is untrusted input) is a model this build knows nothing of
   if (typeof model !== 'string') return { name: null, profile: {} };
   const row = tableOf(provider).find(([prefix]) => model.startsWith(prefix));

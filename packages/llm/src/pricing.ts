@@ -71,6 +71,8 @@ export class PriceTable {
     const p = this.price(provider, model);
     if (!p) return 0;
     const uncached = Math.max(0, usage.promptTokens - usage.cachedTokens);
-    return (uncached * p.input + usage.cachedTokens * (p.cachedInput ?? p.input) + usage.completionTokens * p.output) / 1e6;
+    return (
+      (uncached * p.input + usage.cachedTokens * (p.cachedInput ?? p.input) + usage.completionTokens * p.output) / 1e6
+    );
   }
 }

@@ -1,7 +1,8 @@
 import { abortableSleep } from './model-chain.js';
 import { LlmError, type ProviderGate } from './types.js';
 
-export type SlotAnswer = { kind: 'taken'; release: () => Promise<void> } | { kind: 'busy' } | { kind: 'rate'; waitMs: number };
+export type SlotAnswer =
+  { kind: 'taken'; release: () => Promise<void> } | { kind: 'busy' } | { kind: 'rate'; waitMs: number };
 
 export interface GateOptions {
   /** A rate wait up to this long is waited out in place; longer ones are handed back to the caller [1000]. */
@@ -16,7 +17,10 @@ export interface GateOptions {
  * become a `throttled` rate_limit error whose retryAfterMs tells the caller when to come back — the orchestrator
  * turns it into a delayed job, so nobody holds a worker while a provider is saturated.
  */
-export function slotGate(tryAcquire: (provider: string) => Promise<SlotAnswer | null>, opts: GateOptions = {}): ProviderGate {
+export function slotGate(
+  tryAcquire: (provider: string) => Promise<SlotAnswer | null>,
+  opts: GateOptions = {},
+): ProviderGate {
   const inPlace = opts.waitInPlaceMs ?? 1000;
   const busyMs = opts.busyRetryMs ?? 250;
   return {
@@ -31,10 +35,14 @@ export function slotGate(tryAcquire: (provider: string) => Promise<SlotAnswer | 
         }
         opts.onThrottled?.(provider, slot.kind === 'busy' ? 'concurrency' : 'rate');
         const retryAfterMs = slot.kind === 'busy' ? Math.round(busyMs * (0.5 + Math.random())) : slot.waitMs;
-        throw new LlmError('rate_limit', `${provider}: held back by AGENTLOOP_PROVIDER_LIMITS (${slot.kind === 'busy' ? 'every concurrency slot is in use' : 'rate'})`, {
-          retryAfterMs,
-          throttled: slot.kind === 'busy' ? 'concurrency' : 'rate',
-        });
+        throw new LlmError(
+          'rate_limit',
+          `${provider}: held back by AGENTLOOP_PROVIDER_LIMITS (${slot.kind === 'busy' ? 'every concurrency slot is in use' : 'rate'})`,
+          {
+            retryAfterMs,
+            throttled: slot.kind === 'busy' ? 'concurrency' : 'rate',
+          },
+        );
       }
     },
   };

@@ -49,14 +49,30 @@ export interface ModelClient {
   call(req: ModelCallRequest): Promise<ModelResponse>;
 }
 
-export type LlmErrorKind = 'rate_limit' | 'server' | 'network' | 'timeout' | 'context_length' | 'content_filter' | 'invalid_request' | 'auth' | 'aborted' | 'config';
+export type LlmErrorKind =
+  | 'rate_limit'
+  | 'server'
+  | 'network'
+  | 'timeout'
+  | 'context_length'
+  | 'content_filter'
+  | 'invalid_request'
+  | 'auth'
+  | 'aborted'
+  | 'config';
 
 /** A provider failure, classified. `outputStarted` is set when deltas reached the caller before it failed. */
 export class LlmError extends Error {
   constructor(
     readonly kind: LlmErrorKind,
     message: string,
-    readonly opts: { status?: number; retryAfterMs?: number; outputStarted?: boolean; cause?: unknown; throttled?: 'concurrency' | 'rate' } = {},
+    readonly opts: {
+      status?: number;
+      retryAfterMs?: number;
+      outputStarted?: boolean;
+      cause?: unknown;
+      throttled?: 'concurrency' | 'rate';
+    } = {},
   ) {
     super(message);
     this.name = 'LlmError';

@@ -13,7 +13,10 @@ export const RunListPageSchema = z.object({ data: z.array(RunSnapshotSchema), ne
 export type RunListPage = z.infer<typeof RunListPageSchema>;
 
 /** Answer of `POST /v1/runs/:id/decisions` (SPEC §5). */
-export const DecisionResponseSchema = z.object({ status: z.enum(['resumed', 'waiting']), remaining: z.array(z.string()) });
+export const DecisionResponseSchema = z.object({
+  status: z.enum(['resumed', 'waiting']),
+  remaining: z.array(z.string()),
+});
 export type DecisionResponse = z.infer<typeof DecisionResponseSchema>;
 
 /** Answer of `POST /v1/runs/:id/cancel`: `cancelled` when it ended at once (a queued or paused run), else `cancelling`. */
@@ -38,7 +41,11 @@ export type WebhookDeliveryInfo = WebhookDelivery;
 export const RunWebhooksResponseSchema = WebhookDeliveriesSchema;
 
 /** `GET /v1/threads/:id`: the thread's runs, oldest first, and its conversation so far. */
-export const ThreadResponseSchema = z.object({ id: z.string(), runs: z.array(z.string()), messages: z.array(MessageSchema) });
+export const ThreadResponseSchema = z.object({
+  id: z.string(),
+  runs: z.array(z.string()),
+  messages: z.array(MessageSchema),
+});
 export type ThreadResponse = z.infer<typeof ThreadResponseSchema>;
 
 /** The JSON body a webhook POSTs (SPEC §2, Webhooks). */

@@ -1,9 +1,18 @@
 import { z } from 'zod';
 
 export const DecisionSchema = z.discriminatedUnion('action', [
-  z.object({ callId: z.string().min(1), action: z.literal('approve'), arguments: z.record(z.string(), z.unknown()).optional() }),
+  z.object({
+    callId: z.string().min(1),
+    action: z.literal('approve'),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+  }),
   z.object({ callId: z.string().min(1), action: z.literal('deny'), reason: z.string().max(10_000).optional() }),
-  z.object({ callId: z.string().min(1), action: z.literal('submit_result'), result: z.unknown(), isError: z.boolean().default(false) }),
+  z.object({
+    callId: z.string().min(1),
+    action: z.literal('submit_result'),
+    result: z.unknown(),
+    isError: z.boolean().default(false),
+  }),
 ]);
 export type Decision = z.infer<typeof DecisionSchema>;
 /** A decision as a caller writes it (`isError` may be left out). */

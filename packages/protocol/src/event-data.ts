@@ -19,20 +19,33 @@ export interface ShownCall {
 }
 
 /** The data of a tool.call event: the call, its status and, once answered, its result (completed) or error, and how long it ran. */
-export function toolCallData(call: ShownCall, status: ToolCallStatus, answer?: Pick<ToolOutcome, 'status' | 'result' | 'error' | 'durationMs'>): ToolCallData {
+export function toolCallData(
+  call: ShownCall,
+  status: ToolCallStatus,
+  answer?: Pick<ToolOutcome, 'status' | 'result' | 'error' | 'durationMs'>,
+): ToolCallData {
   return {
     callId: call.callId,
     name: call.name,
     arguments: call.arguments,
     ...(call.originalArguments !== undefined ? { originalArguments: call.originalArguments } : {}),
     status,
-    ...(answer?.status === 'completed' ? (answer.result !== undefined ? { result: answer.result } : {}) : answer?.error ? { error: answer.error } : {}),
+    ...(answer?.status === 'completed'
+      ? answer.result !== undefined
+        ? { result: answer.result }
+        : {}
+      : answer?.error
+        ? { error: answer.error }
+        : {}),
     ...(answer?.durationMs !== undefined ? { durationMs: answer.durationMs } : {}),
   };
 }
 
 /** The data of iteration.completed: the iteration's usage, none when it ended before its model call answered. */
-export function iterationCompletedData(iteration: number, usage: Partial<Usage> = {}): EventData<'iteration.completed'> {
+export function iterationCompletedData(
+  iteration: number,
+  usage: Partial<Usage> = {},
+): EventData<'iteration.completed'> {
   return { iteration, usage };
 }
 

@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { ErrorInfoSchema, PendingCallSchema, StopReasonSchema, UsageSchema } from './snapshot.js';
 
 export const ToolCallStatusSchema = z.enum([
-  'proposed', 'running', 'completed', 'error', 'awaiting_approval', 'requires_client_execution', 'approved', 'denied', 'skipped', 'cancelled',
+  'proposed',
+  'running',
+  'completed',
+  'error',
+  'awaiting_approval',
+  'requires_client_execution',
+  'approved',
+  'denied',
+  'skipped',
+  'cancelled',
 ]);
 export type ToolCallStatus = z.infer<typeof ToolCallStatusSchema>;
 
@@ -28,8 +37,18 @@ export const EventDataSchemas = {
   }),
   'run.paused': z.object({ pending: z.array(PendingCallSchema), expiresAt: z.string() }),
   'run.resumed': z.object({ decisions: z.array(z.object({ callId: z.string(), action: z.string() })) }),
-  'context.compressed': z.object({ strategy: z.enum(['summarize', 'prune']), tokensBefore: z.number(), tokensAfter: z.number() }),
-  'llm.retry': z.object({ provider: z.string(), model: z.string(), attempt: z.number().int(), reason: z.string(), discardOutput: z.boolean() }),
+  'context.compressed': z.object({
+    strategy: z.enum(['summarize', 'prune']),
+    tokensBefore: z.number(),
+    tokensAfter: z.number(),
+  }),
+  'llm.retry': z.object({
+    provider: z.string(),
+    model: z.string(),
+    attempt: z.number().int(),
+    reason: z.string(),
+    discardOutput: z.boolean(),
+  }),
   'llm.fallback': z.object({ from: z.string(), to: z.string(), reason: z.string() }),
   'iteration.completed': z.object({ iteration: z.number().int(), usage: UsageSchema.partial() }),
   /**
@@ -37,7 +56,13 @@ export const EventDataSchemas = {
    * follows (this iteration's deltas were not the output), else the run fails `output_invalid`.
    */
   'output.invalid': z.object({ iteration: z.number().int(), errors: z.array(z.string()), repair: z.boolean() }),
-  'run.completed': z.object({ output: z.string().nullable(), outputJson: z.unknown().optional(), stopReason: StopReasonSchema, iterations: z.number().int(), usage: UsageSchema }),
+  'run.completed': z.object({
+    output: z.string().nullable(),
+    outputJson: z.unknown().optional(),
+    stopReason: StopReasonSchema,
+    iterations: z.number().int(),
+    usage: UsageSchema,
+  }),
   'run.failed': z.object({ error: ErrorInfoSchema.extend({ details: z.unknown().optional() }) }),
   'run.cancelled': z.object({ reason: z.string() }),
 } as const;
@@ -58,4 +83,3 @@ export const EventEnvelopeSchema = z.object({
   data: z.record(z.string(), z.unknown()),
 });
 export type EventEnvelope = z.infer<typeof EventEnvelopeSchema>;
-

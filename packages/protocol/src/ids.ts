@@ -8,7 +8,8 @@ const pool = new Uint8Array(4096);
 let used = pool.length;
 
 export function randomToken(length: number): string {
-  if (!Number.isInteger(length) || length < 0 || length > pool.length) throw new RangeError(`randomToken: a length of 0 to ${pool.length} characters, not ${length}`);
+  if (!Number.isInteger(length) || length < 0 || length > pool.length)
+    throw new RangeError(`randomToken: a length of 0 to ${pool.length} characters, not ${length}`);
   if (used + length > pool.length) {
     globalThis.crypto.getRandomValues(pool);
     used = 0;

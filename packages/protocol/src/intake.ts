@@ -24,13 +24,18 @@ const DAY_S = 86_400;
  */
 export async function runRequestJob(request: RunRequestInput, opts: RunRequestJobOptions): Promise<RunRequestJob> {
   const data = { tenantId: opts.tenantId, idempotencyKey: opts.idempotencyKey, runId: opts.runId, request };
-  const jobId = opts.idempotencyKey ? `idem-${await sha256Base64Url(JSON.stringify([opts.tenantId, opts.idempotencyKey]))}` : undefined;
+  const jobId = opts.idempotencyKey
+    ? `idem-${await sha256Base64Url(JSON.stringify([opts.tenantId, opts.idempotencyKey]))}`
+    : undefined;
   return { name: 'run', data, opts: { jobId, removeOnComplete: { age: DAY_S }, removeOnFail: { age: DAY_S } } };
 }
 
 async function sha256Base64Url(text: string): Promise<string> {
   const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-  return btoa(String.fromCharCode(...digest)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...digest))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /** Options of the deprecated `enqueueRun` of this package; `@agentloop/client/queue` has the typed ones. */
@@ -53,7 +58,10 @@ const BULLMQ = 'bullmq';
  */
 export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions) {
   const { Queue } = (await import(BULLMQ)) as typeof import('bullmq');
-  const queue = new Queue(QUEUES.requests, { connection: opts.connection as never, prefix: opts.prefix ?? 'agentloop' });
+  const queue = new Queue(QUEUES.requests, {
+    connection: opts.connection as never,
+    prefix: opts.prefix ?? 'agentloop',
+  });
   try {
     const job = await runRequestJob(request, opts);
     return await queue.add(job.name, job.data, job.opts);

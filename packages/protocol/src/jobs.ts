@@ -25,18 +25,30 @@ export const AdvanceJobSchema = z.object({
    * straight away — one compare-and-set that also returns the state, instead of a read and then the start. A
    * stale plan fails the compare-and-set and the job reads the state and decides as usual.
    */
-  plan: z.object({ callMode: CallModeSchema, pendingFinal: z.union([FinalizeReasonSchema, z.literal('')]), iterUsage: z.record(z.string(), z.unknown()) }).optional(),
+  plan: z
+    .object({
+      callMode: CallModeSchema,
+      pendingFinal: z.union([FinalizeReasonSchema, z.literal('')]),
+      iterUsage: z.record(z.string(), z.unknown()),
+    })
+    .optional(),
   trace: JobTraceSchema,
 });
 export type AdvanceJob = z.infer<typeof AdvanceJobSchema>;
-export const advanceJobId = (runId: string, iteration: number, suffix = '') => `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
+export const advanceJobId = (runId: string, iteration: number, suffix = '') =>
+  `${runId}-${iteration}${suffix ? `-${suffix}` : ''}`;
 
 /** `expire` job (delayed by approval.timeoutMs) on the orchestrator queue: iteration `iteration` paused too long. */
 export const ExpireJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int().positive() });
 export const expireJobId = (runId: string, iteration: number) => `${runId}-${iteration}-expire`;
 
 /** `summarize` job on the compressor queue: summarize the run's older turns for iteration `iteration` at transcript version `tv`. */
-export const CompressJobSchema = z.object({ runId: RunIdSchema, iteration: z.number().int(), tv: z.number().int(), trace: JobTraceSchema });
+export const CompressJobSchema = z.object({
+  runId: RunIdSchema,
+  iteration: z.number().int(),
+  tv: z.number().int(),
+  trace: JobTraceSchema,
+});
 export type CompressJob = z.infer<typeof CompressJobSchema>;
 export const compressJobId = (runId: string, iteration: number, tv: number) => `${runId}-${iteration}-c${tv}`;
 
@@ -133,5 +145,9 @@ export interface ResultJob {
   metadata: Record<string, unknown>;
 }
 
-export const DecisionJobSchema = z.object({ tenantId: TenantIdSchema, runId: RunIdSchema, decisions: z.array(DecisionSchema).min(1) });
+export const DecisionJobSchema = z.object({
+  tenantId: TenantIdSchema,
+  runId: RunIdSchema,
+  decisions: z.array(DecisionSchema).min(1),
+});
 export type DecisionJob = z.infer<typeof DecisionJobSchema>;

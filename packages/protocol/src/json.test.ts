@@ -9,7 +9,13 @@ describe('wellFormedJson', () => {
   });
 
   it('keeps surrogate pairs, control-character escapes and text that only looks like an escape', () => {
-    const value = { emoji: '😀', nul: 'noop\u0000{}', tab: '\t', typed: '\\ud800 is text', typedAfterBackslash: '\\\\ud83d' };
+    const value = {
+      emoji: '😀',
+      nul: 'noop\u0000{}',
+      tab: '\t',
+      typed: '\\ud800 is text',
+      typedAfterBackslash: '\\\\ud83d',
+    };
     const text = wellFormedJson(value);
     expect(JSON.parse(text)).toEqual(value);
     expect(text).toBe(JSON.stringify(value));

@@ -27,7 +27,8 @@ export function textJsonDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped char
+      if (c === 92)
+        i++; // backslash: skip the escaped char
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 || c === 91) {
@@ -81,7 +82,10 @@ const DISPLAY_CUT = 4096;
  * parse. Arguments too large or too deep to walk safely are shown as (the start of) their raw text.
  */
 export function argumentsForDisplay(raw: string): unknown {
-  if (jsonTextProblem(raw)) return raw.length > DISPLAY_CUT ? `${raw.slice(0, DISPLAY_CUT)}… [${raw.length - DISPLAY_CUT} more characters]` : raw;
+  if (jsonTextProblem(raw))
+    return raw.length > DISPLAY_CUT
+      ? `${raw.slice(0, DISPLAY_CUT)}… [${raw.length - DISPLAY_CUT} more characters]`
+      : raw;
   const p = tryParseJson(raw);
   return p.ok ? p.value : raw;
 }

@@ -75,7 +75,18 @@ export class DeploymentKeys {
    */
   runScript(runId: string): string[] {
     const k = this.run(runId);
-    return [k.state, k.messages, k.compressions, k.webhooks, this.parkedRuns, this.resumingRuns, this.queuedRuns, this.runningRuns, this.retention, this.outbox];
+    return [
+      k.state,
+      k.messages,
+      k.compressions,
+      k.webhooks,
+      this.parkedRuns,
+      this.resumingRuns,
+      this.queuedRuns,
+      this.runningRuns,
+      this.retention,
+      this.outbox,
+    ];
   }
 
   /**

@@ -32,18 +32,23 @@ describe('TranscriptCheck', () => {
       fc.option(fc.constantFrom('a', 'b', 'c', 'd', 'x'), { nil: undefined }).map(tool),
     );
     fc.assert(
-      fc.property(fc.array(message, { maxLength: 14 }), fc.array(fc.nat(14), { maxLength: 4 }), fc.boolean(), (msgs, cuts, allowOpenTail) => {
-        const check = new TranscriptCheck();
-        let at = 0;
-        for (const cut of [...cuts].sort((x, y) => x - y)) {
-          check.push(msgs.slice(at, Math.max(at, cut)));
-          at = Math.max(at, cut);
-          check.problems(); // asking in between changes nothing
-        }
-        check.push(msgs.slice(at));
-        expect(check.length).toBe(msgs.length);
-        expect(check.problems({ allowOpenTail })).toEqual(transcriptProblems(msgs, { allowOpenTail }));
-      }),
+      fc.property(
+        fc.array(message, { maxLength: 14 }),
+        fc.array(fc.nat(14), { maxLength: 4 }),
+        fc.boolean(),
+        (msgs, cuts, allowOpenTail) => {
+          const check = new TranscriptCheck();
+          let at = 0;
+          for (const cut of [...cuts].sort((x, y) => x - y)) {
+            check.push(msgs.slice(at, Math.max(at, cut)));
+            at = Math.max(at, cut);
+            check.problems(); // asking in between changes nothing
+          }
+          check.push(msgs.slice(at));
+          expect(check.length).toBe(msgs.length);
+          expect(check.problems({ allowOpenTail })).toEqual(transcriptProblems(msgs, { allowOpenTail }));
+        },
+      ),
       { numRuns: 500 },
     );
   });

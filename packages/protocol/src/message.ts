@@ -52,7 +52,9 @@ export class TranscriptCheck {
 
   /** The problems so far, the still-open calls of the last assistant message counted as unanswered unless `allowOpenTail`. */
   problems(opts: { allowOpenTail?: boolean } = {}): string[] {
-    return this.open && !opts.allowOpenTail ? [...this.found, ...closing(this.open, 'the end of the transcript')] : [...this.found];
+    return this.open && !opts.allowOpenTail
+      ? [...this.found, ...closing(this.open, 'the end of the transcript')]
+      : [...this.found];
   }
 
   private one(m: Message, i: number): void {
@@ -85,8 +87,10 @@ export class TranscriptCheck {
 function closing(open: { index: number; ids: string[]; answered: string[] }, where: string): string[] {
   const out: string[] = [];
   const missing = open.ids.filter((id) => !open.answered.includes(id));
-  if (missing.length) out.push(`assistant message #${open.index}: call(s) ${missing.join(', ')} not answered before ${where}`);
+  if (missing.length)
+    out.push(`assistant message #${open.index}: call(s) ${missing.join(', ')} not answered before ${where}`);
   const inOrder = open.ids.filter((id) => open.answered.includes(id));
-  if (inOrder.join('\0') !== open.answered.join('\0')) out.push(`results after assistant message #${open.index} are not in call order`);
+  if (inOrder.join('\0') !== open.answered.join('\0'))
+    out.push(`results after assistant message #${open.index} are not in call order`);
   return out;
 }

@@ -17,7 +17,10 @@ export const ModelSpecSchema = z
     name: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'a model name: letters, digits and . _ : @ / + -')
-      .refine((n) => !n.split('/').some((seg) => seg === '.' || seg === '..'), 'a model name has no . or .. path segments'),
+      .refine(
+        (n) => !n.split('/').some((seg) => seg === '.' || seg === '..'),
+        'a model name has no . or .. path segments',
+      ),
     contextWindow: z.number().int().min(1024).max(10_000_000).optional(),
     /**
      * openai only: "responses" [default] speaks OpenAI's Responses API (stateless; reasoning items of the o-series and
@@ -28,11 +31,18 @@ export const ModelSpecSchema = z
     /** openai-compatible only: the endpoint, ending in /v1. */
     baseUrl: z.url({ protocol: /^https?$/ }).optional(),
     /** The NAME of an environment variable holding the key (credentials never travel in requests). */
-    apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name').optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
+      .optional(),
   })
   .superRefine((m, ctx) => {
     if (m.provider === 'openai-compatible' && !m.baseUrl)
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'model.baseUrl is required for provider openai-compatible' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: 'model.baseUrl is required for provider openai-compatible',
+      });
   });
 export type ModelSpec = z.infer<typeof ModelSpecSchema>;
 /** A model spec as a request brings it: its known params checked too (stored specs are not re-checked). */
@@ -61,7 +71,12 @@ export type Limits = z.infer<typeof LimitsSchema>;
 export const ApprovalSchema = z.object({
   require: z.array(ToolNameSchema).max(200).default([]),
   autoApprove: z.array(ToolNameSchema).max(200).default([]),
-  timeoutMs: z.number().int().min(1000).max(30 * 86_400_000).default(86_400_000),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(30 * 86_400_000)
+    .default(86_400_000),
   onTimeout: z.enum(['deny', 'fail']).default('deny'),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
@@ -91,13 +106,38 @@ export const RunRequestSchema = z
     context: ContextSchema.default(ContextSchema.parse({})),
     metadata: z.record(z.string(), z.unknown()).default({}),
     // structured output: the schema's own rules (it compiles, its size, OpenAI's strict mode) are intake's to check
-    output: z.object({ schema: z.record(z.string(), z.unknown()), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'an output name matches [A-Za-z0-9_-]{1,64}').default('answer') }).strict().optional(),
+    output: z
+      .object({
+        schema: z.record(z.string(), z.unknown()),
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,64}$/, 'an output name matches [A-Za-z0-9_-]{1,64}')
+          .default('answer'),
+      })
+      .strict()
+      .optional(),
     /** Continue this conversation (SPEC §2 Threads); `threadPolicy` says what a request for a busy thread gets. */
     threadId: ThreadIdSchema.optional(),
     threadPolicy: z.enum(['reject', 'enqueue', 'interrupt']).default('reject'),
     // notify: the shape is checked here; intake checks the tenant's secret and the URL (WebhookPolicy)
     notify: z
-      .object({ url: z.url({ protocol: /^https?$/ }).max(8192), events: z.array(z.enum(['run.paused', 'run.completed', 'run.failed', 'run.cancelled', 'run.queued', 'run.started', 'run.resumed'])).min(1).optional() })
+      .object({
+        url: z.url({ protocol: /^https?$/ }).max(8192),
+        events: z
+          .array(
+            z.enum([
+              'run.paused',
+              'run.completed',
+              'run.failed',
+              'run.cancelled',
+              'run.queued',
+              'run.started',
+              'run.resumed',
+            ]),
+          )
+          .min(1)
+          .optional(),
+      })
       .strict()
       .optional(),
   })
@@ -106,7 +146,11 @@ export const RunRequestSchema = z
       for (const p of transcriptProblems(r.input)) ctx.addIssue({ code: 'custom', path: ['input'], message: p });
       const last = r.input[r.input.length - 1];
       if (last && last.role !== 'user' && last.role !== 'tool')
-        ctx.addIssue({ code: 'custom', path: ['input'], message: 'an input transcript must end with a user or tool message' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['input'],
+          message: 'an input transcript must end with a user or tool message',
+        });
     }
     const names = [...r.tools, ...r.clientTools.map((t) => t.name)];
     const dup = names.find((n, i) => names.indexOf(n) !== i);

@@ -65,25 +65,57 @@ export const CALL_TRANSITIONS: Readonly<Record<CallStatus | 'unknown', readonly 
  * each one (a non-empty value) and those that may clear it (''). Every script's commit() refuses a write this table
  * does not list (the scripts are loaded with it compiled in), so a field cannot change anywhere but where it says.
  */
-export const RUN_FIELD_WRITERS: Readonly<Record<string, { readonly set: readonly string[]; readonly clear: readonly string[]; readonly means: string }>> = {
-  owner: { set: ['startIteration', 'claimModelCall'], clear: ['startIteration'], means: "the delivery (`jobId@lockToken`) that owns the iteration's model call" },
-  callMode: { set: ['startIteration'], clear: ['createRun'], means: 'tools, or the reason the call is made without them (a finalize call)' },
+export const RUN_FIELD_WRITERS: Readonly<
+  Record<string, { readonly set: readonly string[]; readonly clear: readonly string[]; readonly means: string }>
+> = {
+  owner: {
+    set: ['startIteration', 'claimModelCall'],
+    clear: ['startIteration'],
+    means: "the delivery (`jobId@lockToken`) that owns the iteration's model call",
+  },
+  callMode: {
+    set: ['startIteration'],
+    clear: ['createRun'],
+    means: 'tools, or the reason the call is made without them (a finalize call)',
+  },
   pendingFinal: {
     set: ['checkpointResponse', 'recordToolResult', 'recordToolResults', 'closeToolCall', 'startIteration'],
     clear: ['createRun', 'checkpointResponse'],
     means: 'the reason the next call will be made without tools (a budget spent by a call, a loop detected)',
   },
-  resuming: { set: ['applyDecisions'], clear: ['startIteration'], means: "the last decision flipped the paused run; its resumed iteration's start clears it" },
-  edited: { set: ['applyDecisions'], clear: ['startIteration'], means: "a decision rewrote the batch's arguments in the transcript (caches read it again)" },
-  cancel: { set: ['requestCancel'], clear: ['createRun'], means: 'a cancel was requested; the run ends at its next step' },
-  outputRepair: { set: ['checkpointResponse'], clear: [], means: 'the structured-output repair call: its iteration and message (made once)' },
-  thrWait: { set: ['createRun'], clear: ['startThreadRun'], means: "a thread's run waits for the thread's earlier run to end" },
+  resuming: {
+    set: ['applyDecisions'],
+    clear: ['startIteration'],
+    means: "the last decision flipped the paused run; its resumed iteration's start clears it",
+  },
+  edited: {
+    set: ['applyDecisions'],
+    clear: ['startIteration'],
+    means: "a decision rewrote the batch's arguments in the transcript (caches read it again)",
+  },
+  cancel: {
+    set: ['requestCancel'],
+    clear: ['createRun'],
+    means: 'a cancel was requested; the run ends at its next step',
+  },
+  outputRepair: {
+    set: ['checkpointResponse'],
+    clear: [],
+    means: 'the structured-output repair call: its iteration and message (made once)',
+  },
+  thrWait: {
+    set: ['createRun'],
+    clear: ['startThreadRun'],
+    means: "a thread's run waits for the thread's earlier run to end",
+  },
 };
 
 /** RUN_FIELD_WRITERS as a Lua value: `{ owner = { set = { startIteration = true, … }, clear = { … } }, … }`. */
 export function fieldWritersLua(): string {
   const names = (xs: readonly string[]) => `{ ${xs.map((x) => `${x} = true`).join(', ')} }`;
-  const rows = Object.entries(RUN_FIELD_WRITERS).map(([f, w]) => `${f} = { set = ${names(w.set)}, clear = ${names(w.clear)} }`);
+  const rows = Object.entries(RUN_FIELD_WRITERS).map(
+    ([f, w]) => `${f} = { set = ${names(w.set)}, clear = ${names(w.clear)} }`,
+  );
   return `{ ${rows.join(', ')} }`;
 }
 

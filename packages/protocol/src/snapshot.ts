@@ -7,7 +7,14 @@ export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled'];
 export const isTerminalStatus = (s: string): boolean => (TERMINAL_STATUSES as readonly string[]).includes(s);
 
-export const StopReasonSchema = z.enum(['final_answer', 'max_iterations', 'context_limit', 'budget_exceeded', 'loop_detected', 'cancelled']);
+export const StopReasonSchema = z.enum([
+  'final_answer',
+  'max_iterations',
+  'context_limit',
+  'budget_exceeded',
+  'loop_detected',
+  'cancelled',
+]);
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 export const UsageSchema = z.object({

@@ -1,8 +1,17 @@
 import { z } from 'zod';
 
 export const ToolErrorCodeSchema = z.enum([
-  'unknown_tool', 'invalid_arguments', 'tool_error', 'timeout', 'denied', 'skipped', 'cancelled', 'loop_detected',
-  'result_too_large', 'blocked_url', 'outcome_unknown',
+  'unknown_tool',
+  'invalid_arguments',
+  'tool_error',
+  'timeout',
+  'denied',
+  'skipped',
+  'cancelled',
+  'loop_detected',
+  'result_too_large',
+  'blocked_url',
+  'outcome_unknown',
 ]);
 export type ToolErrorCode = z.infer<typeof ToolErrorCodeSchema>;
 
@@ -28,10 +37,15 @@ export type ToolOutcome = z.infer<typeof ToolOutcomeSchema>;
 const RETRYABLE: ReadonlySet<ToolErrorCode> = new Set(['timeout', 'tool_error', 'outcome_unknown']);
 
 /** A failure answered to the model as a tool result: `{"ok":false,"error":{code,message,retryable}}`. */
-export function toolErrorOutcome(code: ToolErrorCode, message: string, extra: { durationMs?: number; retryable?: boolean } = {}): ToolOutcome {
+export function toolErrorOutcome(
+  code: ToolErrorCode,
+  message: string,
+  extra: { durationMs?: number; retryable?: boolean } = {},
+): ToolOutcome {
   const { retryable = RETRYABLE.has(code), ...rest } = extra;
   const error = { code, message, retryable };
-  const status = code === 'denied' ? 'denied' : code === 'skipped' ? 'skipped' : code === 'cancelled' ? 'cancelled' : 'error';
+  const status =
+    code === 'denied' ? 'denied' : code === 'skipped' ? 'skipped' : code === 'cancelled' ? 'cancelled' : 'error';
   return { status, content: JSON.stringify({ ok: false, error }), error, ...rest };
 }
 

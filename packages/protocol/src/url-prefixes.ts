@@ -18,7 +18,8 @@ export class UrlPrefixes {
   constructor(raws: readonly string[], variable: string) {
     this.prefixes = raws.map((raw) => {
       const u = parseHttpUrl(raw);
-      if (!u || u.username || u.password || u.search || u.hash) throw new Error(`${variable}: '${raw}' is not an http(s) URL prefix without credentials, query or fragment`);
+      if (!u || u.username || u.password || u.search || u.hash)
+        throw new Error(`${variable}: '${raw}' is not an http(s) URL prefix without credentials, query or fragment`);
       return { origin: u.origin, path: trimSlash(u.pathname) };
     });
   }
@@ -26,6 +27,8 @@ export class UrlPrefixes {
   /** Whether the parsed URL `u` starts with one of the prefixes (its query and fragment are not compared). */
   matches(u: URL): boolean {
     const path = trimSlash(u.pathname);
-    return this.prefixes.some((p) => p.origin === u.origin && (p.path === '' || path === p.path || path.startsWith(`${p.path}/`)));
+    return this.prefixes.some(
+      (p) => p.origin === u.origin && (p.path === '' || path === p.path || path.startsWith(`${p.path}/`)),
+    );
   }
 }

@@ -11,11 +11,32 @@ import net from 'node:net';
 /** Addresses such a request must never reach: private, loopback, link-local, metadata, multicast, reserved. */
 const BLOCKED = new net.BlockList();
 for (const [addr, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const)
   BLOCKED.addSubnet(addr, bits, 'ipv4');
-for (const [addr, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64]] as const)
+for (const [addr, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+  ['100::', 64],
+] as const)
   BLOCKED.addSubnet(addr, bits, 'ipv6');
 /**
  * IPv6 forms that carry an IPv4 address (compatible ::/96, mapped ::ffff:0:0/96 in hex, SIIT, NAT64, 6to4, Teredo):
@@ -23,7 +44,15 @@ for (const [addr, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::',
  * IPv6 rules to IPv4 addresses through their mapped form.
  */
 const EMBEDS_IPV4 = new net.BlockList();
-for (const [addr, bits] of [['::', 96], ['::ffff:0:0', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['2002::', 16], ['2001::', 32]] as const)
+for (const [addr, bits] of [
+  ['::', 96],
+  ['::ffff:0:0', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['2001::', 32],
+] as const)
   EMBEDS_IPV4.addSubnet(addr, bits, 'ipv6');
 
 /** Whether `address` (an IP literal) is one no guarded request may reach; anything that is not an IP literal is. */
@@ -44,8 +73,19 @@ export function isBlockedAddress(address: string): boolean {
  * metadata), multicast and reserved ranges are not among them: no allowance reaches those.
  */
 const PRIVATE = new net.BlockList();
-for (const [addr, bits] of [['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]] as const) PRIVATE.addSubnet(addr, bits, 'ipv4');
-for (const [addr, bits] of [['::1', 128], ['fc00::', 7]] as const) PRIVATE.addSubnet(addr, bits, 'ipv6');
+for (const [addr, bits] of [
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const)
+  PRIVATE.addSubnet(addr, bits, 'ipv4');
+for (const [addr, bits] of [
+  ['::1', 128],
+  ['fc00::', 7],
+] as const)
+  PRIVATE.addSubnet(addr, bits, 'ipv6');
 /**
  * Metadata services on addresses of the private ranges, never private for an allowance: AWS's IPv6 instance metadata
  * (fd00:ec2::/32), Alibaba Cloud's (100.100.100.200, in 100.64/10) and Google Compute Engine's IPv6 one (fd20:ce::254).
@@ -69,8 +109,7 @@ export interface ResolvedAddress {
 }
 
 export type GuardAnswer =
-  | { ok: true; target: ResolvedAddress }
-  | { ok: false; reason: 'unresolvable' | 'blocked'; message: string };
+  { ok: true; target: ResolvedAddress } | { ok: false; reason: 'unresolvable' | 'blocked'; message: string };
 
 export interface GuardOptions {
   /** An address let through although it is blocked (the operator's allowance, or a test's loopback). */
@@ -79,7 +118,8 @@ export interface GuardOptions {
   resolve?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
-const systemResolve = async (host: string) => (await dns.lookup(host, { all: true, verbatim: true })) as ResolvedAddress[];
+const systemResolve = async (host: string) =>
+  (await dns.lookup(host, { all: true, verbatim: true })) as ResolvedAddress[];
 
 /**
  * Resolves `hostname` (a name, or an IP literal, IPv6 in brackets or not) and checks every address it resolves to:
@@ -100,14 +140,19 @@ export async function resolveGuarded(hostname: string, opts: GuardOptions = {}):
   if (!addrs.length) return { ok: false, reason: 'unresolvable', message: `cannot resolve host '${host}'` };
   for (const a of addrs)
     if (isBlockedAddress(a.address) && !opts.allowAddress?.(a.address))
-      return { ok: false, reason: 'blocked', message: `refused: ${host} resolves to ${a.address}, a private, loopback, link-local or metadata address` };
+      return {
+        ok: false,
+        reason: 'blocked',
+        message: `refused: ${host} resolves to ${a.address}, a private, loopback, link-local or metadata address`,
+      };
   return { ok: true, target: addrs[0]! };
 }
 
 /** The `lookup` option of http(s).request that connects to `target` (the checked address) whatever the name resolves to now. */
 export function pinnedLookup(target: ResolvedAddress): LookupFunction {
   return (_host, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [target]);
+    if ((options as { all?: boolean }).all)
+      (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [target]);
     else callback(null, target.address, target.family);
   };
 }

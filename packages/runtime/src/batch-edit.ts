@@ -7,7 +7,11 @@ import { wellFormedJson, type RunKeys } from '@agentloop/protocol';
  * its index and the SHA1 of its text, which the decisions script compares before it stores the edit. Built here,
  * where JSON keeps its arrays and key order (Lua's cjson turns `[]` into `{}`).
  */
-export async function editedBatchMessage(redis: Redis, k: RunKeys, edits: Record<string, string>): Promise<{ text: string; index: number; sha1: string }> {
+export async function editedBatchMessage(
+  redis: Redis,
+  k: RunKeys,
+  edits: Record<string, string>,
+): Promise<{ text: string; index: number; sha1: string }> {
   const index = Number(await redis.hget(k.state, 'batchMsg'));
   const original = Number.isInteger(index) ? await redis.lindex(k.messages, index) : null;
   // no message to edit: an edit the script can never apply (it answers for the run first: not found, not paused…)

@@ -7,10 +7,22 @@ import type { RunScripts } from './run-scripts.js';
  * checkpointResponse-18.lua: records iteration k's response and moves the run to its target, fenced by `owner` (the
  * delivery that owns the model call; '' = no fence). False when fenced or moved on, or the call ids already taken.
  */
-export async function checkpointResponse(scripts: RunScripts, runId: string, c: CheckpointInput, owner: string): Promise<boolean | { taken: string[] }> {
+export async function checkpointResponse(
+  scripts: RunScripts,
+  runId: string,
+  c: CheckpointInput,
+  owner: string,
+): Promise<boolean | { taken: string[] }> {
   const calls = c.calls.map((x) => [x.id, wellFormedJson(x.meta), x.outcome ? wellFormedJson(x.outcome) : '']);
   const r = await scripts.statusRun('checkpointResponse', runId, (ev) => [
-    c.iteration, wellFormedJson(c.message), checkpointTarget(c), wellFormedJson(checkpointUpdates(c)), wellFormedJson(calls), ev(c.events), c.pause ? c.pause.expiresAt : '', owner,
+    c.iteration,
+    wellFormedJson(c.message),
+    checkpointTarget(c),
+    wellFormedJson(checkpointUpdates(c)),
+    wellFormedJson(calls),
+    ev(c.events),
+    c.pause ? c.pause.expiresAt : '',
+    owner,
     wellFormedJson(checkpointIncrements(c)),
   ]);
   if (r.outcome === 'ids_taken') return { taken: r.values.map(String) };
@@ -39,7 +51,16 @@ export function checkpointUpdates(c: CheckpointInput): Array<string | number> {
     if ('outputJson' in c.final) updates.push(STATE_FIELD.outputJson, wellFormedJson(c.final.outputJson));
   } else if (c.failure) updates.push('stopReason', '', 'error', wellFormedJson(c.failure));
   else
-    updates.push('batch', wellFormedJson(c.calls.map((x) => x.id)), 'pendingFinal', c.pendingFinal, 'rfp', c.repeat.fingerprint, 'rcount', c.repeat.count);
+    updates.push(
+      'batch',
+      wellFormedJson(c.calls.map((x) => x.id)),
+      'pendingFinal',
+      c.pendingFinal,
+      'rfp',
+      c.repeat.fingerprint,
+      'rcount',
+      c.repeat.count,
+    );
   if (c.outputRepair) updates.push(STATE_FIELD.outputRepair, wellFormedJson(c.outputRepair));
   if (c.pause) updates.push('pending', wellFormedJson(c.pause.pending), 'pausedUntil', c.pause.expiresAt);
   return updates;
@@ -50,7 +71,19 @@ export function checkpointIncrements(c: CheckpointInput): Array<string | number>
   const b = c.billed;
   if (!b) return [];
   return [
-    'promptTokens', b.promptTokens, 'completionTokens', b.completionTokens, 'reasoningTokens', b.reasoningTokens, 'cachedTokens', b.cachedTokens ?? 0,
-    'totalTokens', b.totalTokens, 'costUsd', b.costUsd.toFixed(10), 'llmCalls', b.llmCalls,
+    'promptTokens',
+    b.promptTokens,
+    'completionTokens',
+    b.completionTokens,
+    'reasoningTokens',
+    b.reasoningTokens,
+    'cachedTokens',
+    b.cachedTokens ?? 0,
+    'totalTokens',
+    b.totalTokens,
+    'costUsd',
+    b.costUsd.toFixed(10),
+    'llmCalls',
+    b.llmCalls,
   ];
 }

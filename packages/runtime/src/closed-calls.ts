@@ -8,18 +8,43 @@ import { eventTemplate, luaString } from './event-templates.js';
  * run's wall-clock budget is spent).
  */
 export const CLOSED_CALLS = {
-  cancelled: { status: 'cancelled', error: { code: 'cancelled', message: 'The run was cancelled before this call ran.', retryable: false } },
-  run_ended: { status: 'cancelled', error: { code: 'cancelled', message: 'The run was cancelled before this call finished.', retryable: false } },
-  job_failed: { status: 'error', error: { code: 'tool_error', message: 'The tool call could not be executed: its job failed.', retryable: true } },
+  cancelled: {
+    status: 'cancelled',
+    error: { code: 'cancelled', message: 'The run was cancelled before this call ran.', retryable: false },
+  },
+  run_ended: {
+    status: 'cancelled',
+    error: { code: 'cancelled', message: 'The run was cancelled before this call finished.', retryable: false },
+  },
+  job_failed: {
+    status: 'error',
+    error: { code: 'tool_error', message: 'The tool call could not be executed: its job failed.', retryable: true },
+  },
   no_runner: {
     status: 'error',
-    error: { code: 'tool_error', message: 'No tool-runner of its pool took this call up in time (the pool may have no running runner).', retryable: true },
+    error: {
+      code: 'tool_error',
+      message: 'No tool-runner of its pool took this call up in time (the pool may have no running runner).',
+      retryable: true,
+    },
   },
   outcome_unknown: {
     status: 'error',
-    error: { code: 'outcome_unknown', message: 'The worker executing this call stopped mid-execution and the tool must not be retried: its outcome is unknown.', retryable: false },
+    error: {
+      code: 'outcome_unknown',
+      message:
+        'The worker executing this call stopped mid-execution and the tool must not be retried: its outcome is unknown.',
+      retryable: false,
+    },
   },
-  skipped: { status: 'skipped', error: { code: 'skipped', message: 'Skipped: the run exceeded its wall-clock budget (maxWallMs).', retryable: false } },
+  skipped: {
+    status: 'skipped',
+    error: {
+      code: 'skipped',
+      message: 'Skipped: the run exceeded its wall-clock budget (maxWallMs).',
+      retryable: false,
+    },
+  },
 } as const satisfies Record<string, { status: ToolOutcome['status']; error: NonNullable<ToolOutcome['error']> }>;
 
 export type CloseKind = keyof typeof CLOSED_CALLS;
@@ -33,7 +58,9 @@ export function closedCallsLua(): string {
   const rows = Object.entries(CLOSED_CALLS).map(([kind, a]) => {
     const content = JSON.stringify({ ok: false, error: a.error });
     const outcome = { status: a.status, content, error: a.error };
-    const event = eventTemplate((slot) => toolCallData({ callId: slot('callId'), name: slot('name'), arguments: slot('display') }, a.status, outcome));
+    const event = eventTemplate((slot) =>
+      toolCallData({ callId: slot('callId'), name: slot('name'), arguments: slot('display') }, a.status, outcome),
+    );
     return `${kind} = { outcome = ${luaString(JSON.stringify(outcome))}, content = ${luaString(content)}, event = ${luaString(event)} }`;
   });
   return `local CLOSED = { ${rows.join(', ')} }\n`;

@@ -31,7 +31,9 @@ describe('BullMQ on a Redis Cluster (real cluster of this machine)', () => {
     expect(conn).toBeInstanceOf(Cluster);
     for (const k of ['k-a', 'k-b', 'k-c', 'k-d']) expect(await conn.set(k, '1')).toBe('OK');
     expect(conn.nodes('master')).toHaveLength(3);
-    const topology = String(await conn.call('CLUSTER', 'NODES')).split('\n').filter(Boolean);
+    const topology = String(await conn.call('CLUSTER', 'NODES'))
+      .split('\n')
+      .filter(Boolean);
     expect(topology.filter((l: string) => /\bslave\b/.test(l))).toHaveLength(3);
   });
 
@@ -44,10 +46,14 @@ describe('BullMQ on a Redis Cluster (real cluster of this machine)', () => {
     const seen: string[] = [];
     const results = new Map<string, unknown>();
     for (const name of ['orchestrator', 'tools-default', 'tools-sandbox']) {
-      const w = new Worker(name, async (job) => {
-        seen.push(`${name}:${job.name}`);
-        return name === 'orchestrator' ? Object.keys(await job.getChildrenValues()).length : job.data.n * 2;
-      }, { connection: conn.duplicate(), prefix, concurrency: 4 });
+      const w = new Worker(
+        name,
+        async (job) => {
+          seen.push(`${name}:${job.name}`);
+          return name === 'orchestrator' ? Object.keys(await job.getChildrenValues()).length : job.data.n * 2;
+        },
+        { connection: conn.duplicate(), prefix, concurrency: 4 },
+      );
       w.on('completed', (job, value) => results.set(job.id!, value));
       closers.push(() => w.close());
     }
@@ -57,12 +63,16 @@ describe('BullMQ on a Redis Cluster (real cluster of this machine)', () => {
     const completedEvents = new Set<string>();
     events.on('completed', ({ jobId }) => completedEvents.add(jobId));
     const until = async (what: string, ok: () => boolean) => {
-      for (const t0 = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50))) if (Date.now() - t0 > 60_000) throw new Error(`${what}: not within 60 s`);
+      for (const t0 = Date.now(); !ok(); await new Promise((r) => setTimeout(r, 50)))
+        if (Date.now() - t0 > 60_000) throw new Error(`${what}: not within 60 s`);
     };
 
     await queues.orchestrator.add('advance', { n: 1 }, { jobId: 'lone', priority: 3 });
     await queues.flows.add({
-      name: 'parent', queueName: 'orchestrator', data: {}, opts: { jobId: 'parent-1', priority: 2 },
+      name: 'parent',
+      queueName: 'orchestrator',
+      data: {},
+      opts: { jobId: 'parent-1', priority: 2 },
       children: [
         { name: 'tool', queueName: 'tools-default', data: { n: 1 }, opts: { jobId: 'c1' } },
         { name: 'tool', queueName: 'tools-sandbox', data: { n: 2 }, opts: { jobId: 'c2' } },
@@ -70,8 +80,16 @@ describe('BullMQ on a Redis Cluster (real cluster of this machine)', () => {
     });
     await until('the jobs and the flow', () => results.has('lone') && results.has('parent-1'));
     expect([results.get('lone'), results.get('parent-1'), results.get('c1'), results.get('c2')]).toEqual([0, 2, 2, 4]);
-    expect(seen.sort()).toEqual(['orchestrator:advance', 'orchestrator:parent', 'tools-default:tool', 'tools-sandbox:tool']);
-    await until('their completed events (QueueEvents)', () => completedEvents.has('lone') && completedEvents.has('parent-1'));
+    expect(seen.sort()).toEqual([
+      'orchestrator:advance',
+      'orchestrator:parent',
+      'tools-default:tool',
+      'tools-sandbox:tool',
+    ]);
+    await until(
+      'their completed events (QueueEvents)',
+      () => completedEvents.has('lone') && completedEvents.has('parent-1'),
+    );
   }, 150_000);
 
   it('the plain prefix does not work on a cluster: its queue keys fall in several slots', async () => {

@@ -2,13 +2,22 @@ import { z } from 'zod';
 import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
 import { unsupportedSettingProblems } from './unsupported-settings.js';
-import { ModelPricesSchema, ProviderLimitsSchema, TenantLimitsSchema, type ProviderLimits, type TenantLimit } from './limits-config.js';
+import {
+  ModelPricesSchema,
+  ProviderLimitsSchema,
+  TenantLimitsSchema,
+  type ProviderLimits,
+  type TenantLimit,
+} from './limits-config.js';
 
 export * from './limits-config.js';
 import { keyPrefix, prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
 import { EnvSchema } from './env-schema.js';
 
-const PoolPickupSchema = z.record(z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, 'a pool name or *'), z.number().int().min(1000));
+const PoolPickupSchema = z.record(
+  z.string().regex(/^(\*|[A-Za-z0-9_-]{1,64})$/, 'a pool name or *'),
+  z.number().int().min(1000),
+);
 
 /** A JSON-valued variable, parsed and validated; a bad value stops the process with the variable's name and path. */
 function parseJsonEnv<T>(name: string, raw: string, schema: z.ZodType<T>, example: string): T {
@@ -19,11 +28,18 @@ function parseJsonEnv<T>(name: string, raw: string, schema: z.ZodType<T>, exampl
     throw new Error(`invalid environment:\n  ${name}: not JSON (example: ${example})`);
   }
   const parsed = schema.safeParse(json);
-  if (!parsed.success) throw new Error(`invalid environment:\n${parsed.error.issues.map((i) => `  ${name}.${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  if (!parsed.success)
+    throw new Error(
+      `invalid environment:\n${parsed.error.issues.map((i) => `  ${name}.${i.path.join('.')}: ${i.message}`).join('\n')}`,
+    );
   return parsed.data;
 }
 
-const list = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** An origin as a browser sends it in `Origin` (http(s)://host[:port], default port dropped), or null. */
 export function corsOrigin(entry: string): string | null {
@@ -115,7 +131,10 @@ export interface Config {
 
 /** The process configuration from the environment, validated: a bad value stops the process with a clear message. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<
+    string,
+    string
+  >;
   const unsupported = unsupportedSettingProblems(cleaned);
   if (unsupported.length) throw new Error(`unsupported configuration:\n${unsupported.map((l) => `  ${l}`).join('\n')}`);
   const parsed = EnvSchema.safeParse(cleaned);
@@ -125,17 +144,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const apiKeys = new Map<string, string>();
-  for (const pair of e.AGENTLOOP_API_KEYS.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of e.AGENTLOOP_API_KEYS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = pair.indexOf('=');
-    if (eq <= 0 || eq === pair.length - 1) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: entry ${e.AGENTLOOP_API_KEYS.split(',').indexOf(pair) + 1} is not key=tenant`); // never print a key
+    if (eq <= 0 || eq === pair.length - 1)
+      throw new Error(
+        `invalid environment:\n  AGENTLOOP_API_KEYS: entry ${e.AGENTLOOP_API_KEYS.split(',').indexOf(pair) + 1} is not key=tenant`,
+      ); // never print a key
     const tenant = pair.slice(eq + 1);
-    if (!TENANT_ID_RE.test(tenant)) throw new Error(`invalid environment:\n  AGENTLOOP_API_KEYS: tenant '${tenant.slice(0, 40)}' does not match [A-Za-z0-9_.@-]{1,128}`);
+    if (!TENANT_ID_RE.test(tenant))
+      throw new Error(
+        `invalid environment:\n  AGENTLOOP_API_KEYS: tenant '${tenant.slice(0, 40)}' does not match [A-Za-z0-9_.@-]{1,128}`,
+      );
     apiKeys.set(pair.slice(0, eq), tenant);
   }
   for (const name of list(e.AGENTLOOP_MODEL_KEY_ENVS))
-    if (!/^[A-Z_][A-Z0-9_]*$/.test(name)) throw new Error(`invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`);
+    if (!/^[A-Z_][A-Z0-9_]*$/.test(name))
+      throw new Error(
+        `invalid environment:\n  AGENTLOOP_MODEL_KEY_ENVS: '${name}' is not an environment variable name`,
+      );
   for (const origin of list(e.AGENTLOOP_CORS_ORIGINS))
-    if (!corsOrigin(origin)) throw new Error(`invalid environment:\n  AGENTLOOP_CORS_ORIGINS: '${origin.slice(0, 200)}' is not an origin (http(s)://host[:port], without a path, not even /)`);
+    if (!corsOrigin(origin))
+      throw new Error(
+        `invalid environment:\n  AGENTLOOP_CORS_ORIGINS: '${origin.slice(0, 200)}' is not an origin (http(s)://host[:port], without a path, not even /)`,
+      );
   const redis = redisTargetFromEnv(cleaned, e.REDIS_URL);
   const badPrefix = prefixProblem(e.AGENTLOOP_PREFIX, redis);
   if (badPrefix) throw new Error(`invalid environment:\n  ${badPrefix}`);
@@ -148,7 +181,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.AGENTLOOP_HOST,
     apiKeys,
     authRequired: e.AGENTLOOP_AUTH === 'required',
-    toolModules: e.AGENTLOOP_TOOL_MODULES.split(',').map((s) => s.trim()).filter(Boolean),
+    toolModules: e.AGENTLOOP_TOOL_MODULES.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     localTools: list(e.AGENTLOOP_LOCAL_TOOLS),
     mcpServers: e.AGENTLOOP_MCP_SERVERS,
     openapiTools: e.AGENTLOOP_OPENAPI_TOOLS,
@@ -160,15 +195,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     summaryDeadlineMs: e.AGENTLOOP_SUMMARY_DEADLINE_MS,
     poolPickupMs: /^\d+$/.test(e.AGENTLOOP_POOL_PICKUP_MS)
       ? { '*': Number(e.AGENTLOOP_POOL_PICKUP_MS) }
-      : { '*': 300_000, ...parseJsonEnv('AGENTLOOP_POOL_PICKUP_MS', e.AGENTLOOP_POOL_PICKUP_MS, PoolPickupSchema, '{"*":300000,"gpu":900000}') },
+      : {
+          '*': 300_000,
+          ...parseJsonEnv(
+            'AGENTLOOP_POOL_PICKUP_MS',
+            e.AGENTLOOP_POOL_PICKUP_MS,
+            PoolPickupSchema,
+            '{"*":300000,"gpu":900000}',
+          ),
+        },
     llmAttempts: e.AGENTLOOP_LLM_ATTEMPTS,
     llmRetryBaseMs: e.AGENTLOOP_LLM_RETRY_BASE_MS,
     llmMaxWaitMs: e.AGENTLOOP_LLM_MAX_WAIT_MS,
-    providerLimits: parseJsonEnv('AGENTLOOP_PROVIDER_LIMITS', e.AGENTLOOP_PROVIDER_LIMITS, ProviderLimitsSchema, '{"openai":{"concurrency":50,"rpm":3000}}') as ProviderLimits,
+    providerLimits: parseJsonEnv(
+      'AGENTLOOP_PROVIDER_LIMITS',
+      e.AGENTLOOP_PROVIDER_LIMITS,
+      ProviderLimitsSchema,
+      '{"openai":{"concurrency":50,"rpm":3000}}',
+    ) as ProviderLimits,
     modelBaseUrls: urlPrefixes('AGENTLOOP_MODEL_BASE_URLS', e.AGENTLOOP_MODEL_BASE_URLS),
     modelKeyEnvs: list(e.AGENTLOOP_MODEL_KEY_ENVS),
-    modelPrices: parseJsonEnv('AGENTLOOP_MODEL_PRICES', e.AGENTLOOP_MODEL_PRICES, ModelPricesSchema, '{"openai/gpt-x":{"input":1,"output":4}}'),
-    tenantLimits: parseJsonEnv('AGENTLOOP_TENANT_LIMITS', e.AGENTLOOP_TENANT_LIMITS, TenantLimitsSchema, '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}'),
+    modelPrices: parseJsonEnv(
+      'AGENTLOOP_MODEL_PRICES',
+      e.AGENTLOOP_MODEL_PRICES,
+      ModelPricesSchema,
+      '{"openai/gpt-x":{"input":1,"output":4}}',
+    ),
+    tenantLimits: parseJsonEnv(
+      'AGENTLOOP_TENANT_LIMITS',
+      e.AGENTLOOP_TENANT_LIMITS,
+      TenantLimitsSchema,
+      '{"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200}}',
+    ),
     corsOrigins: [...new Set(list(e.AGENTLOOP_CORS_ORIGINS).map((o) => corsOrigin(o)!))],
     consoleTraceUrl: e.AGENTLOOP_CONSOLE_TRACE_URL ?? null,
     runRetentionS: e.AGENTLOOP_RUN_RETENTION_S,
@@ -187,7 +245,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       google: { apiKey: e.GEMINI_API_KEY, baseUrl: e.GEMINI_BASE_URL },
       deepseek: { apiKey: e.DEEPSEEK_API_KEY, baseUrl: e.DEEPSEEK_BASE_URL },
       // only the variables the operator listed: a request's apiKeyEnv can reach nothing else
-      modelKeys: new Map(list(e.AGENTLOOP_MODEL_KEY_ENVS).flatMap((name) => (cleaned[name] ? [[name, cleaned[name]] as const] : []))),
+      modelKeys: new Map(
+        list(e.AGENTLOOP_MODEL_KEY_ENVS).flatMap((name) => (cleaned[name] ? [[name, cleaned[name]] as const] : [])),
+      ),
       httpClient: e.AGENTLOOP_HTTP_CLIENT,
       proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => cleaned[k]),
       openaiCustomHeaders: e.OPENAI_CUSTOM_HEADERS,

@@ -1,4 +1,11 @@
-import { DEFAULT_NOTIFY_EVENTS, SCHEMA_VERSION, runPlaceholder, wellFormedJson, type DeploymentKeys, type NewEvent } from '@agentloop/protocol';
+import {
+  DEFAULT_NOTIFY_EVENTS,
+  SCHEMA_VERSION,
+  runPlaceholder,
+  wellFormedJson,
+  type DeploymentKeys,
+  type NewEvent,
+} from '@agentloop/protocol';
 import { RATE_LIMITED_ERROR, THREAD_BUSY_ERROR, type CreateRunInput, type CreateRunResult } from './run-store-types.js';
 import type { RunScripts } from './run-scripts.js';
 
@@ -6,7 +13,12 @@ import type { RunScripts } from './run-scripts.js';
 export const IDEMPOTENCY_TTL_S = 86_400;
 
 /** createRun-22.lua: creates the run (or answers why not: the idempotency key's run, a limit, a busy thread). */
-export async function createRun(scripts: RunScripts, keys: DeploymentKeys, input: CreateRunInput, retentionS: number): Promise<CreateRunResult> {
+export async function createRun(
+  scripts: RunScripts,
+  keys: DeploymentKeys,
+  input: CreateRunInput,
+  retentionS: number,
+): Promise<CreateRunResult> {
   const idemKey = input.idempotencyKey ? keys.idempotency(input.tenant, input.idempotencyKey) : '';
   const res = await scripts.run(
     'createRun',
@@ -22,7 +34,12 @@ export async function createRun(scripts: RunScripts, keys: DeploymentKeys, input
     case 'taken':
       return { created: false, taken: true };
     case 'created':
-      return { created: true, runId: input.runId, status: res.values[0] === 'failed' ? 'failed' : 'queued', waitsFor: String(res.values[1] ?? '') };
+      return {
+        created: true,
+        runId: input.runId,
+        status: res.values[0] === 'failed' ? 'failed' : 'queued',
+        waitsFor: String(res.values[1] ?? ''),
+      };
     case 'thread_busy':
       return { created: false, threadBusy: true, activeRunId: String(res.values[0]) };
     case 'exists': {
@@ -83,12 +100,18 @@ export interface CreateRunArgs {
 }
 
 /** Builds createRun's argument; `ev` renders events as the script's envelope lines. */
-export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; retentionS: number; ev: (events: readonly NewEvent[]) => string }): string {
+export function createRunArgs(
+  input: CreateRunInput,
+  o: { idemTtlS: number; retentionS: number; ev: (events: readonly NewEvent[]) => string },
+): string {
   const { input: _omit, ...requestWithoutInput } = input.request;
   const events: NewEvent[] = [{ type: 'run.queued', data: {} }];
   if (input.invalid) events.push({ type: 'run.failed', data: { error: input.invalid.error } });
   const notify = input.request.notify;
-  const limited = input.activeRuns?.atLimit === 'fail' ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent] : null;
+  const limited =
+    input.activeRuns?.atLimit === 'fail'
+      ? [events[0]!, { type: 'run.failed', data: { error: RATE_LIMITED_ERROR } } satisfies NewEvent]
+      : null;
   const args: CreateRunArgs = {
     tenant: input.tenant,
     request: wellFormedJson(requestWithoutInput),
@@ -97,7 +120,9 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     messages: input.messages.map((m) => wellFormedJson(m)),
     events: o.ev(events),
     status: input.invalid ? 'failed' : 'queued',
-    error: input.invalid ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message }) : '',
+    error: input.invalid
+      ? wellFormedJson({ code: input.invalid.error.code, message: input.invalid.error.message })
+      : '',
     model: wellFormedJson(input.request.model),
     mode: input.request.mode,
     metadata: wellFormedJson(input.request.metadata),
@@ -112,8 +137,14 @@ export function createRunArgs(input: CreateRunInput, o: { idemTtlS: number; rete
     src: input.fromQueue ? 'q' : '',
     threadId: input.request.threadId ?? '',
     threadPolicy: input.request.threadPolicy,
-    systemCount: String(input.messages.findIndex((m) => m.role !== 'system') < 0 ? input.messages.length : input.messages.findIndex((m) => m.role !== 'system')),
-    threadBusyEvents: input.fromQueue ? o.ev([events[0]!, { type: 'run.failed', data: { error: THREAD_BUSY_ERROR } }]) : '',
+    systemCount: String(
+      input.messages.findIndex((m) => m.role !== 'system') < 0
+        ? input.messages.length
+        : input.messages.findIndex((m) => m.role !== 'system'),
+    ),
+    threadBusyEvents: input.fromQueue
+      ? o.ev([events[0]!, { type: 'run.failed', data: { error: THREAD_BUSY_ERROR } }])
+      : '',
     threadBusyError: wellFormedJson(THREAD_BUSY_ERROR),
     wh: notify ? `,${[...new Set(notify.events ?? DEFAULT_NOTIFY_EVENTS)].join(',')},` : '',
     whUrl: notify?.url ?? '',

@@ -20,16 +20,38 @@ export interface DecisionsInput {
  * applyDecisions-18.lua: records decisions in one step that also checks what a caller would otherwise read first (the
  * run exists and belongs to the tenant, is paused at the iteration, each call is pending a decision of a fitting kind).
  */
-export async function applyDecisions(scripts: RunScripts, redis: Redis, keys: DeploymentKeys, runId: string, p: DecisionsInput): Promise<DecisionOutcome> {
-  const rows = p.decisions.map((d) => [d.callId, d.action, d.outcome ? wellFormedJson(d.outcome) : '', d.meta ? wellFormedJson(d.meta) : '', decisionEventTemplate(d)]);
+export async function applyDecisions(
+  scripts: RunScripts,
+  redis: Redis,
+  keys: DeploymentKeys,
+  runId: string,
+  p: DecisionsInput,
+): Promise<DecisionOutcome> {
+  const rows = p.decisions.map((d) => [
+    d.callId,
+    d.action,
+    d.outcome ? wellFormedJson(d.outcome) : '',
+    d.meta ? wellFormedJson(d.meta) : '',
+    decisionEventTemplate(d),
+  ]);
   // edited arguments rewrite the batch's assistant message here, where JSON keeps its arrays and key order; the
   // script applies it only over the text it was built from (a racing edit of another call: read again)
   for (let attempt = 0; ; attempt++) {
     const edit = Object.keys(p.edits).length ? await editedBatchMessage(redis, keys.run(runId), p.edits) : null;
-    const r = decisionOutcome(await scripts.statusRun('applyDecisions', runId, () => [p.expectIteration ?? '', p.tenant ?? '', wellFormedJson(rows), edit?.text ?? '', edit?.index ?? '', edit?.sha1 ?? '']));
+    const r = decisionOutcome(
+      await scripts.statusRun('applyDecisions', runId, () => [
+        p.expectIteration ?? '',
+        p.tenant ?? '',
+        wellFormedJson(rows),
+        edit?.text ?? '',
+        edit?.index ?? '',
+        edit?.sha1 ?? '',
+      ]),
+    );
     // each stale answer means another edit of the batch committed: all make progress, so a bound this high is never
     // reached by edits alone
-    if (r.kind !== 'edit_stale' || attempt >= 100) return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
+    if (r.kind !== 'edit_stale' || attempt >= 100)
+      return r.kind === 'edit_stale' ? { kind: 'conflict', callId: Object.keys(p.edits)[0]! } : r;
   }
 }
 

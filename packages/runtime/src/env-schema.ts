@@ -6,7 +6,10 @@ const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol
 /** The environment variables a process reads: each one's default, bounds and format (loadConfig turns them into a Config). */
 export const EnvSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  AGENTLOOP_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ . - and {} only').default('agentloop'),
+  AGENTLOOP_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ . - and {} only')
+    .default('agentloop'),
   AGENTLOOP_PORT: intFrom(8080),
   AGENTLOOP_METRICS_PORT: intFrom(9464),
   AGENTLOOP_HOST: z.string().default('0.0.0.0'),
@@ -51,11 +54,20 @@ export const EnvSchema = z.object({
   /** Origins whose browser apps may call the API (CORS): scheme://host[:port], comma-separated. */
   AGENTLOOP_CORS_ORIGINS: z.string().default(''),
   /** The web console links a run's trace id here: an http(s) URL with {traceId} in it (e.g. a Jaeger UI's /trace/{traceId}). */
-  AGENTLOOP_CONSOLE_TRACE_URL: z.string().regex(/^https?:\/\/[^\s]*\{traceId\}[^\s]*$/, 'must be an http(s) URL with {traceId} in it').optional(),
+  AGENTLOOP_CONSOLE_TRACE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s]*\{traceId\}[^\s]*$/, 'must be an http(s) URL with {traceId} in it')
+    .optional(),
   /** JSON {"*":{"requestsPerSecond":50,"burst":100,"activeRuns":1000,"streams":200},"tenantA":{...}}. */
   AGENTLOOP_TENANT_LIMITS: z.string().default('{}'),
   /** The model the compressor summarizes with ("provider/name"; default: the run's own). */
-  AGENTLOOP_COMPRESSION_MODEL: z.string().regex(/^(openai|google|deepseek|openai-compatible)\/[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/, 'provider/name, e.g. openai/gpt-4o-mini').optional(),
+  AGENTLOOP_COMPRESSION_MODEL: z
+    .string()
+    .regex(
+      /^(openai|google|deepseek|openai-compatible)\/[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/,
+      'provider/name, e.g. openai/gpt-4o-mini',
+    )
+    .optional(),
   /** The OpenAI SDK's transport: node (node:http) or fetch. */
   AGENTLOOP_HTTP_CLIENT: z.enum(['node', 'fetch']).default('node'),
   /** How long a finished run stays readable (seconds). */
@@ -63,7 +75,10 @@ export const EnvSchema = z.object({
   /** Gone: runs have one layout. Accepted as 3 only, so a deployment still set to 1 or 2 stops with a reason. */
   AGENTLOOP_RUN_LAYOUT: z
     .string()
-    .refine((v) => v.trim() === '3', 'layouts 1 and 2 were removed: unset it, and drain runs of a build before 2026-12-03 first (docs/OPERATIONS.md)')
+    .refine(
+      (v) => v.trim() === '3',
+      'layouts 1 and 2 were removed: unset it, and drain runs of a build before 2026-12-03 first (docs/OPERATIONS.md)',
+    )
     .optional(),
   /** `tenantA=whsec_<base64>,…`: the tenants' webhook signing secrets (SPEC §2). */
   AGENTLOOP_WEBHOOK_SECRETS: z.string().default(''),

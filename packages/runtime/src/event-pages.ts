@@ -9,7 +9,12 @@ export interface EventPage {
 }
 
 /** readEvents-10.lua: the events after `after`, up to `pageSize` seqs (a gap in the log is stepped over). */
-export async function eventPage(scripts: RunScripts, runId: string, after: number, pageSize: number): Promise<EventPage> {
+export async function eventPage(
+  scripts: RunScripts,
+  runId: string,
+  after: number,
+  pageSize: number,
+): Promise<EventPage> {
   const [through, last, ...events] = (await scripts.run('readEvents', runId, () => [after, pageSize])).values;
   return { events: events.map(String), through: Number(through), last: Number(last) };
 }

@@ -1,4 +1,10 @@
-import { iterationCompletedData, resumedDecision, runResumedData, toolCallData, wellFormedJson } from '@agentloop/protocol';
+import {
+  iterationCompletedData,
+  resumedDecision,
+  runResumedData,
+  toolCallData,
+  wellFormedJson,
+} from '@agentloop/protocol';
 import { envelopeTail } from './event-lines.js';
 import type { PreparedDecision } from './run-store-types.js';
 
@@ -27,7 +33,8 @@ export function eventTemplate(build: (slot: Slot) => unknown): string {
   for (let pad = ''; ; pad += MARK) {
     const slots = new Map<string, string>();
     const slot = (name: string) => {
-      if (!SLOT_NAME.test(name) || slots.has(name)) throw new Error(`event template: slot name ${JSON.stringify(name)} is not alphanumeric, or used twice`);
+      if (!SLOT_NAME.test(name) || slots.has(name))
+        throw new Error(`event template: slot name ${JSON.stringify(name)} is not alphanumeric, or used twice`);
       const standIn = `${MARK}${pad}${name}${MARK}`;
       slots.set(name, JSON.stringify(standIn));
       return standIn;
@@ -50,8 +57,15 @@ export function eventTemplate(build: (slot: Slot) => unknown): string {
  */
 export function decisionEventTemplate(d: PreparedDecision): string {
   return eventTemplate((slot) => {
-    const shown = d.editedArguments === undefined ? { arguments: slot('display') } : { arguments: d.editedArguments, originalArguments: slot('display') };
-    return toolCallData({ callId: d.callId, name: slot('name'), ...shown }, d.action === 'approve' ? 'approved' : d.action === 'deny' ? 'denied' : d.outcome!.status, d.outcome ?? undefined);
+    const shown =
+      d.editedArguments === undefined
+        ? { arguments: slot('display') }
+        : { arguments: d.editedArguments, originalArguments: slot('display') };
+    return toolCallData(
+      { callId: d.callId, name: slot('name'), ...shown },
+      d.action === 'approve' ? 'approved' : d.action === 'deny' ? 'denied' : d.outcome!.status,
+      d.outcome ?? undefined,
+    );
   });
 }
 
@@ -75,5 +89,7 @@ export function eventTemplatesLua(): string {
     runResumed: eventTemplate((slot) => runResumedData([slot('decisions')])),
     resumedDecision: eventTemplate((slot) => resumedDecision(slot('callId'), slot('action'))),
   };
-  return `local EVENT_TEMPLATES = { ${Object.entries(templates).map(([k, v]) => `${k} = ${luaString(v)}`).join(', ')} }\n`;
+  return `local EVENT_TEMPLATES = { ${Object.entries(templates)
+    .map(([k, v]) => `${k} = ${luaString(v)}`)
+    .join(', ')} }\n`;
 }

@@ -3,22 +3,67 @@ import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
 
 /** An iteration that goes on in the job that ran its batch's reads records them in its start: one step (real Redis). */
-describe('startIteration with the batch\'s results (one step)', () => {
+describe("startIteration with the batch's results (one step)", () => {
   const t = useTestStore('iteration-start');
   const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-  const totals = { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0, totalTokens: 2, costUsd: 0, llmCalls: 1 };
-  const started: NewEvent[] = [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }];
+  const totals = {
+    promptTokens: 1,
+    completionTokens: 1,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    totalTokens: 2,
+    costUsd: 0,
+    llmCalls: 1,
+  };
+  const started: NewEvent[] = [
+    { type: 'run.started', data: {} },
+    { type: 'iteration.started', data: { iteration: 1 } },
+  ];
   const ev = (id: string, status: 'running' | 'completed') => ({ callId: id, name: 'a', arguments: {}, status });
-  const read = (id: string, text: string) => ({ callId: id, outcome: { status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true }, eventData: ev(id, 'completed'), unstarted: ev(id, 'running'), owner: '' });
-  const next = { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'iteration.started', data: { iteration: 2 } }] as NewEvent[], owner: 'job@A' };
+  const read = (id: string, text: string) => ({
+    callId: id,
+    outcome: { status: 'completed' as const, content: text, result: text, durationMs: 1, executed: true },
+    eventData: ev(id, 'completed'),
+    unstarted: ev(id, 'running'),
+    owner: '',
+  });
+  const next = {
+    iteration: 2,
+    expectPhase: 'tools',
+    expectPendingFinal: '',
+    callMode: 'tools',
+    events: [{ type: 'iteration.started', data: { iteration: 2 } }] as NewEvent[],
+    owner: 'job@A',
+  };
 
   async function withCalls(ids: string[]): Promise<string> {
     const runId = newRunId();
     await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started, owner: 'job@A' });
-    const message = { role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) };
+    await t.store.startIteration(runId, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: started,
+      owner: 'job@A',
+    });
+    const message = {
+      role: 'assistant' as const,
+      content: null,
+      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
+    };
     const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'local', iteration: 1 };
-    await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
+    await t.store.checkpoint(runId, {
+      iteration: 1,
+      message,
+      totals,
+      iterationUsage: {},
+      final: null,
+      calls: ids.map((id) => ({ id, meta, outcome: null })),
+      pendingFinal: '',
+      repeat: { fingerprint: '', count: 0 },
+      events: [],
+    });
     return runId;
   }
 
@@ -27,13 +72,30 @@ describe('startIteration with the batch\'s results (one step)', () => {
     const steps: string[] = [];
     const run = t.store['scripts'].statusRun.bind(t.store['scripts']);
     t.store['scripts'].statusRun = ((...a: Parameters<typeof run>) => (steps.push(a[0]), run(...a))) as typeof run;
-    const { started, recorded } = await t.store.startIterationRecording(runId, { ...next, expectBatch: ['r1', 'r2'], results: [read('r1', 'one'), read('r2', 'two')] });
+    const { started, recorded } = await t.store.startIterationRecording(runId, {
+      ...next,
+      expectBatch: ['r1', 'r2'],
+      results: [read('r1', 'one'), read('r2', 'two')],
+    });
     expect(recorded).toEqual(['recorded', 'recorded']);
-    expect(started).toMatchObject({ appended: [{ role: 'tool', toolCallId: 'r1', content: 'one' }, { role: 'tool', toolCallId: 'r2', content: 'two' }] });
+    expect(started).toMatchObject({
+      appended: [
+        { role: 'tool', toolCallId: 'r1', content: 'one' },
+        { role: 'tool', toolCallId: 'r2', content: 'two' },
+      ],
+    });
     expect(steps).toEqual(['startIteration']);
     const events = await t.store.events(runId);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.slice(-5).map((e) => (e.type === 'tool.call' ? `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}` : e.type))).toEqual(['r1:running', 'r1:completed', 'r2:running', 'r2:completed', 'iteration.started']);
+    expect(
+      events
+        .slice(-5)
+        .map((e) =>
+          e.type === 'tool.call'
+            ? `${(e.data as { callId: string }).callId}:${(e.data as { status: string }).status}`
+            : e.type,
+        ),
+    ).toEqual(['r1:running', 'r1:completed', 'r2:running', 'r2:completed', 'iteration.started']);
     expect((await t.store.load(runId))!.phase).toBe('model');
   });
 
@@ -43,36 +105,96 @@ describe('startIteration with the batch\'s results (one step)', () => {
     const owned = { ...read('e1', 'mine'), unstarted: undefined, owner: 'job@A' };
     const first = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one'), owned] });
     expect(first).toEqual({ started: 'waiting', recorded: ['recorded', 'stale'] }); // e1 is still open: no start over it
-    expect((await t.store.calls.metaAndOutcomes(runId, ['r1', 'e1'])).map((o) => o.outcome?.content ?? null)).toEqual(['one', null]);
-    const stale = await t.store.startIterationRecording(runId, { ...next, iteration: 3, results: [read('r1', 'again')] });
+    expect((await t.store.calls.metaAndOutcomes(runId, ['r1', 'e1'])).map((o) => o.outcome?.content ?? null)).toEqual([
+      'one',
+      null,
+    ]);
+    const stale = await t.store.startIterationRecording(runId, {
+      ...next,
+      iteration: 3,
+      results: [read('r1', 'again')],
+    });
     expect(stale).toEqual({ started: 'stale', recorded: [null] }); // the duplicate changes nothing
-    await t.store.calls.recordToolResult(runId, 'e1', read('e1', 'theirs').outcome, ev('e1', 'completed'), undefined, 'job@B');
-    expect(await t.store.startIteration(runId, next)).toMatchObject({ appended: [{ content: 'one' }, { content: 'theirs' }] });
+    await t.store.calls.recordToolResult(
+      runId,
+      'e1',
+      read('e1', 'theirs').outcome,
+      ev('e1', 'completed'),
+      undefined,
+      'job@B',
+    );
+    expect(await t.store.startIteration(runId, next)).toMatchObject({
+      appended: [{ content: 'one' }, { content: 'theirs' }],
+    });
   });
 
   describe('behind its checkpoint, in one round trip (checkpointThenStart)', () => {
-    const message = (ids: string[]) => ({ role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) });
+    const message = (ids: string[]) => ({
+      role: 'assistant' as const,
+      content: null,
+      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
+    });
     const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'local', iteration: 1 };
-    const checkpoint = (ids: string[]) => ({ iteration: 1, message: message(ids), totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '' as const, repeat: { fingerprint: '', count: 0 }, events: [] });
+    const checkpoint = (ids: string[]) => ({
+      iteration: 1,
+      message: message(ids),
+      totals,
+      iterationUsage: {},
+      final: null,
+      calls: ids.map((id) => ({ id, meta, outcome: null })),
+      pendingFinal: '' as const,
+      repeat: { fingerprint: '', count: 0 },
+      events: [],
+    });
     async function inModelCall(owner = 'job@A'): Promise<string> {
       const runId = newRunId();
       await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-      await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started, owner });
+      await t.store.startIteration(runId, {
+        iteration: 1,
+        expectPhase: 'queued',
+        expectPendingFinal: '',
+        callMode: 'tools',
+        events: started,
+        owner,
+      });
       return runId;
     }
-    const outcomes = async (runId: string, ids: string[]) => (await t.store.calls.metaAndOutcomes(runId, ids)).map((o) => o.outcome?.content ?? null);
+    const outcomes = async (runId: string, ids: string[]) =>
+      (await t.store.calls.metaAndOutcomes(runId, ids)).map((o) => o.outcome?.content ?? null);
 
     it('checkpoints iteration 1, records its reads and starts iteration 2', async () => {
       const runId = await inModelCall();
       const steps: string[] = [];
       const run = t.store['scripts'].statusRun.bind(t.store['scripts']);
-      t.store['scripts'].statusRun = ((...a: Parameters<typeof run>) => (steps.push(`sent ${a[0]}`), run(...a).finally(() => steps.push(`answered ${a[0]}`)))) as typeof run;
-      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1', 'r2']), 'job@A', { ...next, results: [read('r1', 'one'), read('r2', 'two')] });
-      expect(steps).toEqual(['sent checkpointResponse', 'sent startIteration', 'answered checkpointResponse', 'answered startIteration']); // one round trip
+      t.store['scripts'].statusRun = ((...a: Parameters<typeof run>) => (
+        steps.push(`sent ${a[0]}`),
+        run(...a).finally(() => steps.push(`answered ${a[0]}`))
+      )) as typeof run;
+      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1', 'r2']), 'job@A', {
+        ...next,
+        results: [read('r1', 'one'), read('r2', 'two')],
+      });
+      expect(steps).toEqual([
+        'sent checkpointResponse',
+        'sent startIteration',
+        'answered checkpointResponse',
+        'answered startIteration',
+      ]); // one round trip
       expect(r.checkpointed).toBe(true);
       expect(r.start.recorded).toEqual(['recorded', 'recorded']);
-      expect(r.start.started).toMatchObject({ length: 4, appended: [{ toolCallId: 'r1', content: 'one' }, { toolCallId: 'r2', content: 'two' }] });
-      expect(await t.store.load(runId)).toMatchObject({ iteration: 2, phase: 'model', owner: 'job@A', usage: { toolCalls: 2 } });
+      expect(r.start.started).toMatchObject({
+        length: 4,
+        appended: [
+          { toolCallId: 'r1', content: 'one' },
+          { toolCallId: 'r2', content: 'two' },
+        ],
+      });
+      expect(await t.store.load(runId)).toMatchObject({
+        iteration: 2,
+        phase: 'model',
+        owner: 'job@A',
+        usage: { toolCalls: 2 },
+      });
       const events = await t.store.events(runId);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     });
@@ -80,7 +202,10 @@ describe('startIteration with the batch\'s results (one step)', () => {
     it('a checkpoint refused (another delivery took the call over and checkpointed it) leaves the start refused and its reads unrecorded', async () => {
       const runId = await inModelCall('job@B');
       expect(await t.store.checkpoint(runId, checkpoint(['r1']), 'job@B')).toBe(true); // the same call ids, by the owner
-      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1']), 'job@A', { ...next, results: [read('r1', 'mine')] });
+      const r = await t.store.checkpointThenStart(runId, checkpoint(['r1']), 'job@A', {
+        ...next,
+        results: [read('r1', 'mine')],
+      });
       expect(r).toEqual({ checkpointed: false, start: { started: 'stale', recorded: [null] } });
       expect(await t.store.load(runId)).toMatchObject({ iteration: 1, phase: 'tools', owner: 'job@B' });
       expect(await outcomes(runId, ['r1'])).toEqual([null]); // the owner's call: not answered by the refused delivery
@@ -88,11 +213,19 @@ describe('startIteration with the batch\'s results (one step)', () => {
 
     it('a start that reaches Redis before its checkpoint records nothing and is refused; after it, it applies', async () => {
       const runId = await inModelCall();
-      const early = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one')], expectOwner: 'job@A' });
+      const early = await t.store.startIterationRecording(runId, {
+        ...next,
+        results: [read('r1', 'one')],
+        expectOwner: 'job@A',
+      });
       expect(early).toEqual({ started: 'stale', recorded: [null] });
       expect(await t.store.checkpoint(runId, checkpoint(['r1']), 'job@A')).toBe(true);
       expect(await outcomes(runId, ['r1'])).toEqual([null]);
-      const again = await t.store.startIterationRecording(runId, { ...next, results: [read('r1', 'one')], expectOwner: 'job@A' });
+      const again = await t.store.startIterationRecording(runId, {
+        ...next,
+        results: [read('r1', 'one')],
+        expectOwner: 'job@A',
+      });
       expect(again.recorded).toEqual(['recorded']);
       expect(again.started).toMatchObject({ appended: [{ toolCallId: 'r1', content: 'one' }] });
     });

@@ -26,7 +26,14 @@ export interface StartParams {
   expectOwner?: string;
 }
 
-export type Started = { length: number | null; toolCalls: number; resumed: boolean; edited: boolean; appended: Message[]; state: RunState | null };
+export type Started = {
+  length: number | null;
+  toolCalls: number;
+  resumed: boolean;
+  edited: boolean;
+  appended: Message[];
+  state: RunState | null;
+};
 
 /** Whether `results` can ride with a start: one step's worth of results (else they are recorded in steps of their own). */
 export const recordableWithStart = (results: LocalResult[]): boolean => resultChunks(results).length === 1;
@@ -37,10 +44,22 @@ export const recordableWithStart = (results: LocalResult[]): boolean => resultCh
  * 'stale' when the run was not where the caller expected, 'waiting' when a call of the batch is still open. `recorded`:
  * the answers for `p.results`, in order (empty without them).
  */
-export async function startIteration(scripts: RunScripts, runId: string, p: StartParams): Promise<{ started: Started | 'stale' | 'waiting'; recorded: RecordAnswer[] }> {
-  if (p.results?.length && p.returnState) throw new Error('startIteration: results are not recorded with a start that returns the state');
+export async function startIteration(
+  scripts: RunScripts,
+  runId: string,
+  p: StartParams,
+): Promise<{ started: Started | 'stale' | 'waiting'; recorded: RecordAnswer[] }> {
+  if (p.results?.length && p.returnState)
+    throw new Error('startIteration: results are not recorded with a start that returns the state');
   const r = await scripts.statusRun('startIteration', runId, (ev) => [
-    p.iteration, p.expectPhase, p.callMode, p.extraMessage ? wellFormedJson(p.extraMessage) : '', ev(p.events), p.expectPendingFinal, p.returnState ? '1' : '', p.owner ?? '',
+    p.iteration,
+    p.expectPhase,
+    p.callMode,
+    p.extraMessage ? wellFormedJson(p.extraMessage) : '',
+    ev(p.events),
+    p.expectPendingFinal,
+    p.returnState ? '1' : '',
+    p.owner ?? '',
     // the batch as the caller knows it, serialized as the checkpoint stored it: its outcomes come with the state read
     p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
     p.results?.length ? JSON.stringify(resultEntries(p.results, ev)) : '',
@@ -49,7 +68,13 @@ export async function startIteration(scripts: RunScripts, runId: string, p: Star
   const n = p.results?.length ?? 0;
   const recorded = r.values.slice(r.values.length - n).map((v) => toAnswer(String(v)));
   if (r.outcome !== 'started') return { started: r.outcome, recorded };
-  const [length, toolCalls, resumed, count, ...rest] = r.values.slice(0, r.values.length - n) as [number, number, number, number, ...string[]];
+  const [length, toolCalls, resumed, count, ...rest] = r.values.slice(0, r.values.length - n) as [
+    number,
+    number,
+    number,
+    number,
+    ...string[],
+  ];
   const appended = rest.slice(0, Number(count)).map((m) => JSON.parse(m) as Message);
   let state: RunState | null = null;
   if (p.returnState) {
@@ -57,5 +82,15 @@ export async function startIteration(scripts: RunScripts, runId: string, p: Star
     for (let i = Number(count); i + 1 < rest.length; i += 2) h[rest[i]!] = rest[i + 1]!;
     state = parseRunState(h);
   }
-  return { started: { length: Number(length) < 0 ? null : Number(length), toolCalls: Number(toolCalls), resumed: resumed > 0, edited: resumed === 2, appended, state }, recorded };
+  return {
+    started: {
+      length: Number(length) < 0 ? null : Number(length),
+      toolCalls: Number(toolCalls),
+      resumed: resumed > 0,
+      edited: resumed === 2,
+      appended,
+      state,
+    },
+    recorded,
+  };
 }

@@ -11,7 +11,10 @@ export const ProviderLimitSchema = z
     burst: z.number().int().min(1).default(1),
   })
   .strict();
-export const ProviderLimitsSchema = z.partialRecord(z.enum(['openai', 'google', 'deepseek', 'openai-compatible']), ProviderLimitSchema);
+export const ProviderLimitsSchema = z.partialRecord(
+  z.enum(['openai', 'google', 'deepseek', 'openai-compatible']),
+  ProviderLimitSchema,
+);
 export type ProviderLimit = z.infer<typeof ProviderLimitSchema>;
 export type ProviderLimits = Partial<Record<string, ProviderLimit>>;
 

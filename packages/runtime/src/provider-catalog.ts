@@ -19,14 +19,17 @@ export class ProviderCatalog {
   ) {}
 
   async publish(providers: readonly string[], now = Date.now()): Promise<void> {
-    if (providers.length) await this.redis.hset(this.keys.providers, ...providers.flatMap((p) => [p, String(now + PROVIDER_LEASE_MS)]));
+    if (providers.length)
+      await this.redis.hset(this.keys.providers, ...providers.flatMap((p) => [p, String(now + PROVIDER_LEASE_MS)]));
   }
 
   /** The providers some orchestrator can call now; null when none has said (then nothing is refused for it). */
   async available(now = Date.now()): Promise<Set<string> | null> {
     if (this.cache && now - this.cache.at < this.ttlMs) return this.cache.providers;
     const leases = await this.redis.hgetall(this.keys.providers);
-    const live = Object.entries(leases).filter(([, until]) => Number(until) > now).map(([p]) => p);
+    const live = Object.entries(leases)
+      .filter(([, until]) => Number(until) > now)
+      .map(([p]) => p);
     const providers = live.length ? new Set(live) : null;
     this.cache = { at: now, providers };
     return providers;

@@ -56,8 +56,12 @@ describe('ProviderLimiter (real Redis, shared by every orchestrator)', () => {
   });
 
   it('validates AGENTLOOP_PROVIDER_LIMITS with a clear message', () => {
-    expect(loadConfig({ AGENTLOOP_PROVIDER_LIMITS: '{"openai":{"concurrency":5,"rpm":100}}' }).providerLimits).toEqual({ openai: { concurrency: 5, rpm: 100, burst: 1 } });
-    expect(() => loadConfig({ AGENTLOOP_PROVIDER_LIMITS: '{"openai":{"concurrency":0}}' })).toThrow(/AGENTLOOP_PROVIDER_LIMITS\.openai\.concurrency/);
+    expect(loadConfig({ AGENTLOOP_PROVIDER_LIMITS: '{"openai":{"concurrency":5,"rpm":100}}' }).providerLimits).toEqual({
+      openai: { concurrency: 5, rpm: 100, burst: 1 },
+    });
+    expect(() => loadConfig({ AGENTLOOP_PROVIDER_LIMITS: '{"openai":{"concurrency":0}}' })).toThrow(
+      /AGENTLOOP_PROVIDER_LIMITS\.openai\.concurrency/,
+    );
     expect(() => loadConfig({ AGENTLOOP_PROVIDER_LIMITS: '{"anthropic":{}}' })).toThrow(/AGENTLOOP_PROVIDER_LIMITS/);
     expect(() => loadConfig({ AGENTLOOP_PROVIDER_LIMITS: 'openai=5' })).toThrow(/not JSON/);
   });

@@ -35,7 +35,8 @@ return {0, 0}
 `;
 
 /** Same shape as @agentloop/llm's SlotAnswer (runtime does not depend on llm). */
-export type LimiterAnswer = { kind: 'taken'; release: () => Promise<void> } | { kind: 'busy' } | { kind: 'rate'; waitMs: number };
+export type LimiterAnswer =
+  { kind: 'taken'; release: () => Promise<void> } | { kind: 'busy' } | { kind: 'rate'; waitMs: number };
 
 /**
  * Per-provider concurrency and rate limits shared by every orchestrator through Redis (AGENTLOOP_PROVIDER_LIMITS):
@@ -63,11 +64,22 @@ export class ProviderLimiter {
     const lease = randomBytes(9).toString('base64url');
     const inflight = this.keys.providerInflight(provider);
     const spacing = limit.rpm ? Math.max(1, Math.round(60_000 / limit.rpm)) : 0;
-    const [code, wait] = (await (this.redis as unknown as { al_provider_slot: (...a: Array<string | number>) => Promise<[number, number]> }).al_provider_slot(
-      inflight, this.keys.providerRate(provider), lease, limit.concurrency ?? 0, this.leaseMs, spacing, limit.burst,
-    ));
+    const [code, wait] = await (
+      this.redis as unknown as { al_provider_slot: (...a: Array<string | number>) => Promise<[number, number]> }
+    ).al_provider_slot(
+      inflight,
+      this.keys.providerRate(provider),
+      lease,
+      limit.concurrency ?? 0,
+      this.leaseMs,
+      spacing,
+      limit.burst,
+    );
     if (code === 1) return { kind: 'busy' };
     if (code === 2) return { kind: 'rate', waitMs: wait };
-    return { kind: 'taken', release: limit.concurrency ? async () => void (await this.redis.zrem(inflight, lease)) : async () => {} };
+    return {
+      kind: 'taken',
+      release: limit.concurrency ? async () => void (await this.redis.zrem(inflight, lease)) : async () => {},
+    };
   }
 }

@@ -22,7 +22,12 @@ export const IDLE_BLOCK_S = 10;
  * half of it); a stalled job (its worker died) is handed on after half of it, as often as that happens.
  */
 export function workerOptions(lockMs: number) {
-  return { lockDuration: lockMs, stalledInterval: Math.max(500, Math.floor(lockMs / 2)), maxStalledCount: 100, drainDelay: IDLE_BLOCK_S };
+  return {
+    lockDuration: lockMs,
+    stalledInterval: Math.max(500, Math.floor(lockMs / 2)),
+    maxStalledCount: 100,
+    drainDelay: IDLE_BLOCK_S,
+  };
 }
 
 /** The queues and the flow producer a process publishes to, created once and shared. */
@@ -52,7 +57,8 @@ export class QueueSet {
 
   /** Every queue this process has touched plus the fixed ones (for the queue-depth gauge). */
   known(): Queue[] {
-    for (const n of [QUEUES.requests, QUEUES.orchestrator, QUEUES.decisions, QUEUES.compressor, QUEUES.webhooks]) this.get(n);
+    for (const n of [QUEUES.requests, QUEUES.orchestrator, QUEUES.decisions, QUEUES.compressor, QUEUES.webhooks])
+      this.get(n);
     return [...this.queues.values()];
   }
 

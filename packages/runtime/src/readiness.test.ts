@@ -14,7 +14,10 @@ describe('readiness (real Redis, real BullMQ workers)', () => {
     const server = await RedisServer.start();
     servers.push(server);
     const redis = createRedis(server.url, 'agentloop-cmd');
-    const worker = new Worker('readiness', async () => undefined, { connection: redis.duplicate(), prefix: testPrefix('ready') });
+    const worker = new Worker('readiness', async () => undefined, {
+      connection: redis.duplicate(),
+      prefix: testPrefix('ready'),
+    });
     worker.on('error', () => {}); // its connection's complaints while Redis is stopped (createRedis logs ours)
     await worker.waitUntilReady();
     const roles = [{ role: 'orchestrator', isRunning: () => workerTakingJobs(worker) }];
@@ -25,10 +28,14 @@ describe('readiness (real Redis, real BullMQ workers)', () => {
     await server.stop('SIGKILL');
     await new Promise((r) => setTimeout(r, 500));
     expect(notReadyReason([redis], roles)).toMatch(/^redis (connecting|reconnecting|close|end)/);
-    expect(readyzAnswer('redis reconnecting (ECONNREFUSED)')).toEqual({ status: 503, body: { status: 'not_ready', reason: 'redis reconnecting (ECONNREFUSED)' } });
+    expect(readyzAnswer('redis reconnecting (ECONNREFUSED)')).toEqual({
+      status: 503,
+      body: { status: 'not_ready', reason: 'redis reconnecting (ECONNREFUSED)' },
+    });
 
     await server.start();
-    for (let t0 = Date.now(); notReadyReason([redis], roles) !== null && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 100));
+    for (let t0 = Date.now(); notReadyReason([redis], roles) !== null && Date.now() - t0 < 10_000;)
+      await new Promise((r) => setTimeout(r, 100));
     expect(notReadyReason([redis], roles)).toBeNull();
     await worker.close(true); // a worker that stopped (or never started) takes no job: not ready (forced: its blocking
     // connection may still be reconnecting after the restart, and a graceful close would wait it out)

@@ -28,6 +28,11 @@ export function notReadyReason(connections: readonly RedisConnection[], workers:
 }
 
 /** The `/readyz` answer for a reason (null: ready). */
-export function readyzAnswer(reason: string | null): { status: 200 | 503; body: { status: 'ready' } | { status: 'not_ready'; reason: string } } {
-  return reason === null ? { status: 200, body: { status: 'ready' } } : { status: 503, body: { status: 'not_ready', reason } };
+export function readyzAnswer(reason: string | null): {
+  status: 200 | 503;
+  body: { status: 'ready' } | { status: 'not_ready'; reason: string };
+} {
+  return reason === null
+    ? { status: 200, body: { status: 'ready' } }
+    : { status: 503, body: { status: 'not_ready', reason } };
 }

@@ -15,7 +15,8 @@ describe('a Sentinel connection that ioredis ended on its own', () => {
   }, 90_000);
   afterAll(() => group?.stop());
 
-  const sentinels = () => group.seeds.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) }));
+  const sentinels = () =>
+    group.seeds.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) }));
 
   /** The connection drops; its reconnect is cut short while it resolves the primary: ioredis sets it `end`. */
   async function cutReconnectShort(r: Redis): Promise<void> {
@@ -29,7 +30,12 @@ describe('a Sentinel connection that ioredis ended on its own', () => {
   }
 
   it('stays ended with ioredis alone: every command fails at once (the defect)', async () => {
-    const r = new Redis({ sentinels: sentinels(), name: group.name, maxRetriesPerRequest: null, failoverDetector: true });
+    const r = new Redis({
+      sentinels: sentinels(),
+      name: group.name,
+      maxRetriesPerRequest: null,
+      failoverDetector: true,
+    });
     r.on('error', () => undefined);
     try {
       await cutReconnectShort(r);

@@ -13,16 +13,23 @@ export type RedisTarget =
   /** A Redis Cluster through its seed nodes; credentials from `url`. */
   | { kind: 'cluster'; nodes: HostPort[]; url: string };
 
-const HostPortSchema = z.string().trim().regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/, 'not host:port');
+const HostPortSchema = z
+  .string()
+  .trim()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/, 'not host:port');
 
 /** `host:port,host:port`, or the process stops naming the variable and the entry. */
 function hostPorts(variable: string, raw: string): HostPort[] {
-  const entries = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!entries.length) throw new Error(`invalid environment:\n  ${variable}: empty (expected host:port,host:port)`);
   return entries.map((entry) => {
     const parsed = HostPortSchema.safeParse(entry);
     const port = parsed.success ? Number(entry.slice(entry.lastIndexOf(':') + 1)) : 0;
-    if (!parsed.success || port < 1 || port > 65_535) throw new Error(`invalid environment:\n  ${variable}: '${entry.slice(0, 100)}' is not host:port`);
+    if (!parsed.success || port < 1 || port > 65_535)
+      throw new Error(`invalid environment:\n  ${variable}: '${entry.slice(0, 100)}' is not host:port`);
     return { host: entry.slice(0, entry.lastIndexOf(':')).replace(/^\[(.*)\]$/, '$1'), port };
   });
 }
@@ -32,14 +39,23 @@ export function redisTargetFromEnv(env: Record<string, string | undefined>, url:
   const set = (name: string) => (env[name]?.trim() ? env[name].trim() : undefined);
   const clusterNodes = set('REDIS_CLUSTER_NODES');
   const sentinels = set('REDIS_SENTINELS');
-  if (clusterNodes && sentinels) throw new Error('invalid environment:\n  REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: a deployment uses a Redis Cluster or Sentinel, not both');
+  if (clusterNodes && sentinels)
+    throw new Error(
+      'invalid environment:\n  REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: a deployment uses a Redis Cluster or Sentinel, not both',
+    );
   if (clusterNodes) return { kind: 'cluster', nodes: hostPorts('REDIS_CLUSTER_NODES', clusterNodes), url };
   if (sentinels) {
     const name = set('REDIS_SENTINEL_NAME');
-    if (!name) throw new Error('invalid environment:\n  REDIS_SENTINELS is set without REDIS_SENTINEL_NAME (the name of the master the sentinels monitor)');
+    if (!name)
+      throw new Error(
+        'invalid environment:\n  REDIS_SENTINELS is set without REDIS_SENTINEL_NAME (the name of the master the sentinels monitor)',
+      );
     return { kind: 'sentinel', sentinels: hostPorts('REDIS_SENTINELS', sentinels), name, url };
   }
-  if (set('REDIS_SENTINEL_NAME')) throw new Error('invalid environment:\n  REDIS_SENTINEL_NAME is set without REDIS_SENTINELS (the sentinels to ask for the master)');
+  if (set('REDIS_SENTINEL_NAME'))
+    throw new Error(
+      'invalid environment:\n  REDIS_SENTINEL_NAME is set without REDIS_SENTINELS (the sentinels to ask for the master)',
+    );
   return { kind: 'url', url };
 }
 
@@ -66,7 +82,9 @@ export function targetEndpoint(target: RedisTarget): string {
   if (target.kind === 'cluster') return `cluster ${list(target.nodes)}`;
   if (target.kind === 'sentinel') return `sentinel ${target.name}@${list(target.sentinels)}`;
   const u = URL.parse(target.url);
-  return u ? `${u.hostname}:${u.port || '6379'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}` : 'an unparsable REDIS_URL';
+  return u
+    ? `${u.hostname}:${u.port || '6379'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`
+    : 'an unparsable REDIS_URL';
 }
 
 /** The credentials, database and TLS of a redis:// or rediss:// URL, for connections that find their hosts elsewhere. */

@@ -33,7 +33,8 @@ export function reconnectUnlessClosed(r: Redis): Redis {
     if (!reconnect) closing = true;
     disconnect.call(r, reconnect);
   };
-  r.duplicate = ((...args: Parameters<typeof duplicate>) => reconnectUnlessClosed(duplicate.apply(r, args))) as typeof r.duplicate;
+  r.duplicate = ((...args: Parameters<typeof duplicate>) =>
+    reconnectUnlessClosed(duplicate.apply(r, args))) as typeof r.duplicate;
   let attempts = 0;
   r.on('ready', () => {
     attempts = 0;
@@ -56,10 +57,30 @@ export function reconnectUnlessClosed(r: Redis): Redis {
  * reconnects on its own; with a logger, losing or not reaching Redis is said at once — where, which error, that it
  * keeps retrying — then at most every `repeatMs` while it lasts, and its return once.
  */
-export function createRedis(target: string | Exclude<RedisTarget, { kind: 'cluster' }>, name?: string, logger?: Logger, repeatMs?: number): Redis;
-export function createRedis(target: Extract<RedisTarget, { kind: 'cluster' }>, name?: string, logger?: Logger, repeatMs?: number): Cluster;
-export function createRedis(target: string | RedisTarget, name?: string, logger?: Logger, repeatMs?: number): RedisConnection;
-export function createRedis(target: string | RedisTarget, name = 'agentloop', logger?: Logger, repeatMs = 10_000): RedisConnection {
+export function createRedis(
+  target: string | Exclude<RedisTarget, { kind: 'cluster' }>,
+  name?: string,
+  logger?: Logger,
+  repeatMs?: number,
+): Redis;
+export function createRedis(
+  target: Extract<RedisTarget, { kind: 'cluster' }>,
+  name?: string,
+  logger?: Logger,
+  repeatMs?: number,
+): Cluster;
+export function createRedis(
+  target: string | RedisTarget,
+  name?: string,
+  logger?: Logger,
+  repeatMs?: number,
+): RedisConnection;
+export function createRedis(
+  target: string | RedisTarget,
+  name = 'agentloop',
+  logger?: Logger,
+  repeatMs = 10_000,
+): RedisConnection {
   const t: RedisTarget = typeof target === 'string' ? { kind: 'url', url: target } : target;
   const common: RedisOptions = { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name };
   const { db, ...auth } = urlAuth(t.url);
@@ -67,7 +88,17 @@ export function createRedis(target: string | RedisTarget, name = 'agentloop', lo
     t.kind === 'cluster'
       ? new Cluster(t.nodes, { enableReadyCheck: true, redisOptions: { ...common, ...auth } })
       : t.kind === 'sentinel'
-        ? reconnectUnlessClosed(new Redis({ ...common, ...auth, ...(db !== undefined ? { db } : {}), sentinels: t.sentinels, name: t.name, failoverDetector: true, reconnectOnError: reconnectOnReadonly }))
+        ? reconnectUnlessClosed(
+            new Redis({
+              ...common,
+              ...auth,
+              ...(db !== undefined ? { db } : {}),
+              sentinels: t.sentinels,
+              name: t.name,
+              failoverDetector: true,
+              reconnectOnError: reconnectOnReadonly,
+            }),
+          )
         : new Redis(t.url, common);
   const where = targetEndpoint(t);
   let down = false;
@@ -76,7 +107,10 @@ export function createRedis(target: string | RedisTarget, name = 'agentloop', lo
     lastErrors.set(r, err.code ?? err.name); // the code only: /readyz is unauthenticated, the message names addresses
     const now = Date.now();
     if (!down || now - lastSaid >= repeatMs) {
-      logger?.error({ redis: where, connection: name, err: { code: err.code, message: err.message } }, `cannot reach Redis at ${where} (${err.code ?? err.message}); retrying`);
+      logger?.error(
+        { redis: where, connection: name, err: { code: err.code, message: err.message } },
+        `cannot reach Redis at ${where} (${err.code ?? err.message}); retrying`,
+      );
       lastSaid = now;
     }
     down = true;

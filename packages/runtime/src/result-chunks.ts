@@ -13,7 +13,8 @@ export type RecordAnswer = 'recorded' | 'cancelled' | 'skipped' | 'stale' | null
 export const RESULT_CHUNK_BYTES = 4_000_000;
 
 /** What an entry weighs in its step: its outcome, and its events (which repeat the result and the arguments). */
-const entryBytes = (r: LocalResult): number => 2 * (JSON.stringify(r.outcome).length + JSON.stringify(r.eventData.arguments ?? null).length) + 512;
+const entryBytes = (r: LocalResult): number =>
+  2 * (JSON.stringify(r.outcome).length + JSON.stringify(r.eventData.arguments ?? null).length) + 512;
 
 /** The batch in order, cut into runs of entries of at most `maxBytes` together (an entry larger than that alone). */
 export function resultChunks(batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): LocalResult[][] {
@@ -38,7 +39,12 @@ export function resultChunks(batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES
  * Records a batch of local calls' results (recordToolResults-10.lua), each checked on its own as recordToolResult
  * checks it, in one step per `maxBytes` of results: an ordinary batch is one step. One answer per call, in order.
  */
-export async function recordInChunks(scripts: RunScripts, runId: string, batch: LocalResult[], maxBytes = RESULT_CHUNK_BYTES): Promise<RecordAnswer[]> {
+export async function recordInChunks(
+  scripts: RunScripts,
+  runId: string,
+  batch: LocalResult[],
+  maxBytes = RESULT_CHUNK_BYTES,
+): Promise<RecordAnswer[]> {
   const answers: RecordAnswer[] = [];
   for (const chunk of resultChunks(batch, maxBytes)) {
     const r = await scripts.run('recordToolResults', runId, (ev) => [JSON.stringify(resultEntries(chunk, ev))]);
@@ -49,7 +55,13 @@ export async function recordInChunks(scripts: RunScripts, runId: string, batch: 
 
 /** A batch's results as recordEntries (common.lua) takes them: one entry per call. */
 export const resultEntries = (chunk: LocalResult[], ev: EventArg) =>
-  chunk.map((b) => [b.callId, wellFormedJson(b.outcome), ev([{ type: 'tool.call', data: b.eventData }]), b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '', b.owner]);
+  chunk.map((b) => [
+    b.callId,
+    wellFormedJson(b.outcome),
+    ev([{ type: 'tool.call', data: b.eventData }]),
+    b.unstarted ? ev([{ type: 'tool.call', data: b.unstarted }]) : '',
+    b.owner,
+  ]);
 
 /** A script's answer for one recorded call. */
 export const toAnswer = (v: string): RecordAnswer => (v === 'answered' ? null : (v as Exclude<RecordAnswer, null>));

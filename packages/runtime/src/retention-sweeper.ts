@@ -46,7 +46,8 @@ export class RetentionSweeper {
 
   /** Sweeps everything due now (in batches); the number of runs dropped. */
   async sweep(now = Date.now(), batch = 500): Promise<number> {
-    const run = (this.redis as unknown as { al_retention_sweep: (...args: Array<string | number>) => Promise<number> }).al_retention_sweep;
+    const run = (this.redis as unknown as { al_retention_sweep: (...args: Array<string | number>) => Promise<number> })
+      .al_retention_sweep;
     let total = 0;
     for (;;) {
       const due = await this.redis.zrangebyscore(this.keys.retention, '-inf', now, 'LIMIT', 0, batch);

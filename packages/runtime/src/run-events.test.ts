@@ -11,8 +11,20 @@ describe('reading a run’s events (real Redis)', () => {
     const s = t.store;
     const runId = newRunId();
     await s.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await s.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
-    const events: NewEvent[] = Array.from({ length: deltas }, (_, i) => ({ type: 'message.delta', data: { iteration: 1, text: `${i}` } }));
+    await s.startIteration(runId, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: [
+        { type: 'run.started', data: {} },
+        { type: 'iteration.started', data: { iteration: 1 } },
+      ],
+    });
+    const events: NewEvent[] = Array.from({ length: deltas }, (_, i) => ({
+      type: 'message.delta',
+      data: { iteration: 1, text: `${i}` },
+    }));
     await s.appendEvents(runId, 1, events);
     return runId;
   };

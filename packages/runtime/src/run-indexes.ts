@@ -15,8 +15,20 @@ export class RunIndexes {
   }
 
   /** Runs in status running since before `beforeMs`, after `(fromMs` (a sweep's cursor), oldest first, with their scores. */
-  async runningSince(fromMs: number, beforeMs: number, limit: number): Promise<Array<{ runId: string; since: number }>> {
-    const r = await this.redis.zrangebyscore(this.keys.runningRuns, Number.isFinite(fromMs) ? `(${fromMs}` : '-inf', beforeMs, 'WITHSCORES', 'LIMIT', 0, limit);
+  async runningSince(
+    fromMs: number,
+    beforeMs: number,
+    limit: number,
+  ): Promise<Array<{ runId: string; since: number }>> {
+    const r = await this.redis.zrangebyscore(
+      this.keys.runningRuns,
+      Number.isFinite(fromMs) ? `(${fromMs}` : '-inf',
+      beforeMs,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      limit,
+    );
     const out: Array<{ runId: string; since: number }> = [];
     for (let i = 0; i + 1 < r.length; i += 2) out.push({ runId: r[i]!, since: Number(r[i + 1]) });
     return out;
@@ -55,7 +67,13 @@ export class RunIndexes {
         const rows = (await pipe.exec()) ?? [];
         rows.forEach(([, r], i) => {
           const [status, lay] = r as Array<string | null>;
-          if (status && !['completed', 'failed', 'cancelled'].includes(status) && lay !== RUN_LAYOUT && !found.includes(ids[i]!)) found.push(ids[i]!);
+          if (
+            status &&
+            !['completed', 'failed', 'cancelled'].includes(status) &&
+            lay !== RUN_LAYOUT &&
+            !found.includes(ids[i]!)
+          )
+            found.push(ids[i]!);
         });
       }
     }

@@ -13,9 +13,20 @@ describe('run state layout (real Redis)', () => {
   const t = useTestStore('layout');
   const { prefix } = t;
   const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-  const totals = { promptTokens: 10, completionTokens: 5, reasoningTokens: 0, cachedTokens: 0, totalTokens: 15, costUsd: 0.001, llmCalls: 1 };
+  const totals = {
+    promptTokens: 10,
+    completionTokens: 5,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    totalTokens: 15,
+    costUsd: 0.001,
+    llmCalls: 1,
+  };
   const meta = (name: string) => ({ name, arguments: '{}', display: '{}', pool: 'default', iteration: 1 });
-  const started: NewEvent[] = [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }];
+  const started: NewEvent[] = [
+    { type: 'run.started', data: {} },
+    { type: 'iteration.started', data: { iteration: 1 } },
+  ];
   const outcome = (text: string) => ({ status: 'completed' as const, content: text, executed: true });
   const running = (callId: string) => ({ callId, name: 'a', arguments: {}, status: 'running' as const });
   const done = (callId: string) => ({ callId, name: 'a', arguments: {}, status: 'completed' as const });
@@ -24,10 +35,34 @@ describe('run state layout (real Redis)', () => {
   async function withBatch(ids: string[]): Promise<string> {
     const runId = newRunId();
     await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    expect(await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started })).toMatchObject({ length: null, toolCalls: 0 });
+    expect(
+      await t.store.startIteration(runId, {
+        iteration: 1,
+        expectPhase: 'queued',
+        expectPendingFinal: '',
+        callMode: 'tools',
+        events: started,
+      }),
+    ).toMatchObject({ length: null, toolCalls: 0 });
     const calls = ids.map((id) => ({ id, meta: meta('a'), outcome: null }));
-    const message = { role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) };
-    expect(await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls, pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] })).toBe(true);
+    const message = {
+      role: 'assistant' as const,
+      content: null,
+      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
+    };
+    expect(
+      await t.store.checkpoint(runId, {
+        iteration: 1,
+        message,
+        totals,
+        iterationUsage: {},
+        final: null,
+        calls,
+        pendingFinal: '',
+        repeat: { fingerprint: '', count: 0 },
+        events: [],
+      }),
+    ).toBe(true);
     return runId;
   }
 
@@ -44,13 +79,28 @@ describe('run state layout (real Redis)', () => {
   it('keeps the calls in the state hash, and a read of the run never carries them', async () => {
     const ids = Array.from({ length: 300 }, (_, i) => `c${i}`);
     const runId = await withBatch(ids);
-    for (const id of ids.slice(0, 50)) expect(await t.store.calls.recordToolResult(runId, id, outcome('x'.repeat(2000)), done(id), running(id))).toBe('recorded');
+    for (const id of ids.slice(0, 50))
+      expect(await t.store.calls.recordToolResult(runId, id, outcome('x'.repeat(2000)), done(id), running(id))).toBe(
+        'recorded',
+      );
     const k = t.store.keys.run(runId);
     expect(await t.redis.hget(k.state, 'c:c7:st')).toBe('done');
-    expect(await t.store.calls.record(runId, 'c7')).toMatchObject({ status: 'done', meta: { name: 'a' }, outcome: { content: 'x'.repeat(2000) } });
+    expect(await t.store.calls.record(runId, 'c7')).toMatchObject({
+      status: 'done',
+      meta: { name: 'a' },
+      outcome: { content: 'x'.repeat(2000) },
+    });
     expect(await t.store.calls.answered(runId, 'c299')).toBe(false);
     expect(await t.store.calls.answered(runId, 'unknown')).toBe(true);
-    expect((await t.store.calls.metaAndOutcomes(runId, ['c7', 'c299'])).map((r) => [r.meta?.name, r.outcome?.content.length ?? null])).toEqual([['a', 2000], ['a', null]]);
+    expect(
+      (await t.store.calls.metaAndOutcomes(runId, ['c7', 'c299'])).map((r) => [
+        r.meta?.name,
+        r.outcome?.content.length ?? null,
+      ]),
+    ).toEqual([
+      ['a', 2000],
+      ['a', null],
+    ]);
     const st = (await t.store.load(runId))!;
     expect(st).toMatchObject({ id: runId, status: 'running', phase: 'tools', batch: ids });
     expect(await t.redis.hlen(k.state)).toBeGreaterThan(STATE_FIELDS.length + 300); // the calls are there, but not read by load()
@@ -62,8 +112,17 @@ describe('run state layout (real Redis)', () => {
     const appended = [];
     for (const guess of [['a1', 'a2'], ['zz'], undefined]) {
       const runId = await withBatch(['a1', 'a2']);
-      for (const id of ['a2', 'a1']) await t.store.calls.recordToolResult(runId, id, outcome(`r-${id}`), done(id), running(id));
-      const r = await t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [], expectBatch: guess, returnState: true });
+      for (const id of ['a2', 'a1'])
+        await t.store.calls.recordToolResult(runId, id, outcome(`r-${id}`), done(id), running(id));
+      const r = await t.store.startIteration(runId, {
+        iteration: 2,
+        expectPhase: 'tools',
+        expectPendingFinal: '',
+        callMode: 'tools',
+        events: [],
+        expectBatch: guess,
+        returnState: true,
+      });
       if (typeof r === 'string') throw new Error(r);
       appended.push(r.appended);
       // the state a start returns (its first read, with what it wrote over it) is the state in Redis
@@ -81,16 +140,57 @@ describe('run state layout (real Redis)', () => {
   it('keeps the events in the state hash; they read back in order, page by page, and expire with the run', async () => {
     const runId = newRunId();
     await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
-    expect(await t.store.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(true);
-    const message = { role: 'assistant' as const, content: null, toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }] };
-    await t.store.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: [{ id: 'x1', meta: meta('a'), outcome: null }], pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [] });
-    expect(await t.store.calls.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe('recorded');
-    expect(await t.store.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] })).toEqual({ closed: [] });
+    await t.store.startIteration(runId, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: started,
+    });
+    expect(await t.store.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(
+      true,
+    );
+    const message = {
+      role: 'assistant' as const,
+      content: null,
+      toolCalls: [{ id: 'x1', name: 'a', arguments: '{}' }],
+    };
+    await t.store.checkpoint(runId, {
+      iteration: 1,
+      message,
+      totals,
+      iterationUsage: {},
+      final: null,
+      calls: [{ id: 'x1', meta: meta('a'), outcome: null }],
+      pendingFinal: '',
+      repeat: { fingerprint: '', count: 0 },
+      events: [],
+    });
+    expect(await t.store.calls.recordToolResult(runId, 'x1', outcome('one'), done('x1'), running('x1'))).toBe(
+      'recorded',
+    );
+    expect(
+      await t.store.finish(runId, {
+        expectIteration: 1,
+        status: 'cancelled',
+        stopReason: 'cancelled',
+        error: null,
+        events: [{ type: 'run.cancelled', data: { reason: 'test' } }],
+      }),
+    ).toEqual({ closed: [] });
     const k = t.store.keys.run(runId);
     const all = await t.store.events(runId);
     expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
-    expect(all.map((e) => e.type)).toEqual(['run.queued', 'run.started', 'iteration.started', 'message.delta', 'tool.call', 'tool.call', 'iteration.completed', 'run.cancelled']);
+    expect(all.map((e) => e.type)).toEqual([
+      'run.queued',
+      'run.started',
+      'iteration.started',
+      'message.delta',
+      'tool.call',
+      'tool.call',
+      'iteration.completed',
+      'run.cancelled',
+    ]);
     expect(await t.store.events(runId, 3)).toEqual(all.slice(3));
     expect(await t.store.events(runId, all.length)).toEqual([]);
     expect(await t.redis.hget(k.state, 'lay')).toBe(RUN_LAYOUT);
@@ -101,17 +201,46 @@ describe('run state layout (real Redis)', () => {
     expect(await t.store.events(newRunId())).toEqual([]); // a run that does not exist has none
     // more events than one read takes ahead (a follower that fell behind, a replay from the start)
     const long = newRunId();
-    await t.store.create({ runId: long, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(long, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
-    for (let i = 0; i < 5; i++) await t.store.appendEvents(long, 1, Array.from({ length: 20 }, (_, j) => ({ type: 'message.delta' as const, data: { iteration: 1, text: `${i}.${j}` } })));
+    await t.store.create({
+      runId: long,
+      tenant: 'T',
+      request,
+      messages: [{ role: 'user', content: 'hi' }],
+      bodyHash: 'h',
+    });
+    await t.store.startIteration(long, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: started,
+    });
+    for (let i = 0; i < 5; i++)
+      await t.store.appendEvents(
+        long,
+        1,
+        Array.from({ length: 20 }, (_, j) => ({
+          type: 'message.delta' as const,
+          data: { iteration: 1, text: `${i}.${j}` },
+        })),
+      );
     const every = await t.store.events(long);
     expect(every.map((e) => e.seq)).toEqual(Array.from({ length: 103 }, (_, i) => i + 1));
     expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq));
-    expect((await t.store.events(long, 100)).map((e) => (e.data as { text: string }).text)).toEqual(['4.17', '4.18', '4.19']);
+    expect((await t.store.events(long, 100)).map((e) => (e.data as { text: string }).text)).toEqual([
+      '4.17',
+      '4.18',
+      '4.19',
+    ]);
     // a seq whose field is missing is stepped over: never a null
     await t.redis.hdel(t.store.keys.run(long).state, 'e:2', 'e:50');
     expect((await t.store.eventsRaw(long)).events.length).toBe(101);
-    expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(every.slice(40).map((e) => e.seq).filter((q) => q !== 50));
+    expect((await t.store.events(long, 40)).map((e) => e.seq)).toEqual(
+      every
+        .slice(40)
+        .map((e) => e.seq)
+        .filter((q) => q !== 50),
+    );
   });
 
   it('the start check scans the live runs until one scan finds none of another layout, then never again', async () => {
@@ -132,7 +261,7 @@ describe('run state layout (real Redis)', () => {
     expect(await store.indexes.liveRunsOfOtherLayoutsAtStart()).toEqual([]);
   });
 
-  it('a live run of an earlier build\'s layout (1: no `lay`; 2) is refused by every step, untouched, and found at start', async () => {
+  it("a live run of an earlier build's layout (1: no `lay`; 2) is refused by every step, untouched, and found at start", async () => {
     const fresh = await withBatch(['a1']);
     expect(await t.store.indexes.liveRunsOfOtherLayouts()).toEqual([]);
     const olds: string[] = [];
@@ -143,11 +272,25 @@ describe('run state layout (real Redis)', () => {
       else await t.redis.hdel(k.state, 'lay');
       const before = await t.redis.hgetall(k.state);
       const legacy = new RegExp(`LEGACY_LAYOUT run ${runId} is stored in layout ${lay ?? '1'} .*drain old runs first`);
-      await expect(t.store.calls.recordToolResult(runId, 'o1', outcome('x'), done('o1'), running('o1'))).rejects.toThrow(legacy);
+      await expect(
+        t.store.calls.recordToolResult(runId, 'o1', outcome('x'), done('o1'), running('o1')),
+      ).rejects.toThrow(legacy);
       await expect(t.store.calls.markToolRunning(runId, 'o1', running('o1'), 'j@1')).rejects.toThrow(legacy);
-      await expect(t.store.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] })).rejects.toThrow(legacy);
-      await expect(t.store.appendEvents(runId, null, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).rejects.toThrow(legacy);
-      await expect(t.store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: null, events: [] })).rejects.toThrow(legacy);
+      await expect(
+        t.store.startIteration(runId, {
+          iteration: 2,
+          expectPhase: 'tools',
+          expectPendingFinal: '',
+          callMode: 'tools',
+          events: [],
+        }),
+      ).rejects.toThrow(legacy);
+      await expect(
+        t.store.appendEvents(runId, null, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }]),
+      ).rejects.toThrow(legacy);
+      await expect(
+        t.store.finish(runId, { expectIteration: null, status: 'failed', stopReason: null, error: null, events: [] }),
+      ).rejects.toThrow(legacy);
       await expect(t.store.eventsRaw(runId)).rejects.toThrow(legacy);
       expect(await t.redis.hgetall(k.state)).toEqual(before);
       olds.push(runId);
@@ -158,13 +301,20 @@ describe('run state layout (real Redis)', () => {
     expect(await t.store.calls.recordToolResult(fresh, 'a1', outcome('x'), done('a1'), running('a1'))).toBe('recorded');
   });
 
-  it('a create sent twice (a resend after a reconnect) or with another tenant\'s run id changes nothing', async () => {
+  it("a create sent twice (a resend after a reconnect) or with another tenant's run id changes nothing", async () => {
     const runId = newRunId();
     const first = await t.store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h1' });
     expect(first).toMatchObject({ created: true });
     const before = await t.redis.hgetall(t.store.keys.run(runId).state);
-    expect(await t.store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h2' })).toEqual({ created: false, runId, bodyHash: 'h1' });
-    expect(await t.store.create({ runId, tenant: 'U', request, messages: [], bodyHash: 'h1' })).toEqual({ created: false, taken: true });
+    expect(await t.store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h2' })).toEqual({
+      created: false,
+      runId,
+      bodyHash: 'h1',
+    });
+    expect(await t.store.create({ runId, tenant: 'U', request, messages: [], bodyHash: 'h1' })).toEqual({
+      created: false,
+      taken: true,
+    });
     expect(await t.redis.hgetall(t.store.keys.run(runId).state)).toEqual(before);
   });
 });

@@ -16,12 +16,19 @@ describe('listing a tenant’s runs (real Redis)', () => {
     return runId;
   };
   /** Retention passed (every key of the run expired) and the sweeper has not removed its index entries yet. */
-  const expire = async (runId: string) => void (await t.redis.del(t.store.keys.run(runId).state, t.store.keys.run(runId).messages));
+  const expire = async (runId: string) =>
+    void (await t.redis.del(t.store.keys.run(runId).state, t.store.keys.run(runId).messages));
   const everyPage = async (tenant: string, limit: number, status?: string, scanLimit?: number) => {
     const pages: RunSnapshot[][] = [];
     let cursor: ListCursor | null = null;
     do {
-      const page: { runs: RunSnapshot[]; nextCursor: ListCursor | null } = await listRuns(t.redis, t.store.keys, tenant, { limit, cursor, status }, scanLimit);
+      const page: { runs: RunSnapshot[]; nextCursor: ListCursor | null } = await listRuns(
+        t.redis,
+        t.store.keys,
+        tenant,
+        { limit, cursor, status },
+        scanLimit,
+      );
       pages.push(page.runs);
       cursor = page.nextCursor;
     } while (cursor && pages.length < 100);

@@ -9,9 +9,33 @@ import type { ListCursor } from './run-store-types.js';
  * the view prefix, the batch or the loop's bookkeeping.
  */
 const LIST_FIELDS = [
-  'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'model', 'mode', 'metadata', 'error', 'stopReason', 'output',
-  STATE_FIELD.outputJson, STATE_FIELD.outputRepair, 'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd',
-  'llmCalls', 'toolCalls', 'pending', STATE_FIELD.structured, 'threadId',
+  'v',
+  'id',
+  'tenant',
+  'status',
+  'phase',
+  'iteration',
+  'createdAt',
+  'updatedAt',
+  'model',
+  'mode',
+  'metadata',
+  'error',
+  'stopReason',
+  'output',
+  STATE_FIELD.outputJson,
+  STATE_FIELD.outputRepair,
+  'promptTokens',
+  'completionTokens',
+  'reasoningTokens',
+  'cachedTokens',
+  'totalTokens',
+  'costUsd',
+  'llmCalls',
+  'toolCalls',
+  'pending',
+  STATE_FIELD.structured,
+  'threadId',
 ] as const;
 
 /**
@@ -41,7 +65,11 @@ export const LIST_SCAN_LIMIT = 1000;
  * the rows it read, so a client that follows `nextCursor` until null sees every run once.
  */
 export async function listRuns(
-  redis: Redis, keys: DeploymentKeys, tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }, scanLimit = LIST_SCAN_LIMIT,
+  redis: Redis,
+  keys: DeploymentKeys,
+  tenant: string,
+  opts: { status?: string; limit: number; cursor?: ListCursor | null },
+  scanLimit = LIST_SCAN_LIMIT,
 ): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
   const idx = opts.status ? keys.tenantRunsByStatus(tenant, opts.status) : keys.tenantRuns(tenant);
   const out: RunSnapshot[] = [];
@@ -54,7 +82,17 @@ export async function listRuns(
     const batch = Math.min(scanLimit - scanned, Math.max(opts.limit - out.length + 17, scanned));
     // from the cursor's score on, where the rows it passed (its own, and ties with greater ids: ZRANGE REV orders
     // a score's rows by id, descending) come first: one more row than the batch, for the cursor's own
-    const raw = await redis.zrange(idx, after ? after.score : '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', offset, batch + 1, 'WITHSCORES');
+    const raw = await redis.zrange(
+      idx,
+      after ? after.score : '+inf',
+      '-inf',
+      'BYSCORE',
+      'REV',
+      'LIMIT',
+      offset,
+      batch + 1,
+      'WITHSCORES',
+    );
     const end = raw.length / 2 < batch + 1;
     const page: ListCursor[] = [];
     let passed = 0;
@@ -85,7 +123,10 @@ export async function listRuns(
       if (listed && out.length === opts.limit) return { runs: out, nextCursor: after };
       after = page[i]!;
       scanned++;
-      if (listed) out.push(toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }));
+      if (listed)
+        out.push(
+          toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }),
+        );
     }
     if (end) return { runs: out, nextCursor: null };
   }

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { Job } from 'bullmq';
-import { DeploymentKeys, QUEUES, RunRequestSchema, advanceJobId, callIdOfToolJob, toolJobId } from '@agentloop/protocol';
+import {
+  DeploymentKeys,
+  QUEUES,
+  RunRequestSchema,
+  advanceJobId,
+  callIdOfToolJob,
+  toolJobId,
+} from '@agentloop/protocol';
 import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { QueueSet } from './queues.js';
 import { RunScheduler } from './run-scheduler.js';
@@ -33,7 +40,9 @@ describe('tool job ids (real Redis)', () => {
     const call = (callId: string) => ({ callId, name: 'side_effect', arguments: '{}', pool: 'default' });
     await scheduler.afterCheckpoint({ id: 'a-b', tenant: 'T', request }, 1, [call('c')]);
     await scheduler.afterCheckpoint({ id: 'a', tenant: 'T', request }, 1, [call('b-c')]);
-    const jobs = await queues.get(QUEUES.tools('default')).getJobs(['waiting', 'prioritized', 'waiting-children', 'delayed']);
+    const jobs = await queues
+      .get(QUEUES.tools('default'))
+      .getJobs(['waiting', 'prioritized', 'waiting-children', 'delayed']);
     expect(jobs.map((j) => `${j.data.runId}/${j.data.callId}`).sort()).toEqual(['a-b/c', 'a/b-c']);
     for (const j of jobs) expect(callIdOfToolJob(j.data.runId, j.id!)).toBe(j.data.callId);
   });
@@ -81,7 +90,11 @@ describe('tool job ids (real Redis)', () => {
     expect(await priority(QUEUES.tools('default'), toolJobId('s1', 'c1'))).toBe(0);
     expect((await Job.fromId(queues.orchestrator, advanceJobId('s1', 2)))?.opts.priority).toBeUndefined();
     // BullMQ's plain list, which a worker empties before it takes any prioritized job, holds the light tenant's run alone
-    expect((await queues.orchestrator.getJobs(['waiting'])).map((j) => j.data.runId).filter((r) => ['h1', 'h2', 'h4', 'l1'].includes(r))).toEqual(['l1']);
+    expect(
+      (await queues.orchestrator.getJobs(['waiting']))
+        .map((j) => j.data.runId)
+        .filter((r) => ['h1', 'h2', 'h4', 'l1'].includes(r)),
+    ).toEqual(['l1']);
     const order = (await takeOrder(QUEUES.orchestrator)).filter((r) => ['h1', 'h4', 'l1'].includes(r));
     expect(order).toEqual(['l1', 'h1', 'h4']);
   });
@@ -89,18 +102,38 @@ describe('tool job ids (real Redis)', () => {
   it("runs a parked run's calls that need no decision as children of the next iteration's job (a flow), and a batch in several pools without one", async () => {
     const scheduler = new RunScheduler(queues);
     const call = (callId: string, pool: string) => ({ callId, name: 'noop', arguments: '{}', pool });
-    await scheduler.afterCheckpoint({ id: 'p1', tenant: 'T', request }, 1, [call('c1', 'default')], Date.now() + 60_000);
+    await scheduler.afterCheckpoint(
+      { id: 'p1', tenant: 'T', request },
+      1,
+      [call('c1', 'default')],
+      Date.now() + 60_000,
+    );
     expect(await (await Job.fromId(queues.orchestrator, advanceJobId('p1', 2)))?.getState()).toBe('waiting-children');
     const child = await Job.fromId(queues.get(QUEUES.tools('default')), toolJobId('p1', 'c1'));
-    expect([child?.parentKey, child?.data.batch]).toEqual([`${prefix}:${QUEUES.orchestrator}:${advanceJobId('p1', 2)}`, undefined]);
+    expect([child?.parentKey, child?.data.batch]).toEqual([
+      `${prefix}:${QUEUES.orchestrator}:${advanceJobId('p1', 2)}`,
+      undefined,
+    ]);
     const batch = [call('a', 'default'), call('b', 'default'), call('c', 'other')];
     await scheduler.afterCheckpoint({ id: 'm1', tenant: 'T', request }, 1, batch);
-    for (const c of batch) expect((await Job.fromId(queues.get(QUEUES.tools(c.pool)), toolJobId('m1', c.callId)))?.data.batch).toEqual(['a', 'b', 'c']);
+    for (const c of batch)
+      expect((await Job.fromId(queues.get(QUEUES.tools(c.pool)), toolJobId('m1', c.callId)))?.data.batch).toEqual([
+        'a',
+        'b',
+        'c',
+      ]);
     expect(await Job.fromId(queues.orchestrator, advanceJobId('m1', 2))).toBeUndefined();
   });
 
   it('builds ids that name one (run, call) pair each, and parses them back', () => {
-    const pairs: Array<[string, string]> = [['a-b', 'c'], ['a', 'b-c'], ['a_b', 'c'], ['a', '_b-c'], ['run_x', 'call_1'], ['1', '2']];
+    const pairs: Array<[string, string]> = [
+      ['a-b', 'c'],
+      ['a', 'b-c'],
+      ['a_b', 'c'],
+      ['a', '_b-c'],
+      ['run_x', 'call_1'],
+      ['1', '2'],
+    ];
     const ids = pairs.map(([r, c]) => toolJobId(r, c));
     expect(new Set(ids).size).toBe(pairs.length);
     pairs.forEach(([r, c], i) => expect(callIdOfToolJob(r, ids[i]!)).toBe(c));

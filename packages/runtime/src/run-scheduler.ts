@@ -1,7 +1,19 @@
 import { Job } from 'bullmq';
 import { contextWindowOf } from '@agentloop/llm';
 import {
-  DEFAULT_RESULT_TOKENS, DeploymentKeys, QUEUES, advanceJobId, compressJobId, expireJobId, summaryDeadlineJobId, toolJobId, type AdvanceJob, type CallToRun, type CompressJob, type RunRequest, type ToolJob,
+  DEFAULT_RESULT_TOKENS,
+  DeploymentKeys,
+  QUEUES,
+  advanceJobId,
+  compressJobId,
+  expireJobId,
+  summaryDeadlineJobId,
+  toolJobId,
+  type AdvanceJob,
+  type CallToRun,
+  type CompressJob,
+  type RunRequest,
+  type ToolJob,
 } from '@agentloop/protocol';
 import { DEFAULT_JOB_OPTIONS, type QueueSet } from './queues.js';
 import { activeTraceparent } from './tracing/traceparent.js';
@@ -42,9 +54,18 @@ export class RunScheduler {
    * crash lost, after the run waited long already) it ranks first.
    */
   async start(runId: string, planned = false, tenant?: string): Promise<void> {
-    const data: AdvanceJob = { runId, iteration: 1, ...traced(), ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}) };
+    const data: AdvanceJob = {
+      runId,
+      iteration: 1,
+      ...traced(),
+      ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}),
+    };
     const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant);
-    await this.queues.orchestrator.add('advance', data, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, 1), ...ranked(priority) });
+    await this.queues.orchestrator.add('advance', data, {
+      ...DEFAULT_JOB_OPTIONS,
+      jobId: advanceJobId(runId, 1),
+      ...ranked(priority),
+    });
   }
 
   /**
@@ -55,9 +76,18 @@ export class RunScheduler {
    * a next job (its continuation is published by the last decision), and the calls that need no decision still run
    * at once, as children of the next iteration's job (one flow), which the resume's start may wait for.
    */
-  async afterCheckpoint(run: { id: string; tenant: string; request: RunRequest }, k: number, calls: CallToRun[], pausedUntil: number | null = null): Promise<void> {
+  async afterCheckpoint(
+    run: { id: string; tenant: string; request: RunRequest },
+    k: number,
+    calls: CallToRun[],
+    pausedUntil: number | null = null,
+  ): Promise<void> {
     if (pausedUntil !== null) {
-      await this.queues.orchestrator.add('expire', { runId: run.id, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(run.id, k), delay: Math.max(0, pausedUntil - Date.now()) });
+      await this.queues.orchestrator.add(
+        'expire',
+        { runId: run.id, iteration: k },
+        { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(run.id, k), delay: Math.max(0, pausedUntil - Date.now()) },
+      );
       if (!calls.length) return;
     }
     const cap = maxResultTokens(run.request);
@@ -72,11 +102,21 @@ export class RunScheduler {
    */
   async afterBatch(runId: string, tenant: string, k: number, trace?: string): Promise<void> {
     const rank = ranked(await this.load.continuation(tenant));
-    await this.queues.orchestrator.add('advance', { runId, iteration: k + 1, ...(trace ? { trace } : {}) } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1), ...rank });
+    await this.queues.orchestrator.add(
+      'advance',
+      { runId, iteration: k + 1, ...(trace ? { trace } : {}) } satisfies AdvanceJob,
+      { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(runId, k + 1), ...rank },
+    );
   }
 
   /** A parked run's decisions are complete: iteration k+1, with the approved calls as its children. */
-  async resume(runId: string, tenant: string, k: number, approved: CallToRun[], plan?: AdvanceJob['plan']): Promise<void> {
+  async resume(
+    runId: string,
+    tenant: string,
+    k: number,
+    approved: CallToRun[],
+    plan?: AdvanceJob['plan'],
+  ): Promise<void> {
     await this.next(runId, tenant, k, approved, 'resume', plan);
     // the run is no longer parked: its expire job would be a no-op; removed later, off the resume's critical path
     setTimeout(() => void this.queues.orchestrator.remove(expireJobId(runId, k)).catch(() => 0), 1000).unref();
@@ -89,9 +129,16 @@ export class RunScheduler {
   async compress(parent: Job, runId: string, k: number, tv: number, deadlineMs: number): Promise<void> {
     const data: CompressJob = { runId, iteration: k, tv, ...traced() };
     await this.queues.get(QUEUES.compressor).add('summarize', data, {
-      ...DEFAULT_JOB_OPTIONS, jobId: compressJobId(runId, k, tv), parent: { id: parent.id!, queue: parent.queueQualifiedName }, ignoreDependencyOnFailure: true,
+      ...DEFAULT_JOB_OPTIONS,
+      jobId: compressJobId(runId, k, tv),
+      parent: { id: parent.id!, queue: parent.queueQualifiedName },
+      ignoreDependencyOnFailure: true,
     });
-    await this.queues.orchestrator.add('summary_deadline', data, { ...DEFAULT_JOB_OPTIONS, jobId: summaryDeadlineJobId(runId, k, tv), delay: deadlineMs });
+    await this.queues.orchestrator.add('summary_deadline', data, {
+      ...DEFAULT_JOB_OPTIONS,
+      jobId: summaryDeadlineJobId(runId, k, tv),
+      delay: deadlineMs,
+    });
   }
 
   /** A job of the deployment's queues, when it exists (for the reconciler). */
@@ -104,12 +151,19 @@ export class RunScheduler {
    * it ranks first (a plain job: `ranked(1)`), having waited a reconciler's sweep already.
    */
   async advance(runId: string, k: number, jobId: string): Promise<void> {
-    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, { ...DEFAULT_JOB_OPTIONS, jobId });
+    await this.queues.orchestrator.add('advance', { runId, iteration: k, ...traced() } satisfies AdvanceJob, {
+      ...DEFAULT_JOB_OPTIONS,
+      jobId,
+    });
   }
 
   /** A parked run's expire job, due now (published again by the reconciler: its own was lost). */
   async expireNow(runId: string, k: number): Promise<void> {
-    await this.queues.orchestrator.add('expire', { runId, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(runId, k) });
+    await this.queues.orchestrator.add(
+      'expire',
+      { runId, iteration: k },
+      { ...DEFAULT_JOB_OPTIONS, jobId: expireJobId(runId, k) },
+    );
   }
 
   /**
@@ -121,7 +175,8 @@ export class RunScheduler {
     if (!child?.parentKey) return false;
     const released = await child.removeChildDependency();
     const state = await child.getState();
-    if (state === 'waiting' || state === 'delayed' || state === 'prioritized') await child.remove().catch(() => undefined); // taken up meanwhile: its worker finds it moot
+    if (state === 'waiting' || state === 'delayed' || state === 'prioritized')
+      await child.remove().catch(() => undefined); // taken up meanwhile: its worker finds it moot
     return released;
   }
 
@@ -136,20 +191,39 @@ export class RunScheduler {
     const trace = traced();
     const job = (c: CallToRun) => ({
       name: 'tool',
-      data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace, batch } satisfies ToolJob,
+      data: {
+        runId,
+        tenantId: tenant,
+        callId: c.callId,
+        name: c.name,
+        arguments: c.arguments,
+        iteration: k,
+        maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS,
+        ...trace,
+        batch,
+      } satisfies ToolJob,
       opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ...rank },
     });
     const pools = new Map<string, CallToRun[]>();
     for (const c of calls) pools.set(c.pool, [...(pools.get(c.pool) ?? []), c]);
-    await Promise.all([...pools].map(([pool, cs]) => {
-      const queue = this.queues.get(QUEUES.tools(pool));
-      if (cs.length > 1) return queue.addBulk(cs.map(job));
-      const { name, data, opts } = job(cs[0]!);
-      return queue.add(name, data, opts);
-    }));
+    await Promise.all(
+      [...pools].map(([pool, cs]) => {
+        const queue = this.queues.get(QUEUES.tools(pool));
+        if (cs.length > 1) return queue.addBulk(cs.map(job));
+        const { name, data, opts } = job(cs[0]!);
+        return queue.add(name, data, opts);
+      }),
+    );
   }
 
-  private async next(runId: string, tenant: string, k: number, calls: CallToRun[], suffix = '', plan?: AdvanceJob['plan']): Promise<void> {
+  private async next(
+    runId: string,
+    tenant: string,
+    k: number,
+    calls: CallToRun[],
+    suffix = '',
+    plan?: AdvanceJob['plan'],
+  ): Promise<void> {
     const trace = traced();
     const data: AdvanceJob = { runId, iteration: k + 1, ...trace, ...(plan ? { plan } : {}) };
     const rank = ranked(await this.load.continuation(tenant));
@@ -166,10 +240,18 @@ export class RunScheduler {
       children: calls.map((c) => ({
         name: 'tool',
         queueName: QUEUES.tools(c.pool),
-        data: { runId, tenantId: tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS, ...trace } satisfies ToolJob,
+        data: {
+          runId,
+          tenantId: tenant,
+          callId: c.callId,
+          name: c.name,
+          arguments: c.arguments,
+          iteration: k,
+          maxResultTokens: c.maxResultTokens ?? DEFAULT_RESULT_TOKENS,
+          ...trace,
+        } satisfies ToolJob,
         opts: { ...DEFAULT_JOB_OPTIONS, jobId: toolJobId(runId, c.callId), ignoreDependencyOnFailure: true, ...rank },
       })),
     });
   }
 }
-

@@ -27,15 +27,32 @@ export class RunScripts {
    * A run script: its keys (DeploymentKeys.runScript, unless given), the head arguments every one takes (run id, now,
    * its events channel, the tenant its status keys name or ''), then its own.
    */
-  run<N extends ScriptName>(name: N, runId: string, args: (ev: EventArg) => Array<string | number>, keys = this.keys.runScript(runId), tenant = ''): Promise<ScriptResult<N>> {
+  run<N extends ScriptName>(
+    name: N,
+    runId: string,
+    args: (ev: EventArg) => Array<string | number>,
+    keys = this.keys.runScript(runId),
+    tenant = '',
+  ): Promise<ScriptResult<N>> {
     const now = Date.now();
     const at = new Date(now).toISOString();
     const ev: EventArg = (events) => eventLines(runId, at, events);
-    return this.scripts.run(name, keys, [runId, at, String(now), this.keys.run(runId).eventsChannel, tenant, ...args(ev)]);
+    return this.scripts.run(name, keys, [
+      runId,
+      at,
+      String(now),
+      this.keys.run(runId).eventsChannel,
+      tenant,
+      ...args(ev),
+    ]);
   }
 
   /** A script that may change the run's status, with its tenant's indexes and its idempotency key in KEYS. */
-  async statusRun<N extends StatusScript>(name: N, runId: string, args: (ev: EventArg) => Array<string | number>): Promise<ScriptResult<N>> {
+  async statusRun<N extends StatusScript>(
+    name: N,
+    runId: string,
+    args: (ev: EventArg) => Array<string | number>,
+  ): Promise<ScriptResult<N>> {
     for (let fresh = false; ; fresh = true) {
       const r = await this.refs.of(runId, fresh);
       try {

@@ -1,9 +1,25 @@
 import { z } from 'zod';
 import { traceIdOf } from './tracing/traceparent.js';
 import {
-  CallModeSchema, FinalizeReasonSchema, RunPhaseSchema, RunStatusSchema, StopReasonSchema, type CallMode, type FinalizeReason, type RunPhase,
-  SCHEMA_VERSION, argumentsForDisplay, type ErrorInfo, type Message, type ModelSpec, type PendingCall, type RunRequest, type RunSnapshot,
-  type RunStatus, type StopReason, type Usage,
+  CallModeSchema,
+  FinalizeReasonSchema,
+  RunPhaseSchema,
+  RunStatusSchema,
+  StopReasonSchema,
+  type CallMode,
+  type FinalizeReason,
+  type RunPhase,
+  SCHEMA_VERSION,
+  argumentsForDisplay,
+  type ErrorInfo,
+  type Message,
+  type ModelSpec,
+  type PendingCall,
+  type RunRequest,
+  type RunSnapshot,
+  type RunStatus,
+  type StopReason,
+  type Usage,
 } from '@agentloop/protocol';
 
 /** A run as stored in its state hash (schemaVersion 1), parsed. */
@@ -74,7 +90,11 @@ export const RUN_LAYOUT = '3';
  * parseRunState), and `structured`, set at creation: '1' when the run's request has `output.schema`, '0' when it has
  * not (so that a listing need not read the request: see run-listing.ts).
  */
-export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepair', structured: 'structured' } as const;
+export const STATE_FIELD = {
+  outputJson: 'outputJson',
+  outputRepair: 'outputRepair',
+  structured: 'structured',
+} as const;
 
 /**
  * Every field of the state hash parseRunState reads. The hash also holds the run's calls (`c:<id>…`), its
@@ -83,10 +103,49 @@ export const STATE_FIELD = { outputJson: 'outputJson', outputRepair: 'outputRepa
  * and events it has.
  */
 export const STATE_FIELDS = [
-  'v', 'id', 'tenant', 'status', 'phase', 'iteration', 'createdAt', 'updatedAt', 'request', 'model', 'mode', 'metadata', 'seq', 'error', 'cancel',
-  'batch', 'pendingFinal', 'callMode', 'owner', 'stopReason', 'output', STATE_FIELD.outputJson, STATE_FIELD.outputRepair,
-  'promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens', 'totalTokens', 'costUsd', 'llmCalls', 'toolCalls',
-  'rfp', 'rcount', 'deltaIter', 'pending', 'iterUsage', 'pausedUntil', 'resuming', 'viewPrefix', 'viewFrom', 'tv', 'threadId', 'tp',
+  'v',
+  'id',
+  'tenant',
+  'status',
+  'phase',
+  'iteration',
+  'createdAt',
+  'updatedAt',
+  'request',
+  'model',
+  'mode',
+  'metadata',
+  'seq',
+  'error',
+  'cancel',
+  'batch',
+  'pendingFinal',
+  'callMode',
+  'owner',
+  'stopReason',
+  'output',
+  STATE_FIELD.outputJson,
+  STATE_FIELD.outputRepair,
+  'promptTokens',
+  'completionTokens',
+  'reasoningTokens',
+  'cachedTokens',
+  'totalTokens',
+  'costUsd',
+  'llmCalls',
+  'toolCalls',
+  'rfp',
+  'rcount',
+  'deltaIter',
+  'pending',
+  'iterUsage',
+  'pausedUntil',
+  'resuming',
+  'viewPrefix',
+  'viewFrom',
+  'tv',
+  'threadId',
+  'tp',
 ] as const;
 
 /** HMGET of STATE_FIELDS, back into a hash (absent fields left out). */
@@ -105,13 +164,23 @@ export type OutputRepair = z.infer<typeof OutputRepairSchema>;
 const num = (v: string | undefined) => (v ? Number(v) : 0);
 
 /** A field that must hold one of a schema's values: parsed, never cast (a bad value is state corruption). */
-function oneOf<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, id: string, field: string, v: string | undefined): T {
+function oneOf<T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  id: string,
+  field: string,
+  v: string | undefined,
+): T {
   const r = schema.safeParse(v);
-  if (!r.success) throw new Error(`run ${id}: state field ${field} holds '${String(v).slice(0, 40)}', not a value this build knows`);
+  if (!r.success)
+    throw new Error(`run ${id}: state field ${field} holds '${String(v).slice(0, 40)}', not a value this build knows`);
   return r.data;
 }
-const orEmpty = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }, id: string, field: string, v: string | undefined): T | '' =>
-  v ? oneOf(schema, id, field, v) : '';
+const orEmpty = <T>(
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  id: string,
+  field: string,
+  v: string | undefined,
+): T | '' => (v ? oneOf(schema, id, field, v) : '');
 const json = <T>(v: string | undefined, dflt: T): T => (v ? (JSON.parse(v) as T) : dflt);
 
 /** A JSON field that must parse, and (with a schema) hold that shape: anything else is state corruption. */
@@ -132,7 +201,8 @@ function parsedField<T>(id: string, field: string, v: string | undefined, schema
 export function parseRunState(h: Record<string, string>): RunState | null {
   if (!h.id) return null;
   const v = num(h.v);
-  if (v > SCHEMA_VERSION) throw new Error(`run ${h.id} has schemaVersion ${v}, newer than this build understands (${SCHEMA_VERSION})`);
+  if (v > SCHEMA_VERSION)
+    throw new Error(`run ${h.id} has schemaVersion ${v}, newer than this build understands (${SCHEMA_VERSION})`);
   return {
     v,
     id: h.id,
@@ -157,7 +227,8 @@ export function parseRunState(h: Record<string, string>): RunState | null {
     owner: h.owner ?? '',
     stopReason: h.stopReason ? oneOf(StopReasonSchema, h.id, 'stopReason', h.stopReason) : null,
     output: h.output !== undefined && h.status === 'completed' ? h.output : null,
-    outputJson: h.status === 'completed' ? parsedField(h.id, STATE_FIELD.outputJson, h[STATE_FIELD.outputJson]) : undefined,
+    outputJson:
+      h.status === 'completed' ? parsedField(h.id, STATE_FIELD.outputJson, h[STATE_FIELD.outputJson]) : undefined,
     outputRepair: parsedField(h.id, STATE_FIELD.outputRepair, h[STATE_FIELD.outputRepair], OutputRepairSchema) ?? null,
     usage: {
       promptTokens: num(h.promptTokens),
@@ -183,7 +254,10 @@ export function parseRunState(h: Record<string, string>): RunState | null {
 }
 
 /** `structured`: whether the run asked for structured output, when the caller read it without the request (listing). */
-export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?: Message[]; structured?: boolean } = {}): RunSnapshot {
+export function toSnapshot(
+  s: RunState,
+  extra: { messages?: Message[]; history?: Message[]; structured?: boolean } = {},
+): RunSnapshot {
   const { structured = Boolean(s.request.output), ...more } = extra;
   return {
     id: s.id,
@@ -199,7 +273,10 @@ export function toSnapshot(s: RunState, extra: { messages?: Message[]; history?:
     // only runs that asked for structured output have the field (null until they complete with an answer)
     ...(structured ? { outputJson: s.outputJson ?? null } : {}),
     error: s.error ? { code: s.error.code, message: s.error.message } : null,
-    pending: s.pending.map((p) => ({ ...p, arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments })),
+    pending: s.pending.map((p) => ({
+      ...p,
+      arguments: typeof p.arguments === 'string' ? argumentsForDisplay(p.arguments) : p.arguments,
+    })),
     usage: s.usage,
     metadata: s.metadata,
     // the run's trace (SPEC §8), for a run created with tracing on and sampled: the console links it

@@ -1,4 +1,15 @@
-import type { FinalizeReason, ErrorInfo, Message, NewEvent, PendingCall, RunRequest, StopReason, ToolCallData, ToolOutcome, Usage } from '@agentloop/protocol';
+import type {
+  FinalizeReason,
+  ErrorInfo,
+  Message,
+  NewEvent,
+  PendingCall,
+  RunRequest,
+  StopReason,
+  ToolCallData,
+  ToolOutcome,
+  Usage,
+} from '@agentloop/protocol';
 import type { OutputRepair, RunState } from './run-state.js';
 
 export type { ToolCallData };
@@ -36,9 +47,15 @@ export type CreateRunResult =
   /** The run id is another tenant's run (queue intake names its run ids). */
   | { created: false; taken: true };
 
-export const THREAD_BUSY_ERROR: ErrorInfo = { code: 'thread_busy', message: 'the thread has a run queued, running or paused (threadPolicy reject)' };
+export const THREAD_BUSY_ERROR: ErrorInfo = {
+  code: 'thread_busy',
+  message: 'the thread has a run queued, running or paused (threadPolicy reject)',
+};
 
-export const RATE_LIMITED_ERROR: ErrorInfo = { code: 'rate_limited', message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)' };
+export const RATE_LIMITED_ERROR: ErrorInfo = {
+  code: 'rate_limited',
+  message: 'the tenant is at its activeRuns limit (AGENTLOOP_TENANT_LIMITS)',
+};
 
 /** Finished runs stay readable this long by default (AGENTLOOP_RUN_RETENTION_S). */
 export const DEFAULT_RETENTION_S = 604_800;

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  DeploymentKeys, wellFormedJson, type EventEnvelope, type Message, type NewEvent, type RunSnapshot, type Usage,
+  DeploymentKeys,
+  wellFormedJson,
+  type EventEnvelope,
+  type Message,
+  type NewEvent,
+  type RunSnapshot,
+  type Usage,
 } from '@agentloop/protocol';
 import { RunScripts } from './run-scripts.js';
 import { allEvents, eventPage, type EventPage } from './event-pages.js';
@@ -15,7 +21,15 @@ import { RunIndexes } from './run-indexes.js';
 import { WebhookLog } from './webhook-log.js';
 import { startIteration, type StartParams, type Started } from './iteration-start.js';
 import { endSegment, type SegmentEnd } from './tracing/segment-spans.js';
-import { DEFAULT_RETENTION_S, type CheckpointInput, type CreateRunInput, type CreateRunResult, type DecisionOutcome, type EndInput, type ListCursor } from './run-store-types.js';
+import {
+  DEFAULT_RETENTION_S,
+  type CheckpointInput,
+  type CreateRunInput,
+  type CreateRunResult,
+  type DecisionOutcome,
+  type EndInput,
+  type ListCursor,
+} from './run-store-types.js';
 
 export * from './run-store-types.js';
 export { IDEMPOTENCY_TTL_S } from './create-run-args.js';
@@ -96,14 +110,39 @@ export class RunStore {
   }
 
   /** Installs a compressed view (compare-and-set on iteration and transcript version); the new version, or null. */
-  async applyCompression(runId: string, p: { iteration: number; tv: number; prefix: Message[]; from: number; record: Record<string, unknown>; events: NewEvent[] }): Promise<number | null> {
-    const r = await this.scripts.run('applyCompression', runId, (ev) => [p.iteration, p.tv, wellFormedJson(p.prefix), p.from, wellFormedJson(p.record), ev(p.events)]);
+  async applyCompression(
+    runId: string,
+    p: {
+      iteration: number;
+      tv: number;
+      prefix: Message[];
+      from: number;
+      record: Record<string, unknown>;
+      events: NewEvent[];
+    },
+  ): Promise<number | null> {
+    const r = await this.scripts.run('applyCompression', runId, (ev) => [
+      p.iteration,
+      p.tv,
+      wellFormedJson(p.prefix),
+      p.from,
+      wellFormedJson(p.record),
+      ev(p.events),
+    ]);
     return r.outcome === 'applied' ? Number(r.values[0]) : null;
   }
 
   /** Adds a model call made outside the loop's checkpoints (a summary) to the run's usage; false when the run ended. */
   async addUsage(runId: string, u: Omit<Usage, 'toolCalls'>): Promise<boolean> {
-    const r = await this.scripts.run('addUsage', runId, () => [u.promptTokens, u.completionTokens, u.reasoningTokens, u.totalTokens, u.costUsd.toFixed(10), u.llmCalls, u.cachedTokens ?? 0]);
+    const r = await this.scripts.run('addUsage', runId, () => [
+      u.promptTokens,
+      u.completionTokens,
+      u.reasoningTokens,
+      u.totalTokens,
+      u.costUsd.toFixed(10),
+      u.llmCalls,
+      u.cachedTokens ?? 0,
+    ]);
     return r.outcome === 'added';
   }
 
@@ -138,14 +177,31 @@ export class RunStore {
   }
 
   /** Appends events while the iteration calls the model; `firstDeltas` marks that this iteration's deltas were sent. */
-  async appendEvents(runId: string, iteration: number | null, events: NewEvent[], firstDeltas = false, owner = ''): Promise<boolean> {
+  async appendEvents(
+    runId: string,
+    iteration: number | null,
+    events: NewEvent[],
+    firstDeltas = false,
+    owner = '',
+  ): Promise<boolean> {
     if (!events.length) return true;
-    const r = await this.scripts.run('appendEvents', runId, (ev) => [iteration === null ? '' : iteration, ev(events), firstDeltas ? '1' : '0', owner]);
+    const r = await this.scripts.run('appendEvents', runId, (ev) => [
+      iteration === null ? '' : iteration,
+      ev(events),
+      firstDeltas ? '1' : '0',
+      owner,
+    ]);
     return r.outcome === 'appended';
   }
 
   /** Takes iteration k's model call over from `from` (null: it moved on); `discard` is emitted when it had sent deltas. */
-  async claimModelCall(runId: string, k: number, from: string, owner: string, discard: NewEvent): Promise<{ discarded: boolean } | null> {
+  async claimModelCall(
+    runId: string,
+    k: number,
+    from: string,
+    owner: string,
+    discard: NewEvent,
+  ): Promise<{ discarded: boolean } | null> {
     const r = await this.scripts.run('claimModelCall', runId, (ev) => [k, from, owner, ev([discard])]);
     return r.outcome === 'claimed' ? { discarded: Number(r.values[0]) === 1 } : null;
   }
@@ -163,9 +219,17 @@ export class RunStore {
    * trip: the start applies only over this very checkpoint (`expectOwner`: the run at k's tools under `owner`), so a
    * refused checkpoint, or a start that reached Redis first, leaves the start refused and `next.results` unrecorded.
    */
-  async checkpointThenStart(runId: string, c: CheckpointInput, owner: string, next: StartParams): Promise<{ checkpointed: boolean | { taken: string[] }; start: Awaited<ReturnType<typeof startIteration>> }> {
+  async checkpointThenStart(
+    runId: string,
+    c: CheckpointInput,
+    owner: string,
+    next: StartParams,
+  ): Promise<{ checkpointed: boolean | { taken: string[] }; start: Awaited<ReturnType<typeof startIteration>> }> {
     if (checkpointTarget(c) !== 'tools') throw new Error('checkpointThenStart: the checkpoint must continue the run');
-    const [checkpointed, start] = await Promise.allSettled([this.checkpoint(runId, c, owner), startIteration(this.scripts, runId, { ...next, expectOwner: owner })]);
+    const [checkpointed, start] = await Promise.allSettled([
+      this.checkpoint(runId, c, owner),
+      startIteration(this.scripts, runId, { ...next, expectOwner: owner }),
+    ]);
     if (checkpointed.status === 'rejected') throw checkpointed.reason;
     if (start.status === 'rejected') throw start.reason;
     return { checkpointed: checkpointed.value, start: start.value };
@@ -182,13 +246,23 @@ export class RunStore {
 
   /** Ends the run; null when it already ended or moved on (or `p.owner` lost it), else the calls it answered cancelled. */
   async finish(runId: string, p: EndInput): Promise<{ closed: string[] } | null> {
-    const r = await this.scripts.statusRun('endRun', runId, (ev) => [p.expectIteration ?? '', p.status, p.stopReason ?? '', p.error ? wellFormedJson(p.error) : '', ev(p.events), p.owner ?? '']);
+    const r = await this.scripts.statusRun('endRun', runId, (ev) => [
+      p.expectIteration ?? '',
+      p.status,
+      p.stopReason ?? '',
+      p.error ? wellFormedJson(p.error) : '',
+      ev(p.events),
+      p.owner ?? '',
+    ]);
     if (r.outcome === 'ended') await this.segmentEnded(runId, p.status);
     return r.outcome === 'ended' ? { closed: r.values.map(String) } : null;
   }
 
   /** `closed`: the tool names of the calls a paused run's cancellation answered cancelled. */
-  async requestCancel(runId: string, reason: string): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
+  async requestCancel(
+    runId: string,
+    reason: string,
+  ): Promise<{ kind: 'terminal' | 'ended' | 'requested'; closed: string[] }> {
     const events: NewEvent[] = [{ type: 'run.cancelled', data: { reason } }];
     const r = await this.scripts.statusRun('requestCancel', runId, (ev) => [reason, ev(events)]);
     if (r.outcome === 'ended') await this.segmentEnded(runId, 'cancelled');
@@ -197,12 +271,21 @@ export class RunStore {
 
   /** SPEC §8: the one home of a segment's end, called once per step that parks or ends the run (see endSegment). */
   private segmentEnded(runId: string, ended: SegmentEnd, iteration?: number): Promise<void> {
-    const claim = async (what: string) => (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${what}`, '1')) === 1;
-    return endSegment(runId, ended, { read: (fields) => this.fieldsOf(runId, fields), claim }, ended === 'paused' ? iteration : undefined);
+    const claim = async (what: string) =>
+      (await this.redis.hsetnx(this.keys.run(runId).state, `sd:${what}`, '1')) === 1;
+    return endSegment(
+      runId,
+      ended,
+      { read: (fields) => this.fieldsOf(runId, fields), claim },
+      ended === 'paused' ? iteration : undefined,
+    );
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
-  listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
+  listRuns(
+    tenant: string,
+    opts: { status?: string; limit: number; cursor?: ListCursor | null },
+  ): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
     return listRuns(this.redis, this.keys, tenant, opts);
   }
 }

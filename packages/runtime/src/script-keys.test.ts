@@ -16,10 +16,22 @@ const NOT_A_KEY = new Set(['publish']);
  */
 describe('run scripts declare every key they touch (real Redis, MONITOR)', () => {
   const t = useTestStore('script-keys');
-  const started: NewEvent[] = [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }];
-  const totals = { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0, totalTokens: 2, costUsd: 0, llmCalls: 1 };
+  const started: NewEvent[] = [
+    { type: 'run.started', data: {} },
+    { type: 'iteration.started', data: { iteration: 1 } },
+  ];
+  const totals = {
+    promptTokens: 1,
+    completionTokens: 1,
+    reasoningTokens: 0,
+    cachedTokens: 0,
+    totalTokens: 2,
+    costUsd: 0,
+    llmCalls: 1,
+  };
   const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'default', iteration: 1 };
-  const request = (extra: Partial<RunRequestInput> = {}) => RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, ...extra });
+  const request = (extra: Partial<RunRequestInput> = {}) =>
+    RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, ...extra });
 
   /** A run's whole life, through every script: run once to load the scripts (EVAL's text is no MONITOR line to parse), then watched. */
   async function life(thread: string): Promise<void> {
@@ -27,27 +39,115 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     const threads = new ThreadStore(t.redis, s.keys, 60);
     const runId = newRunId();
     const req = request({ threadId: thread, notify: { url: 'https://hooks.example/x' } } as Partial<RunRequestInput>);
-    expect(await s.create({ runId, tenant: 'T', request: req, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h', idempotencyKey: `k-${thread}` })).toMatchObject({ created: true });
+    expect(
+      await s.create({
+        runId,
+        tenant: 'T',
+        request: req,
+        messages: [{ role: 'user', content: 'hi' }],
+        bodyHash: 'h',
+        idempotencyKey: `k-${thread}`,
+      }),
+    ).toMatchObject({ created: true });
     const waiting = newRunId(); // a second run of the thread waits for the first
-    await s.create({ runId: waiting, tenant: 'T', request: request({ threadId: thread, threadPolicy: 'enqueue' } as Partial<RunRequestInput>), messages: [{ role: 'user', content: 'next' }], bodyHash: 'h2' });
+    await s.create({
+      runId: waiting,
+      tenant: 'T',
+      request: request({ threadId: thread, threadPolicy: 'enqueue' } as Partial<RunRequestInput>),
+      messages: [{ role: 'user', content: 'next' }],
+      bodyHash: 'h2',
+    });
     await s.watch(runId, Date.now() + 60_000);
-    await s.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started, returnState: true });
+    await s.startIteration(runId, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: started,
+      returnState: true,
+    });
     await s.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'x' } }], true);
     const ids = ['c1', 'c2', 'c3'];
-    const message = { role: 'assistant' as const, content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) };
+    const message = {
+      role: 'assistant' as const,
+      content: null,
+      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
+    };
     const pending = [{ callId: 'c1', name: 'a', arguments: {}, pauseType: 'awaiting_approval' as const }];
-    expect(await s.checkpoint(runId, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [], pause: { pending, expiresAt: Date.now() + 60_000 } })).toBe(true);
-    expect(await s.applyDecisions(runId, { tenant: 'T', decisions: [{ callId: 'c1', action: 'approve', outcome: null, meta: null }], edits: {} })).toMatchObject({ kind: 'resumed' });
-    expect(await s.calls.markToolRunning(runId, 'c1', { callId: 'c1', name: 'a', arguments: {}, status: 'running' }, 'j@1')).toBe('first');
-    await s.calls.recordToolResult(runId, 'c1', { status: 'completed', content: 'ok', executed: true }, { callId: 'c1', name: 'a', arguments: {}, status: 'completed' }, undefined, 'j@1');
+    expect(
+      await s.checkpoint(runId, {
+        iteration: 1,
+        message,
+        totals,
+        iterationUsage: {},
+        final: null,
+        calls: ids.map((id) => ({ id, meta, outcome: null })),
+        pendingFinal: '',
+        repeat: { fingerprint: '', count: 0 },
+        events: [],
+        pause: { pending, expiresAt: Date.now() + 60_000 },
+      }),
+    ).toBe(true);
+    expect(
+      await s.applyDecisions(runId, {
+        tenant: 'T',
+        decisions: [{ callId: 'c1', action: 'approve', outcome: null, meta: null }],
+        edits: {},
+      }),
+    ).toMatchObject({ kind: 'resumed' });
+    expect(
+      await s.calls.markToolRunning(runId, 'c1', { callId: 'c1', name: 'a', arguments: {}, status: 'running' }, 'j@1'),
+    ).toBe('first');
+    await s.calls.recordToolResult(
+      runId,
+      'c1',
+      { status: 'completed', content: 'ok', executed: true },
+      { callId: 'c1', name: 'a', arguments: {}, status: 'completed' },
+      undefined,
+      'j@1',
+    );
     await s.calls.closeToolCall(runId, 'c2', 'job_failed');
-    await s.calls.recordToolResult(runId, 'c3', { status: 'completed', content: 'ok', executed: true }, { callId: 'c3', name: 'a', arguments: {}, status: 'completed' }, { callId: 'c3', name: 'a', arguments: {}, status: 'running' });
-    await s.startIteration(runId, { iteration: 2, expectPhase: 'tools', expectPendingFinal: '', callMode: 'tools', events: [] });
-    await s.claimModelCall(runId, 2, (await s.load(runId))!.owner ?? '', 'j@2', { type: 'llm.retry', data: { provider: 'openai', model: 'm', attempt: 1, reason: 'x', discardOutput: true } });
-    expect(await s.applyCompression(runId, { iteration: 2, tv: 0, prefix: [], from: 1, record: {}, events: [] })).toBe(1);
-    await s.addUsage(runId, { promptTokens: 1, completionTokens: 1, reasoningTokens: 0, cachedTokens: 0, totalTokens: 2, costUsd: 0, llmCalls: 1 });
+    await s.calls.recordToolResult(
+      runId,
+      'c3',
+      { status: 'completed', content: 'ok', executed: true },
+      { callId: 'c3', name: 'a', arguments: {}, status: 'completed' },
+      { callId: 'c3', name: 'a', arguments: {}, status: 'running' },
+    );
+    await s.startIteration(runId, {
+      iteration: 2,
+      expectPhase: 'tools',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: [],
+    });
+    await s.claimModelCall(runId, 2, (await s.load(runId))!.owner ?? '', 'j@2', {
+      type: 'llm.retry',
+      data: { provider: 'openai', model: 'm', attempt: 1, reason: 'x', discardOutput: true },
+    });
+    expect(await s.applyCompression(runId, { iteration: 2, tv: 0, prefix: [], from: 1, record: {}, events: [] })).toBe(
+      1,
+    );
+    await s.addUsage(runId, {
+      promptTokens: 1,
+      completionTokens: 1,
+      reasoningTokens: 0,
+      cachedTokens: 0,
+      totalTokens: 2,
+      costUsd: 0,
+      llmCalls: 1,
+    });
     await s.eventsRaw(runId);
-    expect(await s.finish(runId, { expectIteration: 2, status: 'completed', stopReason: 'final_answer', error: null, events: [], owner: 'j@2' })).toEqual({ closed: [] });
+    expect(
+      await s.finish(runId, {
+        expectIteration: 2,
+        status: 'completed',
+        stopReason: 'final_answer',
+        error: null,
+        events: [],
+        owner: 'j@2',
+      }),
+    ).toEqual({ closed: [] });
     const w = await s.webhooks.enqueue(runId, 1, 'run.queued');
     if (w.kind === 'queued') {
       const due = await s.webhooks.next(runId, w.gen);
@@ -57,9 +157,32 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     expect((await s.requestCancel(waiting, 'test')).kind).toBe('requested');
     // a paused run cancelled directly (requestCancel's own end)
     const paused = newRunId();
-    await s.create({ runId: paused, tenant: 'T', request: request(), messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await s.startIteration(paused, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started });
-    await s.checkpoint(paused, { iteration: 1, message, totals, iterationUsage: {}, final: null, calls: ids.map((id) => ({ id, meta, outcome: null })), pendingFinal: '', repeat: { fingerprint: '', count: 0 }, events: [], pause: { pending, expiresAt: Date.now() + 60_000 } });
+    await s.create({
+      runId: paused,
+      tenant: 'T',
+      request: request(),
+      messages: [{ role: 'user', content: 'hi' }],
+      bodyHash: 'h',
+    });
+    await s.startIteration(paused, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: started,
+    });
+    await s.checkpoint(paused, {
+      iteration: 1,
+      message,
+      totals,
+      iterationUsage: {},
+      final: null,
+      calls: ids.map((id) => ({ id, meta, outcome: null })),
+      pendingFinal: '',
+      repeat: { fingerprint: '', count: 0 },
+      events: [],
+      pause: { pending, expiresAt: Date.now() + 60_000 },
+    });
     expect((await s.requestCancel(paused, 'test')).kind).toBe('ended');
     // their retention over, the sweeper drops the finished runs' index entries
     expect(await sweeper().sweep(Date.now() + 366 * 86_400_000)).toBeGreaterThan(0);
@@ -69,7 +192,7 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
   let threads = 0;
   const newThread = () => `th${++threads}`;
 
-  it('over a run\'s whole life: creation (idempotency key, thread, notify), pause, decisions, tools, compression, end, retention', async () => {
+  it("over a run's whole life: creation (idempotency key, thread, notify), pause, decisions, tools, compression, end, retention", async () => {
     await life(newThread());
     const monitor = await new Redis(testRedisUrl()).monitor();
     // other test files' traffic keeps arriving while the monitor closes: ioredis then reports lines it cannot place
@@ -84,7 +207,8 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     const allSeen = new Promise<void>((r) => (seenAll = r));
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source === 'lua') {
-        if (declared && !NOT_A_KEY.has(args[0]!.toLowerCase()) && args[1] !== undefined && !declared.has(args[1])) undeclared.push(`${args[0]} ${args[1]}`);
+        if (declared && !NOT_A_KEY.has(args[0]!.toLowerCase()) && args[1] !== undefined && !declared.has(args[1]))
+          undeclared.push(`${args[0]} ${args[1]}`);
         return;
       }
       declared = null;
@@ -107,17 +231,46 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     expect(monitorErrors).toEqual([]);
   });
 
-  it('a status change names the tenant\'s indexes from what the store kept; a run id reused by another tenant is read again, not misindexed', async () => {
+  it("a status change names the tenant's indexes from what the store kept; a run id reused by another tenant is read again, not misindexed", async () => {
     const s = t.store;
     const runId = newRunId();
-    await s.create({ runId, tenant: 'A', request: request(), messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h', idempotencyKey: 'ka' }); // kept: A, its key
+    await s.create({
+      runId,
+      tenant: 'A',
+      request: request(),
+      messages: [{ role: 'user', content: 'hi' }],
+      bodyHash: 'h',
+      idempotencyKey: 'ka',
+    }); // kept: A, its key
     // its keys are gone (retention), and another process creates the same id for tenant B
     const k = s.keys.run(runId);
     await t.redis.del(k.state, k.messages);
     const other = new RunStore(t.redis, t.prefix);
-    await other.create({ runId, tenant: 'B', request: request(), messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    expect(await s.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: started })).toMatchObject({ toolCalls: 0 });
-    expect(await s.finish(runId, { expectIteration: 1, status: 'cancelled', stopReason: 'cancelled', error: null, events: [] })).toEqual({ closed: [] });
+    await other.create({
+      runId,
+      tenant: 'B',
+      request: request(),
+      messages: [{ role: 'user', content: 'hi' }],
+      bodyHash: 'h',
+    });
+    expect(
+      await s.startIteration(runId, {
+        iteration: 1,
+        expectPhase: 'queued',
+        expectPendingFinal: '',
+        callMode: 'tools',
+        events: started,
+      }),
+    ).toMatchObject({ toolCalls: 0 });
+    expect(
+      await s.finish(runId, {
+        expectIteration: 1,
+        status: 'cancelled',
+        stopReason: 'cancelled',
+        error: null,
+        events: [],
+      }),
+    ).toEqual({ closed: [] });
     const has = async (key: string) => (await t.redis.zscore(key, runId)) !== null;
     expect(await has(s.keys.tenantRunsByStatus('B', 'cancelled'))).toBe(true);
     expect(await has(s.keys.tenantRunsByStatus('B', 'queued'))).toBe(false);
@@ -127,4 +280,3 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     expect(await t.redis.ttl(s.keys.idempotency('A', 'ka'))).toBeGreaterThan(60_000); // A's key keeps its own 24 h
   });
 });
-

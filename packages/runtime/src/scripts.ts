@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
-import { CALL_TRANSITIONS, INDEXED_STATUSES, PHASE_TRANSITIONS, RUN_SCRIPT_KEYS, RUN_STATUS_SCRIPT_KEYS, fieldWritersLua, statusTransitionsLua, transitionsLua } from '@agentloop/protocol';
+import {
+  CALL_TRANSITIONS,
+  INDEXED_STATUSES,
+  PHASE_TRANSITIONS,
+  RUN_SCRIPT_KEYS,
+  RUN_STATUS_SCRIPT_KEYS,
+  fieldWritersLua,
+  statusTransitionsLua,
+  transitionsLua,
+} from '@agentloop/protocol';
 import { RUN_LAYOUT, STATE_FIELDS } from './run-state.js';
 import { closedCallsLua } from './closed-calls.js';
 import { eventTemplatesLua } from './event-templates.js';
@@ -30,7 +39,10 @@ export const SCRIPTS = {
   recordToolResults: { keys: RUN_SCRIPT_KEYS, outcomes: ['recorded'] },
   endRun: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['ended', 'stale'] },
   requestCancel: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['terminal', 'ended', 'requested'] },
-  applyDecisions: { keys: RUN_STATUS_SCRIPT_KEYS, outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'] },
+  applyDecisions: {
+    keys: RUN_STATUS_SCRIPT_KEYS,
+    outcomes: ['resumed', 'waiting', 'not_found', 'not_paused', 'conflict', 'invalid', 'edit_stale'],
+  },
   applyCompression: { keys: RUN_SCRIPT_KEYS, outcomes: ['applied', 'stale'] },
   addUsage: { keys: RUN_SCRIPT_KEYS, outcomes: ['added', 'ended'] },
   watchRun: { keys: RUN_SCRIPT_KEYS, outcomes: ['watching', 'gone'] },
@@ -75,7 +87,12 @@ export function commonLua(name: string): string {
 function loadSources(): Map<ScriptName, string> {
   if (!sources) {
     const names = Object.keys(SCRIPTS) as ScriptName[];
-    sources = new Map(names.map((n) => [n, `${commonLua(n)}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`]));
+    sources = new Map(
+      names.map((n) => [
+        n,
+        `${commonLua(n)}\n${fs.readFileSync(path.join(LUA_DIR, `${n}-${SCRIPTS[n].keys}.lua`), 'utf8')}`,
+      ]),
+    );
   }
   return sources;
 }
@@ -93,7 +110,9 @@ export class Scripts {
     for (const [name, lua] of loadSources()) {
       const cmd = `al_${name}`;
       redis.defineCommand(cmd, { lua });
-      const fn = (redis as unknown as Record<string, (n: number, ...a: Array<string | number>) => Promise<unknown>>)[cmd]!.bind(redis);
+      const fn = (redis as unknown as Record<string, (n: number, ...a: Array<string | number>) => Promise<unknown>>)[
+        cmd
+      ]!.bind(redis);
       this.callers.set(name, (keys, args) => fn(keys.length, ...keys, ...args));
     }
   }
@@ -103,7 +122,8 @@ export class Scripts {
     if (keys.length !== spec.keys) throw new Error(`script ${name} takes ${spec.keys} keys, given ${keys.length}`);
     const raw = await this.callers.get(name)!(keys, args);
     const [outcome, ...values] = Array.isArray(raw) ? (raw as Array<string | number>) : [raw as string];
-    if (!(spec.outcomes as readonly unknown[]).includes(outcome)) throw new Error(`script ${name} answered ${JSON.stringify(outcome)}, not one of its outcomes`);
+    if (!(spec.outcomes as readonly unknown[]).includes(outcome))
+      throw new Error(`script ${name} answered ${JSON.stringify(outcome)}, not one of its outcomes`);
     return { outcome: outcome as ScriptOutcome<N>, values };
   }
 }

@@ -46,7 +46,8 @@ describe('StreamSlots: open event streams per tenant (real Redis, shared by ever
     expect((await crashed.open('t', 1)).ok).toBe(false);
     const t0 = Date.now();
     let admitted: StreamAdmission;
-    while (!(admitted = await crashed.open('t', 1)).ok && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 50));
+    while (!(admitted = await crashed.open('t', 1)).ok && Date.now() - t0 < 20_000)
+      await new Promise((r) => setTimeout(r, 50));
     const held = lease(admitted);
     // a lease renewed well within its term outlives it
     for (let i = 0; i < 6; i++) {
@@ -58,7 +59,9 @@ describe('StreamSlots: open event streams per tenant (real Redis, shared by ever
   });
 
   it('TenantLimiter: the tenant entry, else `*`; no limit asks Redis nothing', async () => {
-    const { tenantLimits } = loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":1},"free":{"requestsPerSecond":5}}' });
+    const { tenantLimits } = loadConfig({
+      AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":1},"free":{"requestsPerSecond":5}}',
+    });
     const limiter = new TenantLimiter(redis, `${prefix}-limiter`, tenantLimits);
     lease(await limiter.openStream('x'));
     expect(await limiter.openStream('x')).toEqual({ ok: false, open: 1 });
@@ -66,8 +69,14 @@ describe('StreamSlots: open event streams per tenant (real Redis, shared by ever
   });
 
   it('AGENTLOOP_TENANT_LIMITS accepts `streams` (a non-negative integer)', () => {
-    expect(loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":200},"a":{"streams":0,"activeRuns":3}}' }).tenantLimits).toEqual({ '*': { streams: 200 }, a: { streams: 0, activeRuns: 3 } });
-    expect(() => loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":-1}}' })).toThrow(/AGENTLOOP_TENANT_LIMITS\.\*\.streams/);
-    expect(() => loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":1.5}}' })).toThrow(/AGENTLOOP_TENANT_LIMITS\.\*\.streams/);
+    expect(
+      loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":200},"a":{"streams":0,"activeRuns":3}}' }).tenantLimits,
+    ).toEqual({ '*': { streams: 200 }, a: { streams: 0, activeRuns: 3 } });
+    expect(() => loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":-1}}' })).toThrow(
+      /AGENTLOOP_TENANT_LIMITS\.\*\.streams/,
+    );
+    expect(() => loadConfig({ AGENTLOOP_TENANT_LIMITS: '{"*":{"streams":1.5}}' })).toThrow(
+      /AGENTLOOP_TENANT_LIMITS\.\*\.streams/,
+    );
   });
 });

@@ -70,7 +70,11 @@ export class TenantLimiter {
     const rate = this.limitFor(tenant)?.requestsPerSecond;
     if (!rate) return { ok: true };
     const burst = this.limitFor(tenant)?.burst ?? Math.max(1, Math.ceil(rate));
-    const take = (this.redis as unknown as { al_tenant_take: (key: string, rate: number, burst: number) => Promise<[number, number]> }).al_tenant_take;
+    const take = (
+      this.redis as unknown as {
+        al_tenant_take: (key: string, rate: number, burst: number) => Promise<[number, number]>;
+      }
+    ).al_tenant_take;
     const [ok, wait] = await take.call(this.redis, this.keys.tenantBucket(tenant), rate, burst);
     return ok === 1 ? { ok: true } : { ok: false, retryAfterMs: Number(wait) };
   }

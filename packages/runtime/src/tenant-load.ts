@@ -41,7 +41,10 @@ export class TenantLoad {
    * read fresh, so a tenant's burst ranks its runs one after the other.
    */
   async firstJob(tenant: string): Promise<number> {
-    const [running, queued] = await Promise.all([this.running(tenant), this.client().then((c) => c.zcard(this.keys.tenantRunsByStatus(tenant, 'queued')))]);
+    const [running, queued] = await Promise.all([
+      this.running(tenant),
+      this.client().then((c) => c.zcard(this.keys.tenantRunsByStatus(tenant, 'queued'))),
+    ]);
     return clamp(running + queued);
   }
 
@@ -49,7 +52,8 @@ export class TenantLoad {
     const now = Date.now();
     const hit = this.cache.get(tenant);
     if (hit && now - hit.at < this.maxAgeMs) return hit.running;
-    if (this.cache.size >= 10_000) for (const [t, e] of this.cache) if (now - e.at >= this.maxAgeMs) this.cache.delete(t);
+    if (this.cache.size >= 10_000)
+      for (const [t, e] of this.cache) if (now - e.at >= this.maxAgeMs) this.cache.delete(t);
     const running = this.client().then((c) => c.zcard(this.keys.tenantRunsByStatus(tenant, 'running')));
     this.cache.set(tenant, { at: now, running });
     running.catch(() => this.cache.get(tenant)?.running === running && this.cache.delete(tenant)); // a failed read is not remembered

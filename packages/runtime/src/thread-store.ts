@@ -44,14 +44,28 @@ export class ThreadStore {
     const [tenant, threadId, from] = await this.redis.hmget(k.state, 'tenant', 'threadId', 'thrFrom');
     if (!tenant || !threadId) return null;
     const t = this.keys.thread(tenant, threadId);
-    const own = from === null ? [] : (await this.redis.lrange(k.messages, Number(from), -1)).filter((m) => (JSON.parse(m) as Message).role !== 'system');
-    const r = await this.scripts.run('endThreadRun', [t.hash, t.runs, t.messages, t.waiting], [...this.head(runId), wellFormedJson(own), this.retentionS]);
+    const own =
+      from === null
+        ? []
+        : (await this.redis.lrange(k.messages, Number(from), -1)).filter(
+            (m) => (JSON.parse(m) as Message).role !== 'system',
+          );
+    const r = await this.scripts.run(
+      'endThreadRun',
+      [t.hash, t.runs, t.messages, t.waiting],
+      [...this.head(runId), wellFormedJson(own), this.retentionS],
+    );
     if (r.outcome !== 'next') return null;
     const next = String(r.values[0]);
     const conversation = await this.redis.lrange(t.messages, 0, -1);
     const nk = this.keys.run(next);
-    const started = await this.scripts.run('startThreadRun', this.keys.runScript(next), [...this.head(next), wellFormedJson(conversation)]);
+    const started = await this.scripts.run('startThreadRun', this.keys.runScript(next), [
+      ...this.head(next),
+      wellFormedJson(conversation),
+    ]);
     // (stale: it started before — its first job may still be missing after a crash, and publishing it again is harmless)
-    return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued' ? { runId: next, tenant } : null;
+    return started.outcome === 'started' || (await this.redis.hget(nk.state, 'status')) === 'queued'
+      ? { runId: next, tenant }
+      : null;
   }
 }

@@ -13,7 +13,15 @@ describe('ToolCatalog (real Redis)', () => {
     await cleanupPrefix(redis, prefix);
     redis.disconnect();
   });
-  const entry = (name: string): CatalogEntry => ({ name, description: name, parameters: { type: 'object' }, sideEffect: 'read', pool: 'default', timeoutMs: 1000, retry: 'safe' });
+  const entry = (name: string): CatalogEntry => ({
+    name,
+    description: name,
+    parameters: { type: 'object' },
+    sideEffect: 'read',
+    pool: 'default',
+    timeoutMs: 1000,
+    retry: 'safe',
+  });
   /** A catalog whose HGETALLs are counted. */
   const counted = (p: string, ttlMs?: number) => {
     const reads: string[] = [];

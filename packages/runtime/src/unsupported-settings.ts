@@ -11,7 +11,10 @@ interface UnsupportedSetting {
  * there), so it does not start. Building a feature removes its line here.
  */
 export const UNSUPPORTED_SETTINGS: Readonly<Record<string, UnsupportedSetting>> = {
-  AGENTLOOP_PARTITIONS: { reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)', harmless: (v) => v === '1' },
+  AGENTLOOP_PARTITIONS: {
+    reason: 'partitions are not supported by this build: every run lives in one partition (only 1 is accepted)',
+    harmless: (v) => v === '1',
+  },
 };
 
 const isSet = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';

@@ -1,11 +1,28 @@
 import type { Redis } from 'ioredis';
-import { WebhookRecordSchema, webhookId, wellFormedJson, type DeploymentKeys, type WebhookDelivery, type WebhookRecord } from '@agentloop/protocol';
+import {
+  WebhookRecordSchema,
+  webhookId,
+  wellFormedJson,
+  type DeploymentKeys,
+  type WebhookDelivery,
+  type WebhookRecord,
+} from '@agentloop/protocol';
 import type { ScriptName, ScriptResult } from './scripts.js';
 
 /** Runs a webhook script of `runId` with its own arguments (RunStore adds the head arguments and the run's keys). */
-export type WebhookScriptRunner = <N extends ScriptName>(name: N, runId: string, args: Array<string | number>) => Promise<ScriptResult<N>>;
+export type WebhookScriptRunner = <N extends ScriptName>(
+  name: N,
+  runId: string,
+  args: Array<string | number>,
+) => Promise<ScriptResult<N>>;
 
-export type DueDelivery = { kind: 'due'; index: number; record: WebhookRecord; /** as stored: the compare-and-set of its attempt */ raw: string; body: string | null };
+export type DueDelivery = {
+  kind: 'due';
+  index: number;
+  record: WebhookRecord;
+  /** as stored: the compare-and-set of its attempt */ raw: string;
+  body: string | null;
+};
 
 const parseRecord = (raw: string): WebhookRecord => WebhookRecordSchema.parse(JSON.parse(raw));
 
@@ -25,8 +42,21 @@ export class WebhookLog {
    * Records the delivery of event `seq` (null: none, only the job) — once however often it is asked — and names the
    * generation whose delivery job must exist. `failedGen`: a generation whose job failed for good (it no longer owns the log).
    */
-  async enqueue(runId: string, seq: number | null, type: string, failedGen?: number): Promise<{ kind: 'queued'; gen: number } | { kind: 'idle' | 'gone' }> {
-    const record: WebhookRecord = { seq: seq ?? 1, type, status: 'pending', attempts: 0, lastStatusCode: null, nextAttemptAt: null, firstAttemptAt: null };
+  async enqueue(
+    runId: string,
+    seq: number | null,
+    type: string,
+    failedGen?: number,
+  ): Promise<{ kind: 'queued'; gen: number } | { kind: 'idle' | 'gone' }> {
+    const record: WebhookRecord = {
+      seq: seq ?? 1,
+      type,
+      status: 'pending',
+      attempts: 0,
+      lastStatusCode: null,
+      nextAttemptAt: null,
+      firstAttemptAt: null,
+    };
     const r = await this.run('enqueueWebhook', runId, [seq ?? '', wellFormedJson(record), failedGen ?? '']);
     return r.outcome === 'queued' ? { kind: 'queued', gen: Number(r.values[0]) } : { kind: r.outcome };
   }
@@ -46,8 +76,20 @@ export class WebhookLog {
   }
 
   /** Records an attempt over the record `due` read; `finished`: delivered or given up. False when nothing was written. */
-  async recordAttempt(runId: string, gen: number, due: DueDelivery, next: WebhookRecord, finished: boolean): Promise<boolean> {
-    const r = await this.run('recordWebhookAttempt', runId, [gen, due.index, due.raw, wellFormedJson(next), finished ? '1' : '0']);
+  async recordAttempt(
+    runId: string,
+    gen: number,
+    due: DueDelivery,
+    next: WebhookRecord,
+    finished: boolean,
+  ): Promise<boolean> {
+    const r = await this.run('recordWebhookAttempt', runId, [
+      gen,
+      due.index,
+      due.raw,
+      wellFormedJson(next),
+      finished ? '1' : '0',
+    ]);
     return r.outcome === 'recorded';
   }
 
@@ -60,7 +102,16 @@ export class WebhookLog {
     return raws.flatMap((raw) => {
       if (raw === null) return [];
       const r = parseRecord(raw);
-      return [{ webhookId: webhookId(runId, r.seq), type: r.type, status: r.status, attempts: r.attempts, lastStatusCode: r.lastStatusCode, nextAttemptAt: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString() }];
+      return [
+        {
+          webhookId: webhookId(runId, r.seq),
+          type: r.type,
+          status: r.status,
+          attempts: r.attempts,
+          lastStatusCode: r.lastStatusCode,
+          nextAttemptAt: r.nextAttemptAt === null ? null : new Date(r.nextAttemptAt).toISOString(),
+        },
+      ];
     });
   }
 }

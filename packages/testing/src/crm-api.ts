@@ -23,7 +23,8 @@ export interface CrmApi {
   close(): Promise<void>;
 }
 
-const json = (res: http.ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const json = (res: http.ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
 /**
  * A real HTTP server for crm.yaml's operations, on loopback, recording every request. `/api/customers/missing` is a
@@ -44,11 +45,13 @@ export async function startCrmApi(): Promise<CrmApi> {
       requests.push({ method: req.method ?? '', url, headers: req.headers, body });
       const u = new URL(url, 'http://crm');
       const seg = u.pathname.split('/').slice(1); // raw segments
-      if (u.pathname === '/openapi.yaml') return res.writeHead(200, { 'content-type': 'application/yaml' }).end(document);
+      if (u.pathname === '/openapi.yaml')
+        return res.writeHead(200, { 'content-type': 'application/yaml' }).end(document);
       if (seg[0] !== 'api') return json(res, 404, { error: 'not found' });
       if (seg[1] === 'admin') return json(res, 200, { admin: 'secrets' });
       if (seg[1] !== 'customers') return json(res, 404, { error: 'not found' });
-      if (seg.length === 2) return json(res, 200, { tags: u.searchParams.getAll('tag'), limit: Number(u.searchParams.get('limit')) });
+      if (seg.length === 2)
+        return json(res, 200, { tags: u.searchParams.getAll('tag'), limit: Number(u.searchParams.get('limit')) });
       const id = decodeURIComponent(seg[2]!);
       if (id === 'missing') return json(res, 404, { error: `no customer ${id}` });
       if (id === 'flaky') return json(res, 503, { error: 'try again later' });
@@ -56,9 +59,16 @@ export async function startCrmApi(): Promise<CrmApi> {
       if (id === 'redirect-home') return res.writeHead(302, { location: '/api/customers/echo-auth' }).end();
       if (id === 'redirect-away') return res.writeHead(302, { location: `http://127.0.0.2:${port}/api/admin` }).end();
       if (id === 'echo-auth') return json(res, 200, { authorization: req.headers.authorization ?? null });
-      if (seg[3] === 'summary') return res.writeHead(200, { 'content-type': 'text/plain' }).end(`${id}: a good customer`);
-      if (seg[3] === 'notes' && req.method === 'POST') return json(res, 201, { id: 7, customerId: id, ...(JSON.parse(body || '{}') as object) });
-      return json(res, 200, { id, name: `Customer ${id}`, expand: u.searchParams.get('expand'), trace: req.headers['x-trace-id'] ?? null });
+      if (seg[3] === 'summary')
+        return res.writeHead(200, { 'content-type': 'text/plain' }).end(`${id}: a good customer`);
+      if (seg[3] === 'notes' && req.method === 'POST')
+        return json(res, 201, { id: 7, customerId: id, ...(JSON.parse(body || '{}') as object) });
+      return json(res, 200, {
+        id,
+        name: `Customer ${id}`,
+        expand: u.searchParams.get('expand'),
+        trace: req.headers['x-trace-id'] ?? null,
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -3,8 +3,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The shared recorded wire fixtures (../shared/fixtures/recorded relative to the repository root). */
-export const FIXTURES_DIR = process.env.AGENTLOOP_FIXTURES_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/recorded');
-
+export const FIXTURES_DIR =
+  process.env.AGENTLOOP_FIXTURES_DIR ??
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/recorded');
 
 /** A recorded OpenAI-style stream as the SSE body the provider sent (chunk files get their framing back). */
 export function openAIFixtureSse(relPath: string): string {
@@ -37,7 +38,11 @@ export function listFixtures(dir: string, suffixes: string[]): string[] {
 export function googleFixtureSse(relPath: string): string {
   const raw = fs.readFileSync(path.join(FIXTURES_DIR, relPath), 'utf8');
   if (raw.startsWith('data:')) return raw;
-  return raw.split('\n').filter((l) => l.trim() !== '').map((l) => `data: ${l}\r\n\r\n`).join('');
+  return raw
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => `data: ${l}\r\n\r\n`)
+    .join('');
 }
 
 export interface RecordedInteraction {
@@ -50,7 +55,10 @@ export interface RecordedInteraction {
 /** A js-genai replay recording (`interactions[]`): each request body with its response served as SSE. */
 export function googleInteractions(relPath: string): RecordedInteraction[] {
   const rec = JSON.parse(fs.readFileSync(path.join(FIXTURES_DIR, relPath), 'utf8')) as {
-    interactions: Array<{ request: { bodySegments: Array<Record<string, unknown>> }; response: { bodySegments: unknown[] } }>;
+    interactions: Array<{
+      request: { bodySegments: Array<Record<string, unknown>> };
+      response: { bodySegments: unknown[] };
+    }>;
   };
   return rec.interactions.map((i) => ({
     request: i.request.bodySegments[0] ?? {},
@@ -59,7 +67,10 @@ export function googleInteractions(relPath: string): RecordedInteraction[] {
 }
 
 /** Recorded OpenAI Responses API streams and bodies (packages/testing/fixtures/openai-responses, see its MANIFEST.md). */
-export const RESPONSES_FIXTURES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/openai-responses');
+export const RESPONSES_FIXTURES_DIR = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../fixtures/openai-responses',
+);
 
 export interface RecordedResponseStream {
   /** The events of one response, parsed, in order. */
@@ -73,7 +84,10 @@ export interface RecordedResponseStream {
  * conversation back to back): one stream per response, each starting at its `response.created`.
  */
 export function responsesFixtureStreams(name: string): RecordedResponseStream[] {
-  const lines = fs.readFileSync(path.join(RESPONSES_FIXTURES_DIR, name), 'utf8').split('\n').filter((l) => l.trim() !== '');
+  const lines = fs
+    .readFileSync(path.join(RESPONSES_FIXTURES_DIR, name), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '');
   const streams: string[][] = [];
   for (const line of lines) {
     if ((JSON.parse(line) as { type?: string }).type === 'response.created' || !streams.length) streams.push([]);
@@ -91,5 +105,8 @@ export function responsesFixtureJson(name: string): Record<string, any> {
 }
 
 export function listResponsesFixtures(suffix: string): string[] {
-  return fs.readdirSync(RESPONSES_FIXTURES_DIR).filter((f) => f.endsWith(suffix)).sort();
+  return fs
+    .readdirSync(RESPONSES_FIXTURES_DIR)
+    .filter((f) => f.endsWith(suffix))
+    .sort();
 }

@@ -1,4 +1,10 @@
-import { EVENT_TYPES, TERMINAL_EVENT_TYPES, transcriptProblems, type EventEnvelope, type Message } from '@agentloop/protocol';
+import {
+  EVENT_TYPES,
+  TERMINAL_EVENT_TYPES,
+  transcriptProblems,
+  type EventEnvelope,
+  type Message,
+} from '@agentloop/protocol';
 
 /** Problems with a finished run's transcript (the SPEC invariant). Empty = valid. */
 export function checkTranscript(messages: readonly Message[], opts: { allowOpenTail?: boolean } = {}): string[] {
@@ -21,13 +27,17 @@ export function checkEvents(events: readonly EventEnvelope[], opts: { expectTerm
     else if (terminals[0] !== events[events.length - 1]) problems.push('the terminal event is not last');
   }
   const byCall = new Map<string, string[]>();
-  for (const e of events) if (e.type === 'tool.call') byCall.set(String(e.data.callId), [...(byCall.get(String(e.data.callId)) ?? []), String(e.data.status)]);
+  for (const e of events)
+    if (e.type === 'tool.call')
+      byCall.set(String(e.data.callId), [...(byCall.get(String(e.data.callId)) ?? []), String(e.data.status)]);
   const finals = ['completed', 'error', 'denied', 'skipped', 'cancelled'];
   for (const [id, statuses] of byCall) {
     if (statuses[0] !== 'proposed') problems.push(`call ${id}: first status ${statuses[0]}`);
     const ends = statuses.filter((s) => finals.includes(s));
-    if (opts.expectTerminal !== false && ends.length !== 1) problems.push(`call ${id}: ${ends.length} final statuses (${statuses.join(',')})`);
-    if (ends.length === 1 && !finals.includes(statuses[statuses.length - 1]!)) problems.push(`call ${id}: final status is not last`);
+    if (opts.expectTerminal !== false && ends.length !== 1)
+      problems.push(`call ${id}: ${ends.length} final statuses (${statuses.join(',')})`);
+    if (ends.length === 1 && !finals.includes(statuses[statuses.length - 1]!))
+      problems.push(`call ${id}: final status is not last`);
   }
   return problems;
 }
@@ -37,12 +47,17 @@ export function checkEvents(events: readonly EventEnvelope[], opts: { expectTerm
  * the model name and every call's id and name non-empty strings, its arguments text (JSON text, with `argumentsJson`).
  * Empty = sane.
  */
-export function checkResponse(res: { message: Message; model: unknown; usage: object }, opts: { argumentsJson?: boolean } = {}): string[] {
+export function checkResponse(
+  res: { message: Message; model: unknown; usage: object },
+  opts: { argumentsJson?: boolean } = {},
+): string[] {
   const problems: string[] = [];
   if (res.message.role !== 'assistant') problems.push(`role ${res.message.role}`);
-  if (res.message.content !== null && typeof res.message.content !== 'string') problems.push('content is neither text nor null');
+  if (res.message.content !== null && typeof res.message.content !== 'string')
+    problems.push('content is neither text nor null');
   if (typeof res.model !== 'string' || !res.model) problems.push(`model ${JSON.stringify(res.model)}`);
-  for (const [k, v] of Object.entries(res.usage)) if (!(Number.isSafeInteger(v) && (v as number) >= 0)) problems.push(`usage.${k} = ${JSON.stringify(v)}`);
+  for (const [k, v] of Object.entries(res.usage))
+    if (!(Number.isSafeInteger(v) && (v as number) >= 0)) problems.push(`usage.${k} = ${JSON.stringify(v)}`);
   for (const c of res.message.toolCalls ?? []) {
     if (typeof c.id !== 'string') problems.push(`call id ${JSON.stringify(c.id)}`);
     if (typeof c.name !== 'string' || !c.name) problems.push(`call name ${JSON.stringify(c.name)}`);

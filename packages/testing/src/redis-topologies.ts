@@ -15,14 +15,35 @@ export class RedisProcess {
 
   static async start(args: string[], opts: { sentinelConfig?: string } = {}): Promise<RedisProcess> {
     const p = new RedisProcess(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-redis-topo-')));
-    const common = ['--port', String(p.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', p.dir];
+    const common = [
+      '--port',
+      String(p.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      p.dir,
+    ];
     if (opts.sentinelConfig !== undefined) {
       const conf = path.join(p.dir, 'sentinel.conf');
       fs.writeFileSync(conf, opts.sentinelConfig); // a sentinel rewrites its config file: it must be its own
-      p.proc = spawn('redis-server', [conf, '--sentinel', '--port', String(p.port), '--bind', '127.0.0.1', '--dir', p.dir], { stdio: 'ignore' });
+      p.proc = spawn(
+        'redis-server',
+        [conf, '--sentinel', '--port', String(p.port), '--bind', '127.0.0.1', '--dir', p.dir],
+        { stdio: 'ignore' },
+      );
     } else p.proc = spawn('redis-server', [...common, ...args], { stdio: 'ignore' });
-    const spawnError = new Promise<never>((_, reject) => p.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))));
-    for (const t0 = Date.now(); !(await Promise.race([redisReachable(p.url, 300), spawnError])); await new Promise((r) => setTimeout(r, 50)))
+    const spawnError = new Promise<never>((_, reject) =>
+      p.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))),
+    );
+    for (
+      const t0 = Date.now();
+      !(await Promise.race([redisReachable(p.url, 300), spawnError]));
+      await new Promise((r) => setTimeout(r, 50))
+    )
       if (Date.now() - t0 > 10_000) throw new Error(`redis-server on port ${p.port} did not answer within 10 s`);
     return p;
   }
@@ -51,8 +72,17 @@ export class RedisProcess {
   }
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 30_000, rethrow = false): Promise<void> {
-  for (const t0 = Date.now(); !(await check().catch((e: unknown) => (rethrow ? Promise.reject(e) : false))); await new Promise((r) => setTimeout(r, 100)))
+async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 30_000,
+  rethrow = false,
+): Promise<void> {
+  for (
+    const t0 = Date.now();
+    !(await check().catch((e: unknown) => (rethrow ? Promise.reject(e) : false)));
+    await new Promise((r) => setTimeout(r, 100))
+  )
     if (Date.now() - t0 > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
@@ -78,7 +108,9 @@ export class RedisReplicatedPair {
     const primary = await RedisProcess.start([]);
     try {
       const replica = await RedisProcess.start(['--replicaof', '127.0.0.1', String(primary.port)]);
-      await waitFor('replica in sync', () => ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))));
+      await waitFor('replica in sync', () =>
+        ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))),
+      );
       return new RedisReplicatedPair(primary, replica);
     } catch (e) {
       await primary.stop();
@@ -111,8 +143,22 @@ export class RedisClusterFixture {
   static async start(): Promise<RedisClusterFixture> {
     const nodes: RedisProcess[] = [];
     try {
-      for (let i = 0; i < 6; i++) nodes.push(await RedisProcess.start(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000']));
-      const create = spawn('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      for (let i = 0; i < 6; i++)
+        nodes.push(
+          await RedisProcess.start([
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '2000',
+          ]),
+        );
+      const create = spawn(
+        'redis-cli',
+        ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       create.stdout!.on('data', (d: Buffer) => (out += d));
       create.stderr!.on('data', (d: Buffer) => (out += d));
@@ -121,8 +167,13 @@ export class RedisClusterFixture {
       // every node agrees the cluster is whole (all 16,384 slots served, each primary with its replica) before a
       // client is given it
       const whole = (r: Redis) => async () => {
-        const lines = String(await r.call('CLUSTER', 'NODES')).split('\n').filter(Boolean);
-        return /cluster_state:ok/.test(String(await r.call('CLUSTER', 'INFO'))) && lines.filter((l) => /\bslave\b/.test(l)).length === 3;
+        const lines = String(await r.call('CLUSTER', 'NODES'))
+          .split('\n')
+          .filter(Boolean);
+        return (
+          /cluster_state:ok/.test(String(await r.call('CLUSTER', 'INFO'))) &&
+          lines.filter((l) => /\bslave\b/.test(l)).length === 3
+        );
       };
       for (const n of nodes) await waitFor(`cluster state on ${n.port}`, () => ask(n.url, (r) => whole(r)()));
       return new RedisClusterFixture(nodes);
@@ -160,7 +211,9 @@ export class RedisSentinelFixture {
       started.push(primary);
       const replica = await RedisProcess.start(['--replicaof', '127.0.0.1', String(primary.port)]);
       started.push(replica);
-      await waitFor('replica in sync', () => ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))));
+      await waitFor('replica in sync', () =>
+        ask(primary.url, async (r) => /^slave0:.*state=online/m.test(await r.info('replication'))),
+      );
       const conf = [
         `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
         `sentinel down-after-milliseconds ${name} 1000`,
@@ -189,7 +242,9 @@ export class RedisSentinelFixture {
 
   /** The address the sentinels give for the primary now. */
   async primaryPort(): Promise<number> {
-    const [, port] = (await ask(this.sentinels[0]!.url, (r) => r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.name))) as [string, string];
+    const [, port] = (await ask(this.sentinels[0]!.url, (r) =>
+      r.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.name),
+    )) as [string, string];
     return Number(port);
   }
 
@@ -202,20 +257,24 @@ export class RedisSentinelFixture {
     const before = await this.primaryPort();
     // a sentinel refuses while it has not yet judged the replica fit (NOGOODSLAVE: e.g. its last ping is too old on
     // a loaded machine) or while an earlier failover runs (INPROG): asked again until it starts one
-    await waitFor('SENTINEL FAILOVER accepted', () =>
-      ask(this.sentinels[0]!.url, (r) => r.call('SENTINEL', 'FAILOVER', this.name)).then(
-        () => true,
-        (e: Error) => {
-          if (/NOGOODSLAVE|INPROG/.test(e.message)) return false;
-          throw e;
-        },
-      ),
+    await waitFor(
+      'SENTINEL FAILOVER accepted',
+      () =>
+        ask(this.sentinels[0]!.url, (r) => r.call('SENTINEL', 'FAILOVER', this.name)).then(
+          () => true,
+          (e: Error) => {
+            if (/NOGOODSLAVE|INPROG/.test(e.message)) return false;
+            throw e;
+          },
+        ),
       30_000,
       true,
     );
     await waitFor('the failover', async () => (await this.primaryPort()) !== before);
     const after = await this.primaryPort();
-    await waitFor('the new primary takes writes', () => ask(`redis://127.0.0.1:${after}`, async (r) => /role:master/.test(await r.info('replication'))));
+    await waitFor('the new primary takes writes', () =>
+      ask(`redis://127.0.0.1:${after}`, async (r) => /role:master/.test(await r.info('replication'))),
+    );
     return after;
   }
 
@@ -228,7 +287,9 @@ export class RedisSentinelFixture {
     await this.servers.find((p) => p.port === before)!.stop('SIGKILL');
     await waitFor('the failover', async () => (await this.primaryPort()) !== before);
     const after = await this.primaryPort();
-    await waitFor('the new primary takes writes', () => ask(`redis://127.0.0.1:${after}`, async (r) => /role:master/.test(await r.info('replication'))));
+    await waitFor('the new primary takes writes', () =>
+      ask(`redis://127.0.0.1:${after}`, async (r) => /role:master/.test(await r.info('replication'))),
+    );
     return after;
   }
 

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { chooseTestRedis, machineProbes, resolveTestRedis } from './redis.js';
 
-const probes = (redisServer: boolean, docker: boolean) => ({ redisServerInstalled: () => redisServer, dockerEngineAnswers: () => docker });
+const probes = (redisServer: boolean, docker: boolean) => ({
+  redisServerInstalled: () => redisServer,
+  dockerEngineAnswers: () => docker,
+});
 
 describe('the test Redis', () => {
   it.each([
@@ -28,16 +31,22 @@ describe('the test Redis', () => {
 
   const engine = machineProbes.dockerEngineAnswers();
   // skipped where no Docker engine answers `docker info` (as on the development machine)
-  it.skipIf(!engine)('starts a Redis container where a Docker engine answers (testcontainers)', async () => {
-    const saved = process.env.REDIS_URL;
-    delete process.env.REDIS_URL;
-    const r = await resolveTestRedis(probes(false, true)).finally(() => saved !== undefined && (process.env.REDIS_URL = saved));
-    try {
-      const client = new Redis(r.url);
-      expect(await client.ping()).toBe('PONG');
-      client.disconnect();
-    } finally {
-      await r.server?.stop();
-    }
-  }, 120_000);
+  it.skipIf(!engine)(
+    'starts a Redis container where a Docker engine answers (testcontainers)',
+    async () => {
+      const saved = process.env.REDIS_URL;
+      delete process.env.REDIS_URL;
+      const r = await resolveTestRedis(probes(false, true)).finally(
+        () => saved !== undefined && (process.env.REDIS_URL = saved),
+      );
+      try {
+        const client = new Redis(r.url);
+        expect(await client.ping()).toBe('PONG');
+        client.disconnect();
+      } finally {
+        await r.server?.stop();
+      }
+    },
+    120_000,
+  );
 });

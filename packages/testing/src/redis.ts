@@ -18,7 +18,12 @@ export async function freePort(): Promise<number> {
 }
 
 export async function redisReachable(url: string, timeoutMs = 1500): Promise<boolean> {
-  const r = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const r = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -47,9 +52,22 @@ export class RedisServer {
   }
 
   async start(opts: { appendOnly?: boolean } = {}): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--appendonly', opts.appendOnly ? 'yes' : 'no'];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      opts.appendOnly ? 'yes' : 'no',
+    ];
     this.proc = spawn('redis-server', args, { stdio: 'ignore' });
-    const spawnError = new Promise<never>((_, reject) => this.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))));
+    const spawnError = new Promise<never>((_, reject) =>
+      this.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))),
+    );
     const t0 = Date.now();
     while (!(await Promise.race([redisReachable(this.url, 300), spawnError]))) {
       if (Date.now() - t0 > 10_000) throw new Error(`redis-server on port ${this.port} did not answer within 10 s`);
@@ -85,7 +103,10 @@ export const machineProbes: TestRedisProbes = {
  * Where the tests get their Redis (DESIGN: testcontainers is the fallback): REDIS_URL when set; else a redis-server
  * of our own; else, where a Docker engine answers, a Redis container; else none (a clear error).
  */
-export function chooseTestRedis(env: Record<string, string | undefined>, probes: TestRedisProbes = machineProbes): TestRedisSource {
+export function chooseTestRedis(
+  env: Record<string, string | undefined>,
+  probes: TestRedisProbes = machineProbes,
+): TestRedisSource {
   if (env.REDIS_URL) return 'env';
   if (probes.redisServerInstalled()) return 'redis-server';
   if (probes.dockerEngineAnswers()) return 'container';
@@ -99,7 +120,9 @@ export interface OwnedRedis {
 }
 
 /** The Redis the tests use, chosen by chooseTestRedis. */
-export async function resolveTestRedis(probes: TestRedisProbes = machineProbes): Promise<{ url: string; server: OwnedRedis | null }> {
+export async function resolveTestRedis(
+  probes: TestRedisProbes = machineProbes,
+): Promise<{ url: string; server: OwnedRedis | null }> {
   const source = chooseTestRedis(process.env, probes);
   switch (source) {
     case 'env': {
@@ -113,8 +136,14 @@ export async function resolveTestRedis(probes: TestRedisProbes = machineProbes):
     }
     case 'container': {
       const { GenericContainer, Wait } = await import('testcontainers');
-      const container = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).withWaitStrategy(Wait.forLogMessage('Ready to accept connections')).start();
-      return { url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`, server: { url: '', stop: async () => void (await container.stop()) } };
+      const container = await new GenericContainer('redis:7-alpine')
+        .withExposedPorts(6379)
+        .withWaitStrategy(Wait.forLogMessage('Ready to accept connections'))
+        .start();
+      return {
+        url: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+        server: { url: '', stop: async () => void (await container.stop()) },
+      };
     }
     case 'none':
       throw new Error(
@@ -142,6 +171,7 @@ export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void>
 /** The Redis URL the test run's global setup resolved. */
 export function testRedisUrl(): string {
   const url = process.env.AGENTLOOP_TEST_REDIS_URL ?? process.env.REDIS_URL;
-  if (!url) throw new Error('no test Redis: run the tests through vitest (its global setup provides one) or set REDIS_URL');
+  if (!url)
+    throw new Error('no test Redis: run the tests through vitest (its global setup provides one) or set REDIS_URL');
   return url;
 }

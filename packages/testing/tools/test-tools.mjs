@@ -11,14 +11,25 @@ const wait = (ms, signal) =>
   new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 export default [
   {
     name: 'effect',
     description: 'Performs a reversible side effect keyed by the idempotency key; takes ms milliseconds.',
-    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } }, additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } },
+      additionalProperties: false,
+    },
     sideEffect: 'reversible',
     timeoutMs: 120000,
     async execute(args, ctx) {
@@ -45,7 +56,12 @@ export default [
   {
     name: 'lookup',
     description: 'Returns the key in upper case.',
-    parameters: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { key: { type: 'string' } },
+      required: ['key'],
+      additionalProperties: false,
+    },
     sideEffect: 'read',
     timeoutMs: 5000,
     async execute(args, ctx) {
@@ -56,7 +72,11 @@ export default [
   {
     name: 'local_effect',
     description: 'A short side effect run locally, in the orchestrator (pool "local", retry: safe).',
-    parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } }, additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } },
+      additionalProperties: false,
+    },
     sideEffect: 'reversible',
     pool: 'local',
     timeoutMs: 5000,
@@ -70,7 +90,12 @@ export default [
   {
     name: 'local_read',
     description: 'A read run locally (pool "local", retry: safe): returns a text of n characters.',
-    parameters: { type: 'object', properties: { n: { type: 'integer', minimum: 0 } }, required: ['n'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { n: { type: 'integer', minimum: 0 } },
+      required: ['n'],
+      additionalProperties: false,
+    },
     sideEffect: 'read',
     pool: 'local',
     timeoutMs: 5000,
@@ -147,7 +172,12 @@ export default [
   {
     name: 'send_email',
     description: 'Sends an email (external side effect).',
-    parameters: { type: 'object', properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' }, body: { type: 'string' } }, required: ['to'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { to: { type: 'string', pattern: '^[^@]+@[^@]+$' }, body: { type: 'string' } },
+      required: ['to'],
+      additionalProperties: false,
+    },
     sideEffect: 'external',
     async execute(args, ctx) {
       effect({ tool: 'send_email', key: ctx.idempotencyKey, to: args.to, phase: 'send' });

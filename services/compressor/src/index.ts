@@ -1,16 +1,40 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  LlmError, PriceTable, SUMMARIZE_SYSTEM, callModelChain, chooseCut, contextWindowOf, counterFor, messageTokens, renderForSummary, summaryPrefix,
-  type LlmUsage, type ProviderGate, type ProviderRegistry,
+  LlmError,
+  PriceTable,
+  SUMMARIZE_SYSTEM,
+  callModelChain,
+  chooseCut,
+  contextWindowOf,
+  counterFor,
+  messageTokens,
+  renderForSummary,
+  summaryPrefix,
+  type LlmUsage,
+  type ProviderGate,
+  type ProviderRegistry,
 } from '@agentloop/llm';
 import { CompressJobSchema, ModelSpecSchema, QUEUES, type Message, type ModelSpec } from '@agentloop/protocol';
-import { currentSegmentTp, endCompressSpan, inSpan, startCompressSpan, traceOfJob, tracingState, workerOptions, workerTakingJobs, type Logger, type Metrics, type RunStore } from '@agentloop/runtime';
+import {
+  currentSegmentTp,
+  endCompressSpan,
+  inSpan,
+  startCompressSpan,
+  traceOfJob,
+  tracingState,
+  workerOptions,
+  workerTakingJobs,
+  type Logger,
+  type Metrics,
+  type RunStore,
+} from '@agentloop/runtime';
 
 const DEFAULT_PRICES = new PriceTable();
 
-
-export type CompressResult = { outcome: 'ok'; tokensBefore: number; tokensAfter: number } | { outcome: 'skipped' | 'failed' | 'no_shrink'; reason: string };
+export type CompressResult =
+  | { outcome: 'ok'; tokensBefore: number; tokensAfter: number }
+  | { outcome: 'skipped' | 'failed' | 'no_shrink'; reason: string };
 
 /** Share of the context window the kept recent turns may use after a summary. */
 export const KEEP_SHARE = 0.3;
@@ -69,7 +93,13 @@ export class CompressorWorker {
     let result: CompressResult;
     // SPEC §8: the summary is a `compress` span of the run's trace (under the iteration's segment)
     const run = tracingState.on ? await this.o.store.fieldsOf(runId, ['tp', 'seg', 'tenant']) : null;
-    const span = run ? startCompressSpan({ id: runId, tenant: run.tenant ?? '' }, iteration, await traceOfJob(trace, async () => currentSegmentTp(run))) : null;
+    const span = run
+      ? startCompressSpan(
+          { id: runId, tenant: run.tenant ?? '' },
+          iteration,
+          await traceOfJob(trace, async () => currentSegmentTp(run)),
+        )
+      : null;
     try {
       result = await inSpan(span, () => this.compress(runId, iteration, tv));
       endCompressSpan(span, result);
@@ -87,7 +117,8 @@ export class CompressorWorker {
 
   async compress(runId: string, iteration: number, tv: number): Promise<CompressResult> {
     const st = await this.o.store.load(runId);
-    if (!st || st.iteration !== iteration || st.phase !== 'model' || st.tv !== tv) return { outcome: 'skipped', reason: 'the run moved on' };
+    if (!st || st.iteration !== iteration || st.phase !== 'model' || st.tv !== tv)
+      return { outcome: 'skipped', reason: 'the run moved on' };
     const view = await this.o.store.view(st);
     const counter = counterFor(st.model);
     const tokens = view.map((m) => messageTokens(counter, m));
@@ -98,13 +129,19 @@ export class CompressorWorker {
     if (!older.length) return { outcome: 'no_shrink', reason: 'nothing older than the kept turns' };
     let summary: string;
     try {
-      const res = await callModelChain(this.o.providers, this.models(st.model, st.request.fallbacks), {
-        messages: [
-          { role: 'system', content: SUMMARIZE_SYSTEM },
-          { role: 'user', content: renderForSummary(older) },
-        ],
-        tools: null,
-      }, {}, { gate: this.o.gate });
+      const res = await callModelChain(
+        this.o.providers,
+        this.models(st.model, st.request.fallbacks),
+        {
+          messages: [
+            { role: 'system', content: SUMMARIZE_SYSTEM },
+            { role: 'user', content: renderForSummary(older) },
+          ],
+          tools: null,
+        },
+        {},
+        { gate: this.o.gate },
+      );
       summary = res.message.content ?? '';
       await this.bill(runId, res.provider, res.model, res.usage);
     } catch (e) {
@@ -118,12 +155,28 @@ export class CompressorWorker {
     let from = st.viewFrom;
     if (cut >= oldPrefixLen) from = st.viewFrom + (cut - oldPrefixLen);
     else prefix.push(...st.viewPrefix.slice(cut));
-    const after = [...prefix, ...view.slice(Math.max(cut, oldPrefixLen))].reduce((n, m) => n + messageTokens(counter, m), 0);
-    if (after >= before) return { outcome: 'no_shrink', reason: `the summary did not shrink the context (${before} → ${after} tokens)` };
+    const after = [...prefix, ...view.slice(Math.max(cut, oldPrefixLen))].reduce(
+      (n, m) => n + messageTokens(counter, m),
+      0,
+    );
+    if (after >= before)
+      return { outcome: 'no_shrink', reason: `the summary did not shrink the context (${before} → ${after} tokens)` };
     const applied = await this.o.store.applyCompression(runId, {
-      iteration, tv, prefix, from,
-      record: { at: new Date().toISOString(), strategy: 'summarize', tokensBefore: before, tokensAfter: after, from, summarized: older.length },
-      events: [{ type: 'context.compressed', data: { strategy: 'summarize', tokensBefore: before, tokensAfter: after } }],
+      iteration,
+      tv,
+      prefix,
+      from,
+      record: {
+        at: new Date().toISOString(),
+        strategy: 'summarize',
+        tokensBefore: before,
+        tokensAfter: after,
+        from,
+        summarized: older.length,
+      },
+      events: [
+        { type: 'context.compressed', data: { strategy: 'summarize', tokensBefore: before, tokensAfter: after } },
+      ],
     });
     if (!applied) return { outcome: 'skipped', reason: 'the transcript changed meanwhile' };
     return { outcome: 'ok', tokensBefore: before, tokensAfter: after };
@@ -134,11 +187,21 @@ export class CompressorWorker {
     const prices = this.o.prices ?? DEFAULT_PRICES;
     const cost = prices.cost(provider, model, u);
     const label = prices.metricLabel(provider, model);
-    for (const [kind, n] of [['prompt', u.promptTokens], ['completion', u.completionTokens], ['reasoning', u.reasoningTokens], ['cached', u.cachedTokens]] as const)
+    for (const [kind, n] of [
+      ['prompt', u.promptTokens],
+      ['completion', u.completionTokens],
+      ['reasoning', u.reasoningTokens],
+      ['cached', u.cachedTokens],
+    ] as const)
       if (n) this.o.metrics.llmTokens.inc({ provider, model: label, kind }, n);
     await this.o.store.addUsage(runId, {
-      promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens,
-      totalTokens: u.promptTokens + u.completionTokens, costUsd: cost, llmCalls: 1,
+      promptTokens: u.promptTokens,
+      completionTokens: u.completionTokens,
+      reasoningTokens: u.reasoningTokens,
+      cachedTokens: u.cachedTokens,
+      totalTokens: u.promptTokens + u.completionTokens,
+      costUsd: cost,
+      llmCalls: 1,
     });
   }
 

@@ -17,7 +17,15 @@ describe('RunIntake (real Redis)', () => {
     await cleanupPrefix(redis, prefix);
     redis.disconnect();
   });
-  const entry = (name: string): CatalogEntry => ({ name, description: name, parameters: { type: 'object' }, sideEffect: 'read', pool: 'default', timeoutMs: 1000, retry: 'safe' });
+  const entry = (name: string): CatalogEntry => ({
+    name,
+    description: name,
+    parameters: { type: 'object' },
+    sideEffect: 'read',
+    pool: 'default',
+    timeoutMs: 1000,
+    retry: 'safe',
+  });
   const body = (tools: string[]) => ({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools });
 
   it("checks a request's tools against the catalog as Redis holds it: a tool published after the cache was read is accepted", async () => {
@@ -27,6 +35,9 @@ describe('RunIntake (real Redis)', () => {
     await new ToolCatalog(redis, prefix).publish([entry('side_effect')]); // another process's tool-runner
     const intake = new RunIntake(new RunStore(redis, prefix), new RunScheduler(queues), catalog, new Metrics());
     expect(await intake.create('T', body(['side_effect']))).toMatchObject({ kind: 'created' });
-    expect(await intake.create('T', body(['ghost']))).toMatchObject({ kind: 'invalid', message: 'unknown tool(s): ghost' });
+    expect(await intake.create('T', body(['ghost']))).toMatchObject({
+      kind: 'invalid',
+      message: 'unknown tool(s): ghost',
+    });
   });
 });

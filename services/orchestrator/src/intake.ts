@@ -1,9 +1,22 @@
 import { z } from 'zod';
 import {
-  MAX_JSON_DEPTH, RunRequestSchema, canonicalJson, jsonDepth, newRunId, type Message, type RunRequest,
+  MAX_JSON_DEPTH,
+  RunRequestSchema,
+  canonicalJson,
+  jsonDepth,
+  newRunId,
+  type Message,
+  type RunRequest,
 } from '@agentloop/protocol';
 import { EndpointPolicy, PriceTable } from '@agentloop/llm';
-import { RunStore, newRunTrace, withTraceparent, type Metrics, type RunScheduler, type ToolCatalog } from '@agentloop/runtime';
+import {
+  RunStore,
+  newRunTrace,
+  withTraceparent,
+  type Metrics,
+  type RunScheduler,
+  type ToolCatalog,
+} from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
 import { outputValidator } from './output/isolated-validator.js';
 import { WebhookPolicy } from './webhooks/webhook-policy.js';
@@ -63,21 +76,40 @@ export class RunIntake {
   ) {}
 
   /** Validation only: the parsed request, or the issues to answer with 400. `tooDeep`: the caller's depth check of the body. */
-  private async validate(tenant: string, body: unknown, tooDeep: boolean): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
+  private async validate(
+    tenant: string,
+    body: unknown,
+    tooDeep: boolean,
+  ): Promise<{ ok: true; request: RunRequest } | { ok: false; message: string; issues: unknown }> {
     if (tooDeep) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, issues: [] };
     // the HTTP body limit, for queue intake too (a job's payload has no other bound), on the value as it will be
     // stored: re-serialized JSON can be several times its text (`1e20` → `100000000000000000000`)
-    if ((JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS) return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
+    if ((JSON.stringify(body)?.length ?? 0) > MAX_REQUEST_CHARS)
+      return { ok: false, message: 'the request is larger than 1 MiB', issues: [] };
     const parsed = RunRequestSchema.safeParse(body);
-    if (!parsed.success) return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
+    if (!parsed.success)
+      return { ok: false, message: 'the request body is not a valid RunRequest', issues: zodIssues(parsed.error) };
     const refused = policyIssues(parsed.data, this.policy);
-    if (refused.length) return { ok: false, message: 'the request names a model endpoint, credential or price this deployment does not allow', issues: refused };
+    if (refused.length)
+      return {
+        ok: false,
+        message: 'the request names a model endpoint, credential or price this deployment does not allow',
+        issues: refused,
+      };
     const unreachable = await this.unreachableProviders(parsed.data);
-    if (unreachable.length) return { ok: false, message: 'no orchestrator of this deployment can call the model provider the request names', issues: unreachable };
+    if (unreachable.length)
+      return {
+        ok: false,
+        message: 'no orchestrator of this deployment can call the model provider the request names',
+        issues: unreachable,
+      };
     const notify = await (this.policy.webhooks ?? NO_WEBHOOKS).issues(parsed.data.notify, tenant);
     if (notify.length) return { ok: false, message: `notify cannot be used: ${notify[0]!.message}`, issues: notify };
-    const output = await outputSchemaIssues(parsed.data, { compile: (schema) => outputValidator.compile(schema, tenant) });
-    if (output.length) return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
+    const output = await outputSchemaIssues(parsed.data, {
+      compile: (schema) => outputValidator.compile(schema, tenant),
+    });
+    if (output.length)
+      return { ok: false, message: `output.schema cannot be used: ${output[0]!.message}`, issues: output };
     // a tool the cached catalog lacks is looked for in Redis before the request is refused (published since)
     const catalog = await this.catalog.lookup(parsed.data.tools);
     if (catalog.size) {
@@ -86,7 +118,11 @@ export class RunIntake {
         return {
           ok: false,
           message: `unknown tool(s): ${unknown.join(', ')}`,
-          issues: unknown.map((t) => ({ path: ['tools', String(parsed.data.tools.indexOf(t))], code: 'unknown_tool', message: `no tool named '${t}' is registered (GET /v1/tools lists them)` })),
+          issues: unknown.map((t) => ({
+            path: ['tools', String(parsed.data.tools.indexOf(t))],
+            code: 'unknown_tool',
+            message: `no tool named '${t}' is registered (GET /v1/tools lists them)`,
+          })),
         };
     }
     return { ok: true, request: parsed.data };
@@ -97,29 +133,59 @@ export class RunIntake {
    * its own endpoint (`baseUrl`, the operator's to allow) or key (`apiKeyEnv`) does not use the provider's key; before
    * any orchestrator has published, nothing is refused.
    */
-  private async unreachableProviders(req: RunRequest): Promise<Array<{ path: string[]; code: string; message: string }>> {
+  private async unreachableProviders(
+    req: RunRequest,
+  ): Promise<Array<{ path: string[]; code: string; message: string }>> {
     const available = await this.policy.providers?.available();
     if (!available) return [];
-    const specs: Array<[string[], RunRequest['model']]> = [[['model'], req.model], ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']])];
+    const specs: Array<[string[], RunRequest['model']]> = [
+      [['model'], req.model],
+      ...req.fallbacks.map((f, i) => [['fallbacks', String(i)], f] as [string[], RunRequest['model']]),
+    ];
     return specs
       .filter(([, m]) => !m.apiKeyEnv && !m.baseUrl && m.provider !== 'openai-compatible' && !available.has(m.provider))
-      .map(([at, m]) => ({ path: [...at, 'provider'], code: 'not_configured', message: `no orchestrator has a key for provider '${m.provider}' (the operator has not configured it)` }));
+      .map(([at, m]) => ({
+        path: [...at, 'provider'],
+        code: 'not_configured',
+        message: `no orchestrator has a key for provider '${m.provider}' (the operator has not configured it)`,
+      }));
   }
 
   /** `badEnvelope`: a `requests` job whose envelope (runId, idempotencyKey) is invalid: its run fails with this. */
-  async create(tenant: string, body: unknown, opts: { idempotencyKey?: string; runId?: string; failInvalid?: boolean; badEnvelope?: { message: string; issues: unknown } } = {}): Promise<IntakeResult> {
+  async create(
+    tenant: string,
+    body: unknown,
+    opts: {
+      idempotencyKey?: string;
+      runId?: string;
+      failInvalid?: boolean;
+      badEnvelope?: { message: string; issues: unknown };
+    } = {},
+  ): Promise<IntakeResult> {
     const tooDeep = jsonDepth(body) > MAX_JSON_DEPTH;
-    const v = opts.badEnvelope ? { ok: false as const, ...opts.badEnvelope } : await this.validate(tenant, body, tooDeep);
+    const v = opts.badEnvelope
+      ? { ok: false as const, ...opts.badEnvelope }
+      : await this.validate(tenant, body, tooDeep);
     const runId = opts.runId ?? newRunId();
     const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
-    const activeRuns = cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
+    const activeRuns =
+      cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {
       if (!opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
-      const fallback = RunRequestSchema.parse({ input: '(invalid request)', model: { provider: 'openai', name: 'invalid' } });
+      const fallback = RunRequestSchema.parse({
+        input: '(invalid request)',
+        model: { provider: 'openai', name: 'invalid' },
+      });
       const res = await this.store.create({
-        runId, tenant, request: fallback, messages: [], bodyHash, idempotencyKey: opts.idempotencyKey, fromQueue: true,
+        runId,
+        tenant,
+        request: fallback,
+        messages: [],
+        bodyHash,
+        idempotencyKey: opts.idempotencyKey,
+        fromQueue: true,
         invalid: { error: { code: 'invalid_request', message: v.message, details: v.issues } },
       });
       if (res.created) this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
@@ -128,11 +194,21 @@ export class RunIntake {
       if ('threadBusy' in res) throw new Error('unreachable: an invalid run joins no thread');
       if (res.created) return { kind: 'created', runId };
       // the run id or key names a run made from another body: that run is not this request's (and is left alone)
-      return res.bodyHash !== bodyHash ? { kind: 'mismatch', runId: res.runId } : { kind: 'existing', runId: res.runId, status: 'failed' };
+      return res.bodyHash !== bodyHash
+        ? { kind: 'mismatch', runId: res.runId }
+        : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const runTrace = newRunTrace(); // SPEC §8: the root span's ids are stored with the run (its span is recorded when its first segment ends)
     const res = await this.store.create({
-      runId, tenant, request: v.request, messages: initialMessages(v.request), bodyHash, idempotencyKey: opts.idempotencyKey, activeRuns, fromQueue: opts.failInvalid, traceparent: runTrace?.traceparent,
+      runId,
+      tenant,
+      request: v.request,
+      messages: initialMessages(v.request),
+      bodyHash,
+      idempotencyKey: opts.idempotencyKey,
+      activeRuns,
+      fromQueue: opts.failInvalid,
+      traceparent: runTrace?.traceparent,
     });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
@@ -142,7 +218,8 @@ export class RunIntake {
     if ('threadBusy' in res) return { kind: 'thread_busy', activeRunId: res.activeRunId };
     if (res.created && res.status === 'failed') {
       // queue intake at the activeRuns limit (rate_limited) or on a busy thread (thread_busy): the run exists, failed
-      if ((await this.store.fieldsOf(runId, ['error']))?.error?.includes('"rate_limited"')) this.metrics.rateLimited.inc({ limit: 'active_runs' });
+      if ((await this.store.fieldsOf(runId, ['error']))?.error?.includes('"rate_limited"'))
+        this.metrics.rateLimited.inc({ limit: 'active_runs' });
       this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       return { kind: 'created', runId };
     }

@@ -38,14 +38,18 @@ describe('RequestsWorker (real Redis, real BullMQ)', () => {
     return (await queue.getJob(job.id!))!;
   };
   /** Everything stored about a run: its state hash and transcript. */
-  const runRecord = async (runId: string) => ({ state: await redis.hgetall(store.keys.run(runId).state), messages: await redis.lrange(store.keys.run(runId).messages, 0, -1) });
+  const runRecord = async (runId: string) => ({
+    state: await redis.hgetall(store.keys.run(runId).state),
+    messages: await redis.lrange(store.keys.run(runId).messages, 0, -1),
+  });
 
   it('a job whose runId names an existing run with another body fails (idempotency_mismatch, no retry) and leaves that run alone', async () => {
     const runId = `rq_${Date.now()}`;
     const first = await settled(await queue.add('run', { tenantId: 'T', runId, request: request('one') }));
     expect(first.returnvalue).toEqual({ id: runId });
     const before = await runRecord(runId);
-    for (const other of [request('two'), { input: 42 }]) { // another valid body, and an invalid one
+    for (const other of [request('two'), { input: 42 }]) {
+      // another valid body, and an invalid one
       const job = await settled(await queue.add('run', { tenantId: 'T', runId, request: other }, { attempts: 5 }));
       expect(await job.getState()).toBe('failed');
       expect(job.failedReason).toMatch(/^idempotency_mismatch: /);
@@ -60,14 +64,18 @@ describe('RequestsWorker (real Redis, real BullMQ)', () => {
 
   it('an idempotencyKey reused with another body fails the same way', async () => {
     const key = `key-${Date.now()}`;
-    const first = await settled(await queue.add('run', { tenantId: 'T', idempotencyKey: key, request: request('one') }));
+    const first = await settled(
+      await queue.add('run', { tenantId: 'T', idempotencyKey: key, request: request('one') }),
+    );
     const { id } = first.returnvalue as { id: string };
     const before = await runRecord(id);
     const job = await settled(await queue.add('run', { tenantId: 'T', idempotencyKey: key, request: request('two') }));
     expect(await job.getState()).toBe('failed');
     expect(job.failedReason).toMatch(/^idempotency_mismatch: /);
     expect(await runRecord(id)).toEqual(before);
-    const again = await settled(await queue.add('run', { tenantId: 'T', idempotencyKey: key, request: request('one') }));
+    const again = await settled(
+      await queue.add('run', { tenantId: 'T', idempotencyKey: key, request: request('one') }),
+    );
     expect(again.returnvalue).toEqual({ id });
   });
 });

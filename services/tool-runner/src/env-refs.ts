@@ -5,7 +5,12 @@ const ENV_REF = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * `missing` (names only: the caller reports them and does not start what needs them); values substituted are added
  * to `secrets`, for the caller to keep out of what it shows.
  */
-export function substituteEnvRefs(value: string, environment: Record<string, string | undefined>, missing: Set<string>, secrets?: Set<string>): string {
+export function substituteEnvRefs(
+  value: string,
+  environment: Record<string, string | undefined>,
+  missing: Set<string>,
+  secrets?: Set<string>,
+): string {
   return value.replace(ENV_REF, (_, name: string) => {
     const found = environment[name];
     if (found === undefined) missing.add(name);

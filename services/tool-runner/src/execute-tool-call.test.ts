@@ -6,26 +6,54 @@ import { ToolRegistry } from './registry.js';
 const ctx = { runId: 'r', callId: 'c', tenantId: 't', idempotencyKey: 'r:c', logger: console };
 const opts = { maxResultBytes: 1000, maxResultTokens: 50 };
 const reg = new ToolRegistry();
-reg.add({ name: 'zed', sideEffect: 'read', parameters: z.object({ n: z.number().int() }), execute: (a) => ({ twice: (a.n as number) * 2 }) });
+reg.add({
+  name: 'zed',
+  sideEffect: 'read',
+  parameters: z.object({ n: z.number().int() }),
+  execute: (a) => ({ twice: (a.n as number) * 2 }),
+});
 reg.add({ name: 'huge', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'q'.repeat(5000) });
-reg.add({ name: 'deep', sideEffect: 'read', parameters: { type: 'object' }, execute: () => JSON.parse('['.repeat(300) + ']'.repeat(300)) });
-reg.add({ name: 'loud', sideEffect: 'read', parameters: { type: 'object' }, execute: () => { throw new Error('e'.repeat(100_000)); } });
+reg.add({
+  name: 'deep',
+  sideEffect: 'read',
+  parameters: { type: 'object' },
+  execute: () => JSON.parse('['.repeat(300) + ']'.repeat(300)),
+});
+reg.add({
+  name: 'loud',
+  sideEffect: 'read',
+  parameters: { type: 'object' },
+  execute: () => {
+    throw new Error('e'.repeat(100_000));
+  },
+});
 reg.add({ name: 'long', sideEffect: 'read', parameters: { type: 'object' }, execute: () => 'w'.repeat(900) });
 const seen: Array<{ reason: string; aborted: boolean }> = [];
 let started = 0;
 reg.add({
-  name: 'watches_signal', sideEffect: 'read', timeoutMs: 50, parameters: { type: 'object', properties: { wait: { type: 'boolean', default: true } } },
-  execute: (a, c) => new Promise((resolve) => {
-    started++;
-    if (!a.wait) return resolve({ wait: a.wait });
-    c.signal.addEventListener('abort', () => {
-      seen.push({ reason: (c.signal.reason as Error).name, aborted: c.signal.aborted });
-      resolve('stopped');
-    });
-  }),
+  name: 'watches_signal',
+  sideEffect: 'read',
+  timeoutMs: 50,
+  parameters: { type: 'object', properties: { wait: { type: 'boolean', default: true } } },
+  execute: (a, c) =>
+    new Promise((resolve) => {
+      started++;
+      if (!a.wait) return resolve({ wait: a.wait });
+      c.signal.addEventListener('abort', () => {
+        seen.push({ reason: (c.signal.reason as Error).name, aborted: c.signal.aborted });
+        resolve('stopped');
+      });
+    }),
 });
-reg.add({ name: 'ignores_abort', sideEffect: 'read', timeoutMs: 100, parameters: { type: 'object' }, execute: () => new Promise((r) => setTimeout(() => r('late'), 2000)) });
-const run = (name: string, args: string, signal = new AbortController().signal) => executeToolCall(reg.get(name), name, args, ctx, signal, opts);
+reg.add({
+  name: 'ignores_abort',
+  sideEffect: 'read',
+  timeoutMs: 100,
+  parameters: { type: 'object' },
+  execute: () => new Promise((r) => setTimeout(() => r('late'), 2000)),
+});
+const run = (name: string, args: string, signal = new AbortController().signal) =>
+  executeToolCall(reg.get(name), name, args, ctx, signal, opts);
 const codeOf = async (p: ReturnType<typeof run>) => (await p).error?.code;
 
 describe('executeToolCall: every failure is a structured result', () => {
@@ -66,7 +94,10 @@ describe('executeToolCall: every failure is a structured result', () => {
   ])('%s %s → %s', async (name, args, code) => {
     const r = await run(name, args);
     expect(r.error?.code).toBe(code);
-    expect(JSON.parse(r.content)).toEqual({ ok: false, error: { code, message: expect.any(String), retryable: expect.any(Boolean) } });
+    expect(JSON.parse(r.content)).toEqual({
+      ok: false,
+      error: { code, message: expect.any(String), retryable: expect.any(Boolean) },
+    });
   });
   it('times out a tool that ignores its signal', async () => {
     expect(await codeOf(run('ignores_abort', '{}'))).toBe('timeout');
@@ -78,7 +109,10 @@ describe('executeToolCall: every failure is a structured result', () => {
     const p = run('watches_signal', '{}', ac.signal);
     setTimeout(() => ac.abort(Object.assign(new Error('cancel'), { name: 'RunCancelled' })), 10);
     expect(await codeOf(p)).toBe('cancelled');
-    expect(seen).toEqual([{ reason: 'TimeoutError', aborted: true }, { reason: 'RunCancelled', aborted: true }]);
+    expect(seen).toEqual([
+      { reason: 'TimeoutError', aborted: true },
+      { reason: 'RunCancelled', aborted: true },
+    ]);
     // a caller signal aborted before the call starts: the tool is not started at all
     const gone = new AbortController();
     gone.abort(Object.assign(new Error('gone'), { name: 'RunCancelled' }));
@@ -90,7 +124,15 @@ describe('executeToolCall: every failure is a structured result', () => {
   });
   it("ends the tool's signal with its call: work left running past the result is told to stop", async () => {
     let left: AbortSignal | undefined;
-    reg.add({ name: 'leaves_work', sideEffect: 'read', parameters: { type: 'object' }, execute: (_a, c) => { left = c.signal; return 'done'; } });
+    reg.add({
+      name: 'leaves_work',
+      sideEffect: 'read',
+      parameters: { type: 'object' },
+      execute: (_a, c) => {
+        left = c.signal;
+        return 'done';
+      },
+    });
     expect((await run('leaves_work', '{}')).status).toBe('completed');
     expect(left?.aborted).toBe(true);
     expect((left?.reason as Error).name).toBe('AbortError');
@@ -119,9 +161,15 @@ describe('ToolRegistry.withModules', () => {
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'tools-'));
-    writeFileSync(join(dir, 'bad.mjs'), 'export default [{ name: "bad name", sideEffect: "read", parameters: {}, execute() {} }];');
+    writeFileSync(
+      join(dir, 'bad.mjs'),
+      'export default [{ name: "bad name", sideEffect: "read", parameters: {}, execute() {} }];',
+    );
     await expect(ToolRegistry.withModules([join(dir, 'bad.mjs')])).rejects.toThrow(/bad\.mjs, tool #0: name/);
-    writeFileSync(join(dir, 'good.mjs'), 'export default [{ name: "ok_tool", sideEffect: "external", pool: "sandbox", parameters: { type: "object" }, execute() { return 1; } }];');
+    writeFileSync(
+      join(dir, 'good.mjs'),
+      'export default [{ name: "ok_tool", sideEffect: "external", pool: "sandbox", parameters: { type: "object" }, execute() { return 1; } }];',
+    );
     const reg = await ToolRegistry.withModules([join(dir, 'good.mjs')]);
     expect(reg.get('ok_tool')!.entry).toMatchObject({ pool: 'sandbox', sideEffect: 'external', retry: 'safe' });
     expect(reg.pools().sort()).toEqual(['default', 'sandbox']);
@@ -132,13 +180,19 @@ describe('ToolRegistry.withModules', () => {
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'tools-'));
-    const mod = (isolation: string) => `export default [{ name: "sandboxed", sideEffect: "read", parameters: { type: "object" }, isolation: "${isolation}", execute() { return 1; } }];`;
+    const mod = (isolation: string) =>
+      `export default [{ name: "sandboxed", sideEffect: "read", parameters: { type: "object" }, isolation: "${isolation}", execute() { return 1; } }];`;
     writeFileSync(join(dir, 'odd.mjs'), mod('container'));
-    await expect(ToolRegistry.withModules([join(dir, 'odd.mjs')])).rejects.toThrow(/odd\.mjs, tool sandboxed \(#0\): isolation: /);
+    await expect(ToolRegistry.withModules([join(dir, 'odd.mjs')])).rejects.toThrow(
+      /odd\.mjs, tool sandboxed \(#0\): isolation: /,
+    );
     for (const isolation of ['process', 'none']) {
       writeFileSync(join(dir, `${isolation}.mjs`), mod(isolation));
       const reg = await ToolRegistry.withModules([join(dir, `${isolation}.mjs`)]);
-      expect((await executeToolCall(reg.get('sandboxed'), 'sandboxed', '{}', ctx, new AbortController().signal, opts)).result).toBe(1);
+      expect(
+        (await executeToolCall(reg.get('sandboxed'), 'sandboxed', '{}', ctx, new AbortController().signal, opts))
+          .result,
+      ).toBe(1);
       reg.close();
     }
   });

@@ -29,7 +29,11 @@ export interface GuardedResponse {
  * credentials in the URL, every hop resolved and checked, and connected to at exactly the checked address; the body
  * read up to `maxBytes`. A refusal is `blocked_url`; a request that fails on the way is a retryable `tool_error`.
  */
-export async function guardedRequest(rawUrl: string, signal: AbortSignal, opts: GuardedRequestOptions = {}): Promise<GuardedResponse> {
+export async function guardedRequest(
+  rawUrl: string,
+  signal: AbortSignal,
+  opts: GuardedRequestOptions = {},
+): Promise<GuardedResponse> {
   const maxBytes = opts.maxBytes ?? 1_000_000;
   let url: URL;
   try {
@@ -38,17 +42,24 @@ export async function guardedRequest(rawUrl: string, signal: AbortSignal, opts: 
     throw new ToolFailure('invalid_arguments', `not a valid URL: ${rawUrl.slice(0, 200)}`);
   }
   for (let hop = 0; hop <= (opts.maxRedirects ?? 5); hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ToolFailure('blocked_url', `refused: only http and https URLs are allowed (${url.protocol})`);
-    if (url.username || url.password) throw new ToolFailure('blocked_url', 'refused: URLs with credentials are not allowed');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ToolFailure('blocked_url', `refused: only http and https URLs are allowed (${url.protocol})`);
+    if (url.username || url.password)
+      throw new ToolFailure('blocked_url', 'refused: URLs with credentials are not allowed');
     const at = url;
-    const guard = await resolveGuarded(at.hostname, { allowAddress: opts.allowAddress && ((address) => opts.allowAddress!(address, at)) });
+    const guard = await resolveGuarded(at.hostname, {
+      allowAddress: opts.allowAddress && ((address) => opts.allowAddress!(address, at)),
+    });
     if (!guard.ok) throw new ToolFailure(guard.reason === 'blocked' ? 'blocked_url' : 'tool_error', guard.message);
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const lib = at.protocol === 'https:' ? https : http;
       const req = lib.request(at, {
         method: opts.method ?? 'GET',
         signal,
-        headers: { ...opts.headers?.(at), ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}) },
+        headers: {
+          ...opts.headers?.(at),
+          ...(opts.body !== undefined ? { 'content-length': String(Buffer.byteLength(opts.body)) } : {}),
+        },
         lookup: pinnedLookup(guard.target),
       });
       req.on('response', resolve);
@@ -64,7 +75,11 @@ export async function guardedRequest(rawUrl: string, signal: AbortSignal, opts: 
       url = new URL(location, at);
       continue;
     }
-    return { status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), ...(await readCapped(res, maxBytes)) };
+    return {
+      status: res.statusCode ?? 0,
+      contentType: String(res.headers['content-type'] ?? ''),
+      ...(await readCapped(res, maxBytes)),
+    };
   }
   throw new ToolFailure('tool_error', 'too many redirects');
 }

@@ -6,7 +6,12 @@ import type { z } from 'zod';
  * file holding it. Throws one message naming every problem and the entry it is in, so that the process stops at start
  * instead of serving a catalog short of tools. Entries are named by `name`, which must be unique.
  */
-export function parseJsonSetting<T extends { name: string }>(variable: string, value: string | undefined, schema: z.ZodType<T[]>, what: string): T[] {
+export function parseJsonSetting<T extends { name: string }>(
+  variable: string,
+  value: string | undefined,
+  schema: z.ZodType<T[]>,
+  what: string,
+): T[] {
   const text = value?.trim() ?? '';
   if (!text) return [];
   let raw: unknown;
@@ -19,7 +24,9 @@ export function parseJsonSetting<T extends { name: string }>(variable: string, v
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success)
-    throw new Error(`${source}: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join('.')}]` : '(root)'} ${i.message}`).join('; ')}`);
+    throw new Error(
+      `${source}: ${parsed.error.issues.map((i) => `${i.path.length ? `[${i.path.join('.')}]` : '(root)'} ${i.message}`).join('; ')}`,
+    );
   const seen = new Set<string>();
   for (const s of parsed.data) {
     if (seen.has(s.name)) throw new Error(`${source}: the name '${s.name}' is used twice`);

@@ -22,7 +22,8 @@ export interface RegisteredTool {
  * A read safe to retry: its start need not be recorded (its result step makes the start's checks), and a batch of
  * them may run before its checkpoint is confirmed (SPEC §6).
  */
-export const isSafeRead = (t: RegisteredTool | undefined): boolean => t?.entry.sideEffect === 'read' && t.entry.retry === 'safe';
+export const isSafeRead = (t: RegisteredTool | undefined): boolean =>
+  t?.entry.sideEffect === 'read' && t.entry.retry === 'safe';
 
 /** How a load error names a definition: its name when it has a printable one, else its place in the array. */
 const toolLabel = (d: unknown, i: number): string => {
@@ -49,17 +50,34 @@ export class ToolRegistry {
    * home per tool. A tool with `isolation: "process"` runs each call in a child process (`limits`: its heap,
    * AGENTLOOP_ISOLATION_MEMORY_MB); its definition is read here, like any tool's.
    */
-  static async withModules(modulePaths: string[], localBuiltins: readonly string[] = [], limits: IsolationLimits = isolationLimits(process.env)): Promise<ToolRegistry> {
+  static async withModules(
+    modulePaths: string[],
+    localBuiltins: readonly string[] = [],
+    limits: IsolationLimits = isolationLimits(process.env),
+  ): Promise<ToolRegistry> {
     for (const name of localBuiltins)
-      if (!BUILTIN_TOOLS.some((t) => t.name === name)) throw new Error(`AGENTLOOP_LOCAL_TOOLS: '${name.slice(0, 64)}' is not a built-in tool (${BUILTIN_TOOLS.map((t) => t.name).join(', ')}); a module's tool is local with pool: "local"`);
-    const reg = new ToolRegistry(BUILTIN_TOOLS.map((t) => (localBuiltins.includes(t.name) ? { ...t, pool: LOCAL_POOL, timeoutMs: Math.min(t.timeoutMs ?? LOCAL_TIMEOUT_MS, LOCAL_TIMEOUT_MS) } : t)));
+      if (!BUILTIN_TOOLS.some((t) => t.name === name))
+        throw new Error(
+          `AGENTLOOP_LOCAL_TOOLS: '${name.slice(0, 64)}' is not a built-in tool (${BUILTIN_TOOLS.map((t) => t.name).join(', ')}); a module's tool is local with pool: "local"`,
+        );
+    const reg = new ToolRegistry(
+      BUILTIN_TOOLS.map((t) =>
+        localBuiltins.includes(t.name)
+          ? { ...t, pool: LOCAL_POOL, timeoutMs: Math.min(t.timeoutMs ?? LOCAL_TIMEOUT_MS, LOCAL_TIMEOUT_MS) }
+          : t,
+      ),
+    );
     for (const p of modulePaths) {
       let isolated: IsolatedModule | undefined;
       const mod = (await import(pathToFileURL(path.resolve(p)).href)) as { default?: unknown };
-      if (!Array.isArray(mod.default)) throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
+      if (!Array.isArray(mod.default))
+        throw new Error(`tool module ${p}: the default export must be an array of tool definitions`);
       for (const [i, d] of mod.default.entries()) {
         const parsed = ToolDefinitionSchema.safeParse(d);
-        if (!parsed.success) throw new Error(`tool module ${p}, ${toolLabel(d, i)}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+        if (!parsed.success)
+          throw new Error(
+            `tool module ${p}, ${toolLabel(d, i)}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`,
+          );
         if (parsed.data.isolation !== 'process') {
           reg.add(d as ToolDefinition);
           continue;
@@ -89,11 +107,16 @@ export class ToolRegistry {
   }
 
   add(def: ToolDefinition): void {
-    if (this.tools.has(def.name)) throw new Error(`tool ${def.name} is defined twice (a tool has one home: one definition, one pool)`);
+    if (this.tools.has(def.name))
+      throw new Error(`tool ${def.name} is defined twice (a tool has one home: one definition, one pool)`);
     if (def.pool === LOCAL_POOL && (def.timeoutMs ?? LOCAL_TIMEOUT_MS) > LOCAL_TIMEOUT_MS)
-      throw new Error(`tool ${def.name}: a local tool's timeoutMs is at most ${LOCAL_TIMEOUT_MS} (it runs inside an iteration); run it on a pool instead`);
+      throw new Error(
+        `tool ${def.name}: a local tool's timeoutMs is at most ${LOCAL_TIMEOUT_MS} (it runs inside an iteration); run it on a pool instead`,
+      );
     const zodSchema = isZod(def.parameters) ? def.parameters : null;
-    const jsonSchema = zodSchema ? (z.toJSONSchema(zodSchema as unknown as z.ZodType) as Record<string, unknown>) : (def.parameters as Record<string, unknown>);
+    const jsonSchema = zodSchema
+      ? (z.toJSONSchema(zodSchema as unknown as z.ZodType) as Record<string, unknown>)
+      : (def.parameters as Record<string, unknown>);
     let validator: ValidateFunction | null = null;
     if (!zodSchema) {
       try {
@@ -118,11 +141,17 @@ export class ToolRegistry {
         if (zodSchema) {
           const r = zodSchema.safeParse(args);
           if (r.success) return { ok: true, value: r.data as Record<string, unknown> };
-          return { ok: false, problems: (r.error?.issues ?? []).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`) };
+          return {
+            ok: false,
+            problems: (r.error?.issues ?? []).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+          };
         }
         // ajv fills in schema defaults in place: `args` is the caller's own (executeToolCall parses it for this call)
         if (validator!(args)) return { ok: true, value: args as Record<string, unknown> };
-        return { ok: false, problems: (validator!.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`) };
+        return {
+          ok: false,
+          problems: (validator!.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`),
+        };
       },
     });
   }

@@ -28,7 +28,9 @@ describe('ReplicaAck (a real primary and replica)', () => {
     pair.replica.signal('SIGSTOP'); // still connected as far as the primary knows, but acknowledging nothing
     try {
       await redis.set('start', '2');
-      await expect(ack.afterStart('run', 'call2')).rejects.toThrow(/reached 0 of 1 replicas within 300 ms: not executed, retried/);
+      await expect(ack.afterStart('run', 'call2')).rejects.toThrow(
+        /reached 0 of 1 replicas within 300 ms: not executed, retried/,
+      );
     } finally {
       pair.replica.signal('SIGCONT');
     }

@@ -26,21 +26,29 @@ export class ReplicaAck {
   async afterStart(runId: string, callId: string): Promise<void> {
     const need = Math.min(this.o.replicas, await this.connectedReplicas());
     if (need === 0) {
-      if (!this.alone) this.logger.warn('the Redis primary has no replica connected: retry:"never" starts are not acknowledged by one until a replica is back');
+      if (!this.alone)
+        this.logger.warn(
+          'the Redis primary has no replica connected: retry:"never" starts are not acknowledged by one until a replica is back',
+        );
       this.alone = true;
       return;
     }
     this.alone = false;
     // WAIT counts the writes of this connection before it: the start just made on it included
     const acked = Number(await this.redis.call('WAIT', need, this.o.timeoutMs));
-    if (acked < need) throw new Error(`the start of call ${callId} of run ${runId} reached ${acked} of ${need} replicas within ${this.o.timeoutMs} ms: not executed, retried`);
+    if (acked < need)
+      throw new Error(
+        `the start of call ${callId} of run ${runId} reached ${acked} of ${need} replicas within ${this.o.timeoutMs} ms: not executed, retried`,
+      );
   }
 
   private connectedReplicas(): Promise<number> {
     const now = Date.now();
     if (this.read && now - this.read.at < REPLICAS_MAX_AGE_MS) return this.read.replicas;
     // online ones: a replica still in its first sync gets the write with it, and no failover promotes it before
-    const replicas = this.redis.info('replication').then((info) => (info.match(/^slave\d+:.*state=online/gm) ?? []).length);
+    const replicas = this.redis
+      .info('replication')
+      .then((info) => (info.match(/^slave\d+:.*state=online/gm) ?? []).length);
     this.read = { at: now, replicas };
     replicas.catch(() => this.read?.replicas === replicas && (this.read = null)); // a failed read is not remembered
     return replicas;

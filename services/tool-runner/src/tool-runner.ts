@@ -1,8 +1,34 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
-import { LOCAL_POOL, QUEUES, ToolJobSchema, argumentsForDisplay, isTerminalStatus, toolCallData, toolErrorOutcome, type ToolJob, type ToolOutcome } from '@agentloop/protocol';
-import { HandedBackError, ToolCatalog, endToolSpan, inSpan, startToolSpan, withTraceparent, workerOptions, workerTakingJobs, type LocalResult, type Logger, type Metrics, type RecordAnswer, type RunScheduler, type RunStore, recordableWithStart } from '@agentloop/runtime';
+import {
+  LOCAL_POOL,
+  QUEUES,
+  ToolJobSchema,
+  argumentsForDisplay,
+  isTerminalStatus,
+  toolCallData,
+  toolErrorOutcome,
+  type ToolJob,
+  type ToolOutcome,
+} from '@agentloop/protocol';
+import {
+  HandedBackError,
+  ToolCatalog,
+  endToolSpan,
+  inSpan,
+  startToolSpan,
+  withTraceparent,
+  workerOptions,
+  workerTakingJobs,
+  type LocalResult,
+  type Logger,
+  type Metrics,
+  type RecordAnswer,
+  type RunScheduler,
+  type RunStore,
+  recordableWithStart,
+} from '@agentloop/runtime';
 import { executeToolCall } from './execute-tool-call.js';
 import { isSafeRead, type ToolRegistry } from './registry.js';
 import { ReplicaAck } from './replica-ack.js';
@@ -79,7 +105,11 @@ export class ToolRunner {
       worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.tools(pool) }));
       worker.on('failed', (job, err) => {
         if (job && (job.attemptsMade >= (job.opts.attempts ?? 1) || err.name === 'UnrecoverableError'))
-          this.onJobFailed(job, err).catch((e: unknown) => this.o.logger.error({ err: e, jobId: job.id }, 'could not answer the call of a failed tool job'));
+          this.calls
+            .answerFailedJob(job.data, err)
+            .catch((e: unknown) =>
+              this.o.logger.error({ err: e, jobId: job.id }, 'could not answer the call of a failed tool job'),
+            );
       });
       this.workers.push(worker);
     }
@@ -110,23 +140,6 @@ export class ToolRunner {
 
   private handingBack = false;
 
-  /**
-   * A tool job that failed for good (not a tool error: those are results) is answered tool_error at once, and when it
-   * was its batch's last the next iteration is published; a job in a flow has its parent, which answers it too.
-   */
-  private async onJobFailed(job: Job, err: Error): Promise<void> {
-    const parsed = ToolJobSchema.safeParse(job.data);
-    if (!parsed.success) return;
-    const { runId, callId } = parsed.data;
-    this.o.logger.error({ err, runId, callId }, 'tool job failed for good');
-    try {
-      await this.o.store.calls.closeToolCall(runId, callId, 'job_failed');
-      await this.calls.continueBatch(parsed.data, null);
-    } catch (e) {
-      this.o.logger.error({ err: e, runId, callId }, 'could not answer a failed tool job');
-    }
-  }
-
   private async runCancelled(runId: string): Promise<boolean> {
     const st = await this.o.store.load(runId);
     return !st || !!st.cancel || isTerminalStatus(st.status);
@@ -137,7 +150,9 @@ export class ToolRunner {
     if (!parsed.success) throw new UnrecoverableError(`malformed tool job: ${parsed.error.message}`); // retrying cannot fix it
     const owner = `${job.id ?? ''}@${token ?? ''}`;
     // the call's span and log lines join the run's trace (SPEC §8)
-    const answered = await withTraceparent(parsed.data.trace, () => this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1));
+    const answered = await withTraceparent(parsed.data.trace, () =>
+      this.runCall(parsed.data, pool, owner, async () => !!token && (await job.extendLock(token, this.o.lockMs)) === 1),
+    );
     await this.calls.continueBatch(parsed.data, answered);
     return { callId: parsed.data.callId };
   }
@@ -153,11 +168,19 @@ export class ToolRunner {
    * checkpoint, so none can have a result yet (no read of their status first). `defer`: the reads are not recorded
    * but returned, for the caller to record with the next iteration's start (one step for both); [] when recorded here.
    */
-  async runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh = false, defer = false): Promise<LocalResult[]> {
-    const settled = await Promise.allSettled(calls.map(async (data) => {
-      const r = await this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh);
-      return r && !r.unstarted ? this.calls.record(r) : r; // its start recorded: its result too, at once
-    }));
+  async runLocal(
+    calls: ToolJob[],
+    owner: string,
+    mayTakeOver: (from: string) => Promise<boolean>,
+    fresh = false,
+    defer = false,
+  ): Promise<LocalResult[]> {
+    const settled = await Promise.allSettled(
+      calls.map(async (data) => {
+        const r = await this.execute(data, LOCAL_POOL, owner, mayTakeOver, fresh);
+        return r && !r.unstarted ? this.calls.record(r) : r; // its start recorded: its result too, at once
+      }),
+    );
     // a call handed back (drain) or whose start could not be recorded does not cost its batch the results that are in
     const done = settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
     const failed = settled.find((r) => r.status === 'rejected');
@@ -184,13 +207,24 @@ export class ToolRunner {
   }
 
   /** One call, by `owner`: its start recorded (unless a read), the tool run, its result recorded once; its batch answered? */
-  private async runCall(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>): Promise<boolean | null> {
+  private async runCall(
+    data: ToolJob,
+    pool: string,
+    owner: string,
+    mayTakeOver: (from: string) => Promise<boolean>,
+  ): Promise<boolean | null> {
     const r = await this.execute(data, pool, owner, mayTakeOver, false);
     return r ? this.calls.recordInBatch(r, data) : null;
   }
 
   /** A call's start (unless a read) and execution: its result to record, or null when this delivery does not run it. */
-  private async execute(data: ToolJob, pool: string, owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh: boolean): Promise<Executed | null> {
+  private async execute(
+    data: ToolJob,
+    pool: string,
+    owner: string,
+    mayTakeOver: (from: string) => Promise<boolean>,
+    fresh: boolean,
+  ): Promise<Executed | null> {
     const { runId, callId, name } = data;
     const tool = this.o.registry.get(name);
     const display = argumentsForDisplay(data.arguments);
@@ -198,7 +232,12 @@ export class ToolRunner {
     // start's checks; a tool with effects records its start first, so that a crash mid-call is known after it. A
     // call that finished is never executed again (SPEC §6), read or not: one read of its status says so.
     const oneStep = !tool || isSafeRead(tool);
-    if (oneStep ? !fresh && (await this.o.store.calls.answered(runId, callId)) : !(await this.calls.mayExecute(data, tool.entry.retry, owner, mayTakeOver))) return null;
+    if (
+      oneStep
+        ? !fresh && (await this.o.store.calls.answered(runId, callId))
+        : !(await this.calls.mayExecute(data, tool.entry.retry, owner, mayTakeOver))
+    )
+      return null;
     const ac = new AbortController();
     let set = this.inFlight.get(runId);
     if (!set) this.inFlight.set(runId, (set = new Set()));
@@ -209,11 +248,22 @@ export class ToolRunner {
     try {
       const logger = lazyChild(this.o.logger, { runId, callId, tool: name });
       const unavailable = tool ? undefined : this.o.registry.unavailable(name);
-      outcome = unavailable ? toolErrorOutcome('tool_error', unavailable, { retryable: true }) : await inSpan(span, () => executeToolCall(tool, name, data.arguments, { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger }, ac.signal, {
-        maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
-        maxResultTokens: data.maxResultTokens,
-        countTokens: this.counter.count,
-      }));
+      outcome = unavailable
+        ? toolErrorOutcome('tool_error', unavailable, { retryable: true })
+        : await inSpan(span, () =>
+            executeToolCall(
+              tool,
+              name,
+              data.arguments,
+              { runId, callId, tenantId: data.tenantId, idempotencyKey: `${runId}:${callId}`, logger },
+              ac.signal,
+              {
+                maxResultBytes: this.o.maxResultBytes ?? 5_000_000,
+                maxResultTokens: data.maxResultTokens,
+                countTokens: this.counter.count,
+              },
+            ),
+          );
     } catch (e) {
       outcome = toolErrorOutcome('tool_error', e instanceof Error ? e.message : String(e));
     } finally {
@@ -225,6 +275,15 @@ export class ToolRunner {
     this.o.metrics.toolDuration.observe({ tool: tool ? name : 'unknown', pool }, (performance.now() - t0) / 1000);
     const shown = { callId, name, arguments: display };
     const eventData = toolCallData(shown, outcome.status, outcome);
-    return { runId, callId, name, outcome, eventData, unstarted: oneStep ? toolCallData(shown, 'running') : undefined, owner: oneStep ? '' : owner, by: owner };
+    return {
+      runId,
+      callId,
+      name,
+      outcome,
+      eventData,
+      unstarted: oneStep ? toolCallData(shown, 'running') : undefined,
+      owner: oneStep ? '' : owner,
+      by: owner,
+    };
   }
 }

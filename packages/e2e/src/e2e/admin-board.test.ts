@@ -28,7 +28,9 @@ describe('Bull Board at /admin/queues, behind the admin key', () => {
     const api = await get('/admin/queues/api/queues', { authorization: `Basic ${basic}` });
     expect(api.status).toBe(200);
     const body = (await api.json()) as { queues: Array<{ name: string; readOnlyMode: boolean }> };
-    expect(body.queues.map((q) => q.name)).toEqual(expect.arrayContaining(['orchestrator', 'requests', 'decisions', 'compressor', 'tools-default']));
+    expect(body.queues.map((q) => q.name)).toEqual(
+      expect.arrayContaining(['orchestrator', 'requests', 'decisions', 'compressor', 'tools-default']),
+    );
     expect(body.queues.every((q) => q.readOnlyMode)).toBe(true);
   });
 });

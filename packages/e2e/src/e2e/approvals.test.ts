@@ -8,21 +8,45 @@ import { byScenario, finishedRun } from '../test-support/helpers.js';
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   mixed: (req) =>
     stepOf(req) === 0
-      ? { toolCalls: [{ name: 'lookup', args: { key: 'auto' } }, { name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }, { name: 'pick_file', args: { hint: 'report' } }] }
+      ? {
+          toolCalls: [
+            { name: 'lookup', args: { key: 'auto' } },
+            { name: 'send_email', args: { to: 'model@example.com', body: 'hi' } },
+            { name: 'pick_file', args: { hint: 'report' } },
+          ],
+        }
       : { text: `results: ${stepResults(req, 0).join(' | ')}` },
-  email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+  email: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }
+      : { text: `after: ${stepResults(req, 0)[0]}` },
   // call ids a provider may send that name Object.prototype members: an edit of one call must not touch the others
   protoIds: (req) =>
     stepOf(req) === 0
-      ? { toolCalls: ['call_a', 'constructor', '__proto__', 'toString'].map((id, i) => ({ id, name: 'send_email', args: { to: `n${i}@example.com` } })) }
+      ? {
+          toolCalls: ['call_a', 'constructor', '__proto__', 'toString'].map((id, i) => ({
+            id,
+            name: 'send_email',
+            args: { to: `n${i}@example.com` },
+          })),
+        }
       : { text: `results: ${stepResults(req, 0).length}` },
-  wipe: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+  wipe: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] }
+      : { text: `after: ${stepResults(req, 0)[0]}` },
 };
 const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
   input: `[${scenario}] please`,
   model: { provider: 'openai', name: 'gpt-4o-mini' },
   tools: ['lookup', 'send_email', 'wipe_disk'],
-  clientTools: [{ name: 'pick_file', description: 'Let the user pick a file', parameters: { type: 'object', properties: { hint: { type: 'string' } } } }],
+  clientTools: [
+    {
+      name: 'pick_file',
+      description: 'Let the user pick a file',
+      parameters: { type: 'object', properties: { hint: { type: 'string' } } },
+    },
+  ],
   ...extra,
 });
 
@@ -73,27 +97,47 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     // the auto call runs while the run is parked
     await s.a.waitFor(id, () => true);
     const evs = async () => (await s.a.events(id, { timeoutMs: 400 })).events;
-    for (let i = 0; i < 100 && !(await evs()).some((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (
+      let i = 0;
+      i < 100 &&
+      !(await evs()).some((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed');
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     const listed = await s.a.request('GET', '/v1/runs?status=paused');
     expect(listed.json.data.map((r: { id: string }) => r.id)).toContain(id);
     // an invalid edit is a 400 and changes nothing
     const bad = await decide(id, [{ callId: email!.callId, action: 'approve', arguments: { to: 'not-an-address' } }]);
     expect(bad.status).toBe(400);
     expect(bad.json.error.details).toBeDefined();
-    const first = await decide(id, [{ callId: email!.callId, action: 'approve', arguments: { to: 'ops@example.com', body: 'edited' } }]);
+    const first = await decide(id, [
+      { callId: email!.callId, action: 'approve', arguments: { to: 'ops@example.com', body: 'edited' } },
+    ]);
     expect(first.status).toBe(202);
     expect(first.json).toEqual({ status: 'waiting', remaining: [pick!.callId] });
     expect((await decide(id, [{ callId: email!.callId, action: 'approve' }])).status).toBe(409); // already decided
     expect((await decide(id, [{ callId: pick!.callId, action: 'approve' }])).status).toBe(400); // client tools take a result
-    const second = await decide(id, [{ callId: pick!.callId, action: 'submit_result', result: { path: '/tmp/report.pdf' } }]);
+    const second = await decide(id, [
+      { callId: pick!.callId, action: 'submit_result', result: { path: '/tmp/report.pdf' } },
+    ]);
     expect(second.json).toEqual({ status: 'resumed', remaining: [] });
     const { snap, messages, events } = await finished(id);
     expect(snap.status).toBe('completed');
     const seqOf = (pred: (e: (typeof events)[number]) => boolean) => events.find(pred)!.seq;
-    expect(seqOf((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed')).toBeLessThan(seqOf((e) => e.type === 'tool.call' && e.data.status === 'approved'));
+    expect(
+      seqOf((e) => e.type === 'tool.call' && e.data.name === 'lookup' && e.data.status === 'completed'),
+    ).toBeLessThan(seqOf((e) => e.type === 'tool.call' && e.data.status === 'approved'));
     const approved = events.find((e) => e.type === 'tool.call' && e.data.status === 'approved')!;
-    expect(approved.data).toMatchObject({ arguments: { to: 'ops@example.com', body: 'edited' }, originalArguments: { to: 'model@example.com', body: 'hi' } });
-    expect(s.effects().filter((e) => e.tool === 'send_email' && String(e.key).startsWith(`${id}:`)).map((e) => e.to)).toEqual(['ops@example.com']);
+    expect(approved.data).toMatchObject({
+      arguments: { to: 'ops@example.com', body: 'edited' },
+      originalArguments: { to: 'model@example.com', body: 'hi' },
+    });
+    expect(
+      s
+        .effects()
+        .filter((e) => e.tool === 'send_email' && String(e.key).startsWith(`${id}:`))
+        .map((e) => e.to),
+    ).toEqual(['ops@example.com']);
     const assistant = messages.find((m) => m.toolCalls?.length === 3)!;
     expect(JSON.parse(assistant.toolCalls![1]!.arguments)).toEqual({ to: 'ops@example.com', body: 'edited' });
     const results = messages.filter((m) => m.role === 'tool');
@@ -125,7 +169,9 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'not today' }]);
     const { snap } = await finished(id);
-    expect(JSON.parse(snap.output!.replace('after: ', '')).error.message).toBe('Tool execution denied by user. Reason: not today');
+    expect(JSON.parse(snap.output!.replace('after: ', '')).error.message).toBe(
+      'Tool execution denied by user. Reason: not today',
+    );
   });
 
   it('still pauses a critical tool listed in autoApprove', async () => {
@@ -142,7 +188,9 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     expect(snap.status).toBe('completed');
     expect(snap.output).toContain('denied');
     const paused = events.find((e) => e.type === 'run.paused');
-    expect(paused?.data.pending).toEqual([expect.objectContaining({ name: 'send_email', pauseType: 'awaiting_approval' })]);
+    expect(paused?.data.pending).toEqual([
+      expect.objectContaining({ name: 'send_email', pauseType: 'awaiting_approval' }),
+    ]);
     const callId = (paused!.data.pending as Array<{ callId: string }>)[0]!.callId;
     expect(events.find((e) => e.type === 'run.resumed')!.data.decisions).toEqual([{ callId, action: 'deny' }]);
     expect(Date.parse(String(paused!.data.expiresAt))).toBeGreaterThan(Date.parse(paused!.at));
@@ -156,7 +204,9 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     expect(snap).toMatchObject({ status: 'failed', error: { code: 'approval_expired' } });
     const awaiting = events.filter((e) => e.type === 'tool.call' && e.data.status === 'awaiting_approval');
     expect(awaiting.map((e) => e.data.name)).toEqual(['send_email']);
-    expect(events.find((e) => e.type === 'run.paused')?.data.pending).toEqual([expect.objectContaining({ callId: awaiting[0]!.data.callId })]);
+    expect(events.find((e) => e.type === 'run.paused')?.data.pending).toEqual([
+      expect.objectContaining({ callId: awaiting[0]!.data.callId }),
+    ]);
     expect((await decide(id, [{ callId: String(awaiting[0]!.data.callId), action: 'approve' }])).status).toBe(409);
   });
 
@@ -174,7 +224,11 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     const { Queue } = await import('bullmq');
     const q = new Queue('decisions', { connection: s.redis, prefix: s.prefix });
-    await q.add('decide', { tenantId: 'tenant-a', runId: id, decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    await q.add('decide', {
+      tenantId: 'tenant-a',
+      runId: id,
+      decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }],
+    });
     const { snap } = await finished(id);
     expect(snap.status).toBe('completed');
     expect(snap.output).toContain('sent');
@@ -188,8 +242,18 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     // carried out, it would make a final call without tools (stopReason max_iterations)
     const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
     // delayed until the decision is in (its own resume job, the same id, is then a no-op): the stale job runs after it
-    const stale = await queue.add('advance', { runId: id, iteration: paused.iteration + 1, plan: { callMode: 'max_iterations', pendingFinal: 'loop_detected', iterUsage: {} } }, { jobId: advanceJobId(id, paused.iteration + 1, 'resume'), delay: 600_000 });
-    expect((await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'stale plan test' }])).status).toBe(202);
+    const stale = await queue.add(
+      'advance',
+      {
+        runId: id,
+        iteration: paused.iteration + 1,
+        plan: { callMode: 'max_iterations', pendingFinal: 'loop_detected', iterUsage: {} },
+      },
+      { jobId: advanceJobId(id, paused.iteration + 1, 'resume'), delay: 600_000 },
+    );
+    expect(
+      (await decide(id, [{ callId: paused.pending[0]!.callId, action: 'deny', reason: 'stale plan test' }])).status,
+    ).toBe(202);
     await stale.promote();
     const { snap, events } = await finished(id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 2, stopReason: 'final_answer' });

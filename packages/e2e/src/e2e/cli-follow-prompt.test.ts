@@ -11,7 +11,10 @@ describe.runIf(existsSync(SCRIPT))('agentloop run --follow asks for a decision i
   let s: InProcessStack;
   beforeAll(async () => {
     s = await InProcessStack.start({
-      script: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `done: ${stepResults(req, 0)[0]}` }),
+      script: (req) =>
+        stepOf(req) === 0
+          ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }
+          : { text: `done: ${stepResults(req, 0)[0]}` },
     });
   });
   afterAll(async () => {
@@ -20,7 +23,9 @@ describe.runIf(existsSync(SCRIPT))('agentloop run --follow asks for a decision i
 
   it('edits the arguments, approves, and renders the run to its end', async () => {
     const cmd = `${process.execPath} ${CLI_MAIN} run "mail someone" --tools send_email --follow`;
-    const child = spawn(SCRIPT, ['-qefc', cmd, '/dev/null'], { env: { ...process.env, AGENTLOOP_URL: s.proc.apiUrl!, AGENTLOOP_API_KEY: 'key-a', TERM: 'dumb' } });
+    const child = spawn(SCRIPT, ['-qefc', cmd, '/dev/null'], {
+      env: { ...process.env, AGENTLOOP_URL: s.proc.apiUrl!, AGENTLOOP_API_KEY: 'key-a', TERM: 'dumb' },
+    });
     let out = '';
     const answered = new Set<string>();
     const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -41,6 +46,11 @@ describe.runIf(existsSync(SCRIPT))('agentloop run --follow asks for a decision i
     expect(out).toContain('paused: send_email');
     expect(out).toContain('send_email [approved]');
     expect(out).toMatch(/completed \(final_answer\)/);
-    expect(s.effects().filter((e) => e.tool === 'send_email').map((e) => e.to)).toEqual(['edited@example.com']);
+    expect(
+      s
+        .effects()
+        .filter((e) => e.tool === 'send_email')
+        .map((e) => e.to),
+    ).toEqual(['edited@example.com']);
   });
 });

@@ -23,18 +23,28 @@ function followCli(s: ProcessStack, prompt: string, extra: string[] = []) {
   return { out, exited, runId };
 }
 
-const effectRun = (ms: number, text: string) => (req: Parameters<typeof stepOf>[0]): ReplySpec =>
-  stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms, label: req.messages.find((m) => m.role === 'user')!.content! } }] } : { text };
+const effectRun =
+  (ms: number, text: string) =>
+  (req: Parameters<typeof stepOf>[0]): ReplySpec =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'effect', args: { ms, label: req.messages.find((m) => m.role === 'user')!.content! } }] }
+      : { text };
 
 describe('agentloop run --follow: reconnects, never prints an event twice, and exits with how the run ended', () => {
   let s: ProcessStack;
   beforeAll(async () => {
-    const script = byScenario({
-      slow: effectRun(4000, 'done after the restart'),
-      long: effectRun(30_000, 'never'),
-      broken: () => ({ error: { status: 400, message: 'bad request from the provider' } }),
-    }, 'slow');
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env: { AGENTLOOP_DRAIN_MS: '1000' } });
+    const script = byScenario(
+      {
+        slow: effectRun(4000, 'done after the restart'),
+        long: effectRun(30_000, 'never'),
+        broken: () => ({ error: { status: 400, message: 'bad request from the provider' } }),
+      },
+      'slow',
+    );
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
+      script,
+      env: { AGENTLOOP_DRAIN_MS: '1000' },
+    });
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
@@ -44,7 +54,9 @@ describe('agentloop run --follow: reconnects, never prints an event twice, and e
     const failed = followCli(s, '[broken] fail please');
     const cancelled = followCli(s, '[long] cancel me');
     const id = await cancelled.runId();
-    await until('the effect to start', () => s.effects().some((e) => e.label === '[long] cancel me' && e.phase === 'start'));
+    await until('the effect to start', () =>
+      s.effects().some((e) => e.label === '[long] cancel me' && e.phase === 'start'),
+    );
     expect((await s.a.cancel(id)).status).toBe(202);
     expect(await failed.exited).toBe(3);
     expect(failed.out.stdout).toContain('✖ failed');
@@ -55,7 +67,9 @@ describe('agentloop run --follow: reconnects, never prints an event twice, and e
   it('the api killed (kill -9) and restarted mid-run: the CLI reconnects, prints each event once, and exits 0', async () => {
     const cli = followCli(s, '[slow] survive a restart');
     const id = await cli.runId();
-    await until('the effect to start', () => s.effects().some((e) => e.label === '[slow] survive a restart' && e.phase === 'start'));
+    await until('the effect to start', () =>
+      s.effects().some((e) => e.label === '[slow] survive a restart' && e.phase === 'start'),
+    );
     await s.kill('api', 'SIGKILL');
     await new Promise((r) => setTimeout(r, 500)); // reconnects meet a closed port meanwhile
     await s.spawn('api#2');
@@ -76,7 +90,9 @@ describe('agentloop run --follow: reconnects, never prints an event twice, and e
   it('the api gone for good: exit 5 once --reconnect-ms is spent, saying the run could not be followed', async () => {
     const cli = followCli(s, '[long] follow me', ['--reconnect-ms', '1500']);
     await cli.runId();
-    await until('the effect to start', () => s.effects().some((e) => e.label === '[long] follow me' && e.phase === 'start'));
+    await until('the effect to start', () =>
+      s.effects().some((e) => e.label === '[long] follow me' && e.phase === 'start'),
+    );
     const api = [...s.procs.keys()].find((n) => n.startsWith('api'))!;
     await s.kill(api, 'SIGKILL');
     const t0 = Date.now();

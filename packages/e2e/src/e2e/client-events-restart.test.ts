@@ -9,8 +9,14 @@ import { until } from '../test-support/helpers.js';
 describe('client.runs.events: an api killed and restarted mid-run', () => {
   let s: ProcessStack;
   beforeAll(async () => {
-    const script = (req: Parameters<typeof stepOf>[0]) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 3000, label: 'restart' } }] } : { text: 'finished after the restart', chunking: 'fine' as const });
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env: { AGENTLOOP_DRAIN_MS: '1000' } });
+    const script = (req: Parameters<typeof stepOf>[0]) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'effect', args: { ms: 3000, label: 'restart' } }] }
+        : { text: 'finished after the restart', chunking: 'fine' as const };
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
+      script,
+      env: { AGENTLOOP_DRAIN_MS: '1000' },
+    });
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
@@ -18,11 +24,16 @@ describe('client.runs.events: an api killed and restarted mid-run', () => {
 
   it('yields every event of the run once, in order, with no gap, reconnecting with Last-Event-ID', async () => {
     const client = new AgentloopClient({ baseUrl: s.a.baseUrl, apiKey: 'key-a' });
-    const { id } = await client.runs.create({ input: 'survive a restart', model: { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' }, tools: ['effect'] });
+    const { id } = await client.runs.create({
+      input: 'survive a restart',
+      model: { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' },
+      tools: ['effect'],
+    });
     const got: EventEnvelope[] = [];
     const reconnects: Array<{ lastSeq: number; reason: string }> = [];
     const following = (async () => {
-      for await (const e of client.runs.events(id, { baseDelayMs: 100, onReconnect: (r) => reconnects.push(r) })) got.push(e);
+      for await (const e of client.runs.events(id, { baseDelayMs: 100, onReconnect: (r) => reconnects.push(r) }))
+        got.push(e);
     })();
     await until('the effect to start', () => s.effects().some((e) => e.label === 'restart' && e.phase === 'start'));
     const seenBeforeKill = got.length;

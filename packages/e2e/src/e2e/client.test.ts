@@ -8,14 +8,30 @@ import { InProcessStack } from '../test-support/stack.js';
 import { byScenario } from '../test-support/helpers.js';
 
 const answerWithResults = (req: MockRequest): ReplySpec => ({ text: stepResults(req, 0).join(' / ') });
-const script = byScenario({
-  calc: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] } : { text: 'it is 42' }),
-  mails: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }, { name: 'send_email', args: { to: 'd@e.f' } }] } : answerWithResults(req)),
-  client: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'pick_file', args: {} }] } : answerWithResults(req)),
-  quick: () => ({ text: 'done' }),
-}, 'calc');
+const script = byScenario(
+  {
+    calc: (req) =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] } : { text: 'it is 42' },
+    mails: (req) =>
+      stepOf(req) === 0
+        ? {
+            toolCalls: [
+              { name: 'send_email', args: { to: 'a@b.c' } },
+              { name: 'send_email', args: { to: 'd@e.f' } },
+            ],
+          }
+        : answerWithResults(req),
+    client: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'pick_file', args: {} }] } : answerWithResults(req)),
+    quick: () => ({ text: 'done' }),
+  },
+  'calc',
+);
 const model = { provider: 'openai' as const, name: 'gpt-4o-mini', api: 'chat' as const };
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as AgentloopError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as AgentloopError,
+  );
 
 /** @agentloop/client, the one typed client of the API (and of queue intake), against a real stack. */
 describe('@agentloop/client against a real api', () => {
@@ -44,7 +60,9 @@ describe('@agentloop/client against a real api', () => {
     expect((await collect(client.runs.events(run.id, { after: 2 }))).map((e) => e.seq)[0]).toBe(3);
     expect(await collect(client.runs.events(run.id, { after: events.length }))).toEqual([]);
     expect(await client.runs.create(request, { idempotencyKey: 'client-1' })).toEqual({ ...run, status: 'completed' });
-    expect(await failure(client.runs.create({ ...request, input: 'other' }, { idempotencyKey: 'client-1' }))).toMatchObject({ status: 422, code: 'idempotency_mismatch' });
+    expect(
+      await failure(client.runs.create({ ...request, input: 'other' }, { idempotencyKey: 'client-1' })),
+    ).toMatchObject({ status: 422, code: 'idempotency_mismatch' });
   });
 
   it('waits for a run that is still going, and follows it live', async () => {
@@ -57,27 +75,49 @@ describe('@agentloop/client against a real api', () => {
     const { id } = await client.runs.create({ input: '[mails] two mails', model, tools: ['send_email'] });
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     const [one, two] = paused.pending;
-    expect(await failure(client.runs.approve(id, one!.callId, { arguments: { to: 'not an address' } }))).toMatchObject({ status: 400, code: 'invalid_request' });
-    expect(await client.runs.approve(id, one!.callId, { arguments: { to: 'x@y.z' } })).toEqual({ status: 'waiting', remaining: [two!.callId] });
+    expect(await failure(client.runs.approve(id, one!.callId, { arguments: { to: 'not an address' } }))).toMatchObject({
+      status: 400,
+      code: 'invalid_request',
+    });
+    expect(await client.runs.approve(id, one!.callId, { arguments: { to: 'x@y.z' } })).toEqual({
+      status: 'waiting',
+      remaining: [two!.callId],
+    });
     expect(await client.runs.deny(id, two!.callId, { reason: 'spam' })).toEqual({ status: 'resumed', remaining: [] });
     expect(await failure(client.runs.deny(id, two!.callId))).toMatchObject({ status: 409, code: 'conflict' });
     const done = await client.runs.wait(id);
     expect(done.output).toContain('"sent":true');
     expect(done.output).toContain('Reason: spam');
-    expect(s.effects().filter((e) => e.tool === 'send_email').map((e) => e.to)).toEqual(['x@y.z']);
+    expect(
+      s
+        .effects()
+        .filter((e) => e.tool === 'send_email')
+        .map((e) => e.to),
+    ).toEqual(['x@y.z']);
 
     const other = await client.runs.create({ input: '[mails] never sent', model, tools: ['send_email'] });
     await s.a.waitFor(other.id, (r) => r.status === 'paused');
     expect(await client.runs.cancel(other.id)).toEqual({ id: other.id, status: 'cancelled' });
     expect((await client.runs.wait(other.id)).status).toBe('cancelled');
-    expect(await failure(client.runs.cancel(other.id))).toMatchObject({ status: 409, code: 'conflict', retryable: false });
+    expect(await failure(client.runs.cancel(other.id))).toMatchObject({
+      status: 409,
+      code: 'conflict',
+      retryable: false,
+    });
   });
 
   it('submits the result of a client tool', async () => {
-    const { id } = await client.runs.create({ input: '[client] pick one', model, clientTools: [{ name: 'pick_file', parameters: { type: 'object', properties: {} } }] });
+    const { id } = await client.runs.create({
+      input: '[client] pick one',
+      model,
+      clientTools: [{ name: 'pick_file', parameters: { type: 'object', properties: {} } }],
+    });
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     expect(paused.pending[0]).toMatchObject({ name: 'pick_file', pauseType: 'requires_client_execution' });
-    expect(await client.runs.submitResult(id, paused.pending[0]!.callId, { path: '/tmp/a.txt' })).toEqual({ status: 'resumed', remaining: [] });
+    expect(await client.runs.submitResult(id, paused.pending[0]!.callId, { path: '/tmp/a.txt' })).toEqual({
+      status: 'resumed',
+      remaining: [],
+    });
     expect((await client.runs.wait(id)).output).toContain('/tmp/a.txt');
   });
 
@@ -91,14 +131,19 @@ describe('@agentloop/client against a real api', () => {
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat().map((r) => r.id)).toEqual([...ids].reverse());
     const completed: string[] = [];
-    for await (const page of b.runs.list({ status: 'completed', limit: 3 })) completed.push(...page.data.map((r) => r.id));
+    for await (const page of b.runs.list({ status: 'completed', limit: 3 }))
+      completed.push(...page.data.map((r) => r.id));
     expect(completed).toHaveLength(5);
     for await (const page of b.runs.list({ status: 'paused' })) expect(page).toEqual({ data: [], nextCursor: null });
   });
 
   it('reads the tool catalog', async () => {
     const tools = await client.tools.list();
-    expect(tools.find((t) => t.name === 'calculator')).toMatchObject({ sideEffect: 'read', pool: 'default', parameters: { type: 'object' } });
+    expect(tools.find((t) => t.name === 'calculator')).toMatchObject({
+      sideEffect: 'read',
+      pool: 'default',
+      parameters: { type: 'object' },
+    });
     expect(tools.find((t) => t.name === 'send_email')).toMatchObject({ sideEffect: 'external' });
   });
 
@@ -107,23 +152,41 @@ describe('@agentloop/client against a real api', () => {
     const bad = await failure(client.runs.create({ input: '', model }));
     expect(bad).toMatchObject({ status: 400, code: 'invalid_request' });
     expect(bad!.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['input'] })]));
-    expect(await failure(new AgentloopClient({ baseUrl: s.a.baseUrl, apiKey: 'wrong' }).tools.list())).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(await failure(new AgentloopClient({ baseUrl: s.a.baseUrl, apiKey: 'wrong' }).tools.list())).toMatchObject({
+      status: 401,
+      code: 'unauthorized',
+    });
     expect(await failure(client.threads.get('no-such-thread'))).toMatchObject({ status: 404, code: 'not_found' });
     expect(await failure(client.runs.webhooks('run_nope'))).toMatchObject({ status: 404, code: 'not_found' });
     expect(await failure(collect(client.runs.events('run_nope')))).toMatchObject({ status: 404, code: 'not_found' });
     // another tenant's run is not found either
     const { id } = await client.runs.create({ input: '[quick] mine', model });
-    expect(await failure(new AgentloopClient({ baseUrl: s.a.baseUrl, apiKey: 'key-b' }).runs.get(id))).toMatchObject({ status: 404, code: 'not_found' });
+    expect(await failure(new AgentloopClient({ baseUrl: s.a.baseUrl, apiKey: 'key-b' }).runs.get(id))).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
   });
 
-  it('enqueues a run on the requests queue with the backend\'s own connection (@agentloop/client/queue)', async () => {
-    const events = new QueueEvents(QUEUES.requests, { connection: s.redis.duplicate({ maxRetriesPerRequest: null }), prefix: s.prefix });
+  it("enqueues a run on the requests queue with the backend's own connection (@agentloop/client/queue)", async () => {
+    const events = new QueueEvents(QUEUES.requests, {
+      connection: s.redis.duplicate({ maxRetriesPerRequest: null }),
+      prefix: s.prefix,
+    });
     await events.waitUntilReady();
     try {
-      const job = await enqueueRun({ input: '[calc] queued', model, tools: ['calculator'] }, { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', runId: 'client-queued-1' });
+      const job = await enqueueRun(
+        { input: '[calc] queued', model, tools: ['calculator'] },
+        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', runId: 'client-queued-1' },
+      );
       expect(await job.waitUntilFinished(events, 15_000)).toEqual({ id: 'client-queued-1' });
-      const again = await enqueueRun({ input: '[calc] queued', model, tools: ['calculator'] }, { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' });
-      const same = await enqueueRun({ input: '[calc] queued', model, tools: ['calculator'] }, { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' });
+      const again = await enqueueRun(
+        { input: '[calc] queued', model, tools: ['calculator'] },
+        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
+      );
+      const same = await enqueueRun(
+        { input: '[calc] queued', model, tools: ['calculator'] },
+        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
+      );
       expect(same.id).toBe(again.id);
       expect(await again.waitUntilFinished(events, 15_000)).toEqual({ id: expect.any(String) });
     } finally {

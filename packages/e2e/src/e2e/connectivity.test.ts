@@ -12,7 +12,15 @@ describe('Redis connectivity is visible', () => {
 
   const start = (env: Record<string, string>, role = 'api') => {
     const child = spawn(process.execPath, [CLI_MAIN, 'serve', '--role', role], {
-      env: { ...process.env, AGENTLOOP_AUTH: 'disabled', AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1', AGENTLOOP_PREFIX: `conn-${Date.now()}`, LOG_LEVEL: 'info', ...env },
+      env: {
+        ...process.env,
+        AGENTLOOP_AUTH: 'disabled',
+        AGENTLOOP_PORT: '0',
+        AGENTLOOP_HOST: '127.0.0.1',
+        AGENTLOOP_PREFIX: `conn-${Date.now()}`,
+        LOG_LEVEL: 'info',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
@@ -52,7 +60,10 @@ describe('Redis connectivity is visible', () => {
   }, 60_000);
 
   it('an invalid setting stops the process at once with a message naming it', async () => {
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve'], { env: { ...process.env, AGENTLOOP_TENANT_LIMITS: '{"*":{"burst":0}}' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve'], {
+      env: { ...process.env, AGENTLOOP_TENANT_LIMITS: '{"*":{"burst":0}}' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

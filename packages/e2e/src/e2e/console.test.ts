@@ -7,11 +7,26 @@ import { ensureChromium, launchChromium, screenshot } from '../test-support/brow
 
 const STREAMED = 'The answer is forty-two. It arrives a few characters at a time, so the console shows it growing.';
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
-  stream: () => ({ reasoning: 'Let me think about the question first.', text: STREAMED, chunking: 'fine', delayMs: 40 }),
-  email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
-  wipe: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+  stream: () => ({
+    reasoning: 'Let me think about the question first.',
+    text: STREAMED,
+    chunking: 'fine',
+    delayMs: 40,
+  }),
+  email: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'send_email', args: { to: 'model@example.com', body: 'hi' } }] }
+      : { text: `after: ${stepResults(req, 0)[0]}` },
+  wipe: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'wipe_disk', args: { disk: 'sda' } }] }
+      : { text: `after: ${stepResults(req, 0)[0]}` },
 };
-const runBody = (scenario: string) => ({ input: `[${scenario}] please`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['send_email', 'wipe_disk'] });
+const runBody = (scenario: string) => ({
+  input: `[${scenario}] please`,
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+  tools: ['send_email', 'wipe_disk'],
+});
 
 const unavailable = ensureChromium();
 if (unavailable) console.warn(`console browser tests skipped: ${unavailable}`);
@@ -22,18 +37,35 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
   let ctx: BrowserContext;
   let page: Page;
   const problems: string[] = [];
-  const waitStatus = (want: string) => page.getByTestId('run-status').filter({ hasText: new RegExp(`^${want}$`) }).waitFor({ timeout: 20_000 });
-  const inboxCount = (n: number) => page.getByTestId('inbox-count').filter({ hasText: `${n} call${n === 1 ? '' : 's'} waiting` }).waitFor({ timeout: 10_000 });
+  const waitStatus = (want: string) =>
+    page
+      .getByTestId('run-status')
+      .filter({ hasText: new RegExp(`^${want}$`) })
+      .waitFor({ timeout: 20_000 });
+  const inboxCount = (n: number) =>
+    page
+      .getByTestId('inbox-count')
+      .filter({ hasText: `${n} call${n === 1 ? '' : 's'} waiting` })
+      .waitFor({ timeout: 10_000 });
 
   beforeAll(async () => {
-    s = await ProcessStack.start(['all'], { script: byScenario(scenarios, 'stream'), env: { AGENTLOOP_CONSOLE_TRACE_URL: 'http://traces.example/trace/{traceId}' } });
+    s = await ProcessStack.start(['all'], {
+      script: byScenario(scenarios, 'stream'),
+      env: { AGENTLOOP_CONSOLE_TRACE_URL: 'http://traces.example/trace/{traceId}' },
+    });
     browser = await launchChromium();
     ctx = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     page = await ctx.newPage();
     // a CSP violation, an uncaught error, a failed script: the console must run under its own policy
     page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
     // (the refusals the test provokes, a 401 and another tenant's 404s, are logged by the browser as failed loads)
-    page.on('console', (m) => m.type() === 'error' && !m.text().startsWith('Failed to load resource') && problems.push(`console: ${m.text()}`));
+    page.on(
+      'console',
+      (m) =>
+        m.type() === 'error' &&
+        !m.text().startsWith('Failed to load resource') &&
+        problems.push(`console: ${m.text()}`),
+    );
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -76,10 +108,14 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await page.getByRole('button', { name: 'Start' }).click();
     await page.waitForURL(/#\/runs\/[A-Za-z0-9_-]+$/);
     // part of the text, not all of it yet: the view follows the stream
-    await page.waitForFunction((full) => {
-      const t: string = (globalThis as any).document.querySelector('[data-testid="turns"]')?.textContent ?? '';
-      return t.includes('The answer') && !t.includes(full);
-    }, STREAMED, { polling: 10, timeout: 20_000 });
+    await page.waitForFunction(
+      (full) => {
+        const t: string = (globalThis as any).document.querySelector('[data-testid="turns"]')?.textContent ?? '';
+        return t.includes('The answer') && !t.includes(full);
+      },
+      STREAMED,
+      { polling: 10, timeout: 20_000 },
+    );
     await screenshot(page, 'run-streaming');
     await waitStatus('completed');
     expect(await page.getByTestId('run-output').textContent()).toBe(STREAMED);
@@ -107,7 +143,12 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await waitStatus('completed');
     expect(await page.getByTestId('run-output').textContent()).toContain('after:');
     await page.getByText('Arguments (edited by a reviewer)').waitFor();
-    expect(s.effects().filter((e) => e.tool === 'send_email').map((e) => e.to)).toEqual(['edited@example.com']);
+    expect(
+      s
+        .effects()
+        .filter((e) => e.tool === 'send_email')
+        .map((e) => e.to),
+    ).toEqual(['edited@example.com']);
   });
 
   it('the inbox fills live; one call is denied, one approved in bulk, one run cancelled', async () => {
@@ -135,14 +176,19 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     for (let i = 0; i < 70; i++) deep = `[${deep}]`;
     await page.getByLabel(/Arguments \(JSON/).fill(`{"disk": "sda", "extra": ${deep}}`);
     await page.getByRole('button', { name: 'Approve with edits' }).click();
-    await page.getByRole('alert').filter({ hasText: /The server refused: 400 .*nested deeper than 64 levels/ }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /The server refused: 400 .*nested deeper than 64 levels/ })
+      .waitFor();
     expect((await s.a.getRun(cancelled)).json.status).toBe('paused');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await waitStatus('cancelled');
     await page.goto(`${s.a.baseUrl}/console/#/inbox`);
     await inboxCount(0);
 
-    const snaps = await Promise.all(ids.map((id) => s.a.waitFor(id, (r) => ['completed', 'cancelled', 'failed'].includes(r.status))));
+    const snaps = await Promise.all(
+      ids.map((id) => s.a.waitFor(id, (r) => ['completed', 'cancelled', 'failed'].includes(r.status))),
+    );
     expect(snaps.map((r) => r.status)).toEqual(['completed', 'completed', 'cancelled']);
     expect(snaps[0]!.output).toContain('not this disk');
     expect(s.effects().filter((e) => e.tool === 'wipe_disk')).toHaveLength(1);
@@ -159,13 +205,15 @@ describe.skipIf(unavailable !== null)('web console in headless Chromium, against
     await page.getByLabel('Status').selectOption('');
     await screenshot(page, 'runs');
     await page.setViewportSize({ width: 380, height: 800 });
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(380);
+    expect(
+      await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number),
+    ).toBeLessThanOrEqual(380);
     await screenshot(page, 'runs-narrow');
     await page.setViewportSize({ width: 1100, height: 800 });
     await s.a.request('POST', `/v1/runs/${id}/cancel`);
   });
 
-  it('shows a run\'s trace id, linked to the trace UI, when its snapshot carries one', async () => {
+  it("shows a run's trace id, linked to the trace UI, when its snapshot carries one", async () => {
     const id = await s.a.startRun(runBody('stream'));
     await s.a.waitTerminal(id);
     await page.goto(`${s.a.baseUrl}/console/#/runs/${id}`);

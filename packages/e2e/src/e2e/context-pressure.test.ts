@@ -8,22 +8,27 @@ const WINDOW = 4000;
 const isSummarization = (req: MockRequest) => req.messages[0]?.content === SUMMARIZE_SYSTEM;
 /** Calls issued per run (a compressed transcript no longer shows them all, so the script keeps its own count). */
 const issued = new Map<string, number>();
-const working = (steps: number) => (req: MockRequest): ReplySpec => {
-  const key = req.messages.find((m) => m.role === 'user' && /\[\w+\] /.test(m.content ?? ''))!.content!;
-  const n = issued.get(key) ?? 0;
-  if (req.tools.length && n < steps) {
-    issued.set(key, n + 1);
-    return { toolCalls: [{ name: 'big', args: { n: 3000 + n } }] };
-  }
-  return { text: `finished after ${n} calls, seeing ${stepOf(req)} of them` };
-};
+const working =
+  (steps: number) =>
+  (req: MockRequest): ReplySpec => {
+    const key = req.messages.find((m) => m.role === 'user' && /\[\w+\] /.test(m.content ?? ''))!.content!;
+    const n = issued.get(key) ?? 0;
+    if (req.tools.length && n < steps) {
+      issued.set(key, n + 1);
+      return { toolCalls: [{ name: 'big', args: { n: 3000 + n } }] };
+    }
+    return { text: `finished after ${n} calls, seeing ${stepOf(req)} of them` };
+  };
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   long: working(8),
   failsum: working(6),
   off: working(6),
   tight: working(6),
   // a parallel batch whose results cannot fit together, however the older turns are compressed
-  wide: (req) => (req.tools.length ? { toolCalls: [0, 1, 2, 3, 4].map((i) => ({ name: 'big', args: { n: 12_000 + i } })) } : { text: 'answered from what fit' }),
+  wide: (req) =>
+    req.tools.length
+      ? { toolCalls: [0, 1, 2, 3, 4].map((i) => ({ name: 'big', args: { n: 12_000 + i } })) }
+      : { text: 'answered from what fit' },
 };
 
 describe('context pressure: compression ladder (issue 4)', () => {
@@ -34,7 +39,10 @@ describe('context pressure: compression ladder (issue 4)', () => {
       // the mock enforces the window with the provider's real context_length_exceeded error
       contextWindows: { 'gpt-4o-mini': WINDOW, 'tight-model': 2500 },
       script: (req) => {
-        if (isSummarization(req)) return summarizerFails ? { error: { status: 500, message: 'summarizer down' } } : { text: '- the user wants big results\n- several big results were fetched' };
+        if (isSummarization(req))
+          return summarizerFails
+            ? { error: { status: 500, message: 'summarizer down' } }
+            : { text: '- the user wants big results\n- several big results were fetched' };
         return byScenario(scenarios, 'long')(req);
       },
     });
@@ -98,7 +106,8 @@ describe('context pressure: compression ladder (issue 4)', () => {
 
   it('with compression off, answers the batch skipped and makes a final call without tools (context_limit)', async () => {
     const metricsBefore = (await s.anon.request('GET', '/metrics')).text;
-    const count = (t: string) => Number(/agentloop_tools_skipped_total\{reason="context_limit"\} (\d+)/.exec(t)?.[1] ?? 0);
+    const count = (t: string) =>
+      Number(/agentloop_tools_skipped_total\{reason="context_limit"\} (\d+)/.exec(t)?.[1] ?? 0);
     const id = await s.a.startRun(body('off', { context: { compression: 'off' } }));
     const { snap, messages } = await finished(id);
     expect(snap).toMatchObject({ status: 'completed', stopReason: 'context_limit' });
@@ -122,7 +131,9 @@ describe('context pressure: compression ladder (issue 4)', () => {
   it('when the provider still says context_length_exceeded, compresses and retries instead of failing', async () => {
     const before = s.mock.journal.length;
     // we believe the window is 8000; the provider enforces 2500
-    const id = await s.a.startRun(body('tight', { model: { provider: 'openai', name: 'tight-model', contextWindow: 8000 } }));
+    const id = await s.a.startRun(
+      body('tight', { model: { provider: 'openai', name: 'tight-model', contextWindow: 8000 } }),
+    );
     const { snap, events } = await finished(id);
     expect(snap.status).toBe('completed');
     expect(events.some((e) => e.type === 'context.compressed')).toBe(true);

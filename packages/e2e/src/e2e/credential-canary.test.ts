@@ -78,7 +78,16 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
       `${mockUrl}/compat/v1?redirect=${trapUrl}`,
       `http://user:pass@127.0.0.1:${mockPort}/compat/v1`,
     ];
-    const keyEnvs = ['OPENAI_API_KEY', 'DEEPSEEK_API_KEY', 'GEMINI_API_KEY', 'AGENTLOOP_API_KEYS', 'AGENTLOOP_ADMIN_KEY', 'CANARY_SECRET', 'REDIS_URL', 'PATH'];
+    const keyEnvs = [
+      'OPENAI_API_KEY',
+      'DEEPSEEK_API_KEY',
+      'GEMINI_API_KEY',
+      'AGENTLOOP_API_KEYS',
+      'AGENTLOOP_ADMIN_KEY',
+      'CANARY_SECRET',
+      'REDIS_URL',
+      'PATH',
+    ];
     const providers = ['openai', 'deepseek', 'google', 'openai-compatible'] as const;
     const ok = { provider: 'openai', name: 'gpt-4o-mini' };
     let tried = 0;
@@ -100,7 +109,10 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
           tried++;
           expect(r.status, `${JSON.stringify(body)} → ${r.text}`).toBe(400);
           expect(r.json.error.code).toBe('invalid_request');
-          expect(r.json.error.details.map((d: { path: string[] }) => d.path.join('.')), r.text).toContain(path.join('.'));
+          expect(
+            r.json.error.details.map((d: { path: string[] }) => d.path.join('.')),
+            r.text,
+          ).toContain(path.join('.'));
         }
       }
     }
@@ -133,23 +145,44 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
 
   it('sends an allowed endpoint only the allowed key, and never the provider key with a chosen base URL', async () => {
     const allowed = `${stack.mock.url}/compat/v1`;
-    const withKey = await post({ input: 'hi', model: { provider: 'openai-compatible', name: 'local', baseUrl: allowed, apiKeyEnv: 'TENANT_MODEL_KEY' } });
-    const noKey = await post({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini', baseUrl: `${allowed}/` } });
+    const withKey = await post({
+      input: 'hi',
+      model: { provider: 'openai-compatible', name: 'local', baseUrl: allowed, apiKeyEnv: 'TENANT_MODEL_KEY' },
+    });
+    const noKey = await post({
+      input: 'hi',
+      model: { provider: 'openai', name: 'gpt-4o-mini', baseUrl: `${allowed}/` },
+    });
     expect([withKey.status, noKey.status]).toEqual([202, 202]);
     for (const id of [withKey.json.id, noKey.json.id]) {
       const snap = await stack.a.waitTerminal(id);
       expect(snap.status).toBe('completed');
-      seen.push(JSON.stringify(snap), (await stack.a.getRun(id, 'history')).text, JSON.stringify((await stack.a.events(id)).events));
+      seen.push(
+        JSON.stringify(snap),
+        (await stack.a.getRun(id, 'history')).text,
+        JSON.stringify((await stack.a.events(id)).events),
+      );
     }
     // Gemini's SDK obeys a per-request httpOptions: model.params must not be able to set it (nor headers)
-    const viaParams = await post({ input: 'hi', model: { provider: 'google', name: 'gemini-2.5-flash', params: { httpOptions: { baseUrl: trapUrl, headers: { 'x-evil': '1' } }, headers: { a: 'b' }, temperature: 0 } } });
+    const viaParams = await post({
+      input: 'hi',
+      model: {
+        provider: 'google',
+        name: 'gemini-2.5-flash',
+        params: { httpOptions: { baseUrl: trapUrl, headers: { 'x-evil': '1' } }, headers: { a: 'b' }, temperature: 0 },
+      },
+    });
     expect(viaParams.status).toBe(202);
     expect((await stack.a.waitTerminal(viaParams.json.id)).status).toBe('completed');
-    const auth = stack.mock.journal.filter((e) => e.req.provider === 'compat').map((e) => String(e.req.headers.authorization));
+    const auth = stack.mock.journal
+      .filter((e) => e.req.provider === 'compat')
+      .map((e) => String(e.req.headers.authorization));
     expect(auth).toEqual(expect.arrayContaining(['Bearer allowed-model-key', 'Bearer none']));
     expect(auth.every((a) => a === 'Bearer allowed-model-key' || a === 'Bearer none')).toBe(true);
     // what the OpenAI SDK reads from the environment goes to the operator's OpenAI endpoint only
-    const compatHeaders = stack.mock.journal.filter((e) => e.req.provider === 'compat').map((e) => JSON.stringify(e.req.headers));
+    const compatHeaders = stack.mock.journal
+      .filter((e) => e.req.provider === 'compat')
+      .map((e) => JSON.stringify(e.req.headers));
     for (const h of compatHeaders) expect(h).not.toMatch(/CANARY7|CANARY8/);
   });
 
@@ -159,7 +192,8 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
     const logs = [...stack.procs.values()].flatMap((p) => p.output);
     expect(logs.length).toBeGreaterThan(0);
     const everything = [...seen, ...logs].join('\n');
-    for (const secret of SECRETS) expect(everything.includes(secret), `secret ${secret.slice(0, 12)}… leaked`).toBe(false);
+    for (const secret of SECRETS)
+      expect(everything.includes(secret), `secret ${secret.slice(0, 12)}… leaked`).toBe(false);
     expect(trapped).toEqual([]);
   });
 });

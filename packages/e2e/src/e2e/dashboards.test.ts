@@ -7,7 +7,9 @@ import { InProcessStack } from '../test-support/stack.js';
 
 const dashboard = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'deploy/grafana/agentloop.json'), 'utf8'));
 const alertsText = fs.readFileSync(path.join(REPO_ROOT, 'deploy/prometheus/alerts.yml'), 'utf8');
-const dashboardExprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
+const dashboardExprs: string[] = dashboard.panels.flatMap((p: { targets: Array<{ expr: string }> }) =>
+  p.targets.map((t) => t.expr),
+);
 const alertExprs = [...alertsText.matchAll(/^\s+expr: (.+)$/gm)].map((m) => m[1]!);
 /** promtool from PATH, or from Debian's prometheus package unpacked into .tools/ (no service installed or started). */
 function findPromtool(): string | null {
@@ -19,21 +21,33 @@ function findPromtool(): string | null {
   try {
     const dir = path.join(REPO_ROOT, '.tools');
     fs.mkdirSync(dir, { recursive: true });
-    execFileSync('sh', ['-c', 'apt-get download prometheus >/dev/null 2>&1 && dpkg-deb -x prometheus_*.deb prometheus && rm -f prometheus_*.deb'], { cwd: dir, timeout: 90_000 });
+    execFileSync(
+      'sh',
+      [
+        '-c',
+        'apt-get download prometheus >/dev/null 2>&1 && dpkg-deb -x prometheus_*.deb prometheus && rm -f prometheus_*.deb',
+      ],
+      { cwd: dir, timeout: 90_000 },
+    );
     return fs.existsSync(local) ? local : null;
   } catch {
     return null;
   }
 }
 
-const metricNames = (expr: string) => [...expr.matchAll(/\bagentloop_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''));
+const metricNames = (expr: string) =>
+  [...expr.matchAll(/\bagentloop_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''));
 
 describe('dashboard and alerts name only metrics a live process exports', () => {
   let s: InProcessStack;
   let families: Set<string>;
   beforeAll(async () => {
     s = await InProcessStack.start({ script: demoAgentScript() });
-    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator', 'current_time'] });
+    const id = await s.a.startRun({
+      input: 'go',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['calculator', 'current_time'],
+    });
     await s.a.waitTerminal(id);
     const text = (await s.anon.request('GET', '/metrics')).text;
     families = new Set([...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!));
@@ -44,10 +58,21 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
 
   it('exports every metric of SPEC §7', () => {
     for (const name of [
-      'agentloop_runs_started_total', 'agentloop_runs_finished_total', 'agentloop_loop_iterations_total', 'agentloop_iteration_overhead_seconds',
-      'agentloop_llm_request_duration_seconds', 'agentloop_llm_tokens_total', 'agentloop_llm_fallbacks_total', 'agentloop_tool_calls_total',
-      'agentloop_tool_duration_seconds', 'agentloop_tools_skipped_total', 'agentloop_runs_paused_total', 'agentloop_runs_parked',
-      'agentloop_compressions_total', 'agentloop_queue_jobs', 'agentloop_webhook_deliveries_total',
+      'agentloop_runs_started_total',
+      'agentloop_runs_finished_total',
+      'agentloop_loop_iterations_total',
+      'agentloop_iteration_overhead_seconds',
+      'agentloop_llm_request_duration_seconds',
+      'agentloop_llm_tokens_total',
+      'agentloop_llm_fallbacks_total',
+      'agentloop_tool_calls_total',
+      'agentloop_tool_duration_seconds',
+      'agentloop_tools_skipped_total',
+      'agentloop_runs_paused_total',
+      'agentloop_runs_parked',
+      'agentloop_compressions_total',
+      'agentloop_queue_jobs',
+      'agentloop_webhook_deliveries_total',
     ])
       expect(families, name).toContain(name);
   });
@@ -56,7 +81,13 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
     expect(dashboardExprs.length).toBeGreaterThanOrEqual(15);
     const used = new Set(dashboardExprs.flatMap(metricNames));
     for (const name of used) expect(families, `dashboard uses ${name}`).toContain(name);
-    for (const needed of ['agentloop_loop_iterations_total', 'agentloop_tools_skipped_total', 'agentloop_queue_jobs', 'agentloop_runs_parked', 'agentloop_compressions_total'])
+    for (const needed of [
+      'agentloop_loop_iterations_total',
+      'agentloop_tools_skipped_total',
+      'agentloop_queue_jobs',
+      'agentloop_runs_parked',
+      'agentloop_compressions_total',
+    ])
       expect(used).toContain(needed);
   });
 
@@ -64,7 +95,9 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
     expect(dashboard.templating.list.map((v: { name: string }) => v.name)).toContain('run_id');
     const trace = (dashboard.links as Array<{ url: string }>).find((l) => l.url.includes('agentloop.run.id'));
     expect(decodeURIComponent(trace!.url)).toContain('tags={"agentloop.run.id":"${run_id}"}');
-    const exemplars = dashboard.panels.filter((p: { targets: Array<{ exemplar?: boolean }> }) => p.targets.some((t) => t.exemplar)).flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
+    const exemplars = dashboard.panels
+      .filter((p: { targets: Array<{ exemplar?: boolean }> }) => p.targets.some((t) => t.exemplar))
+      .flatMap((p: { targets: Array<{ expr: string }> }) => p.targets.map((t) => t.expr));
     expect(exemplars.join(' ')).toMatch(/agentloop_iteration_overhead_seconds_bucket/);
     expect(exemplars.join(' ')).toMatch(/agentloop_llm_request_duration_seconds_bucket/);
   });
@@ -74,9 +107,15 @@ describe('dashboard and alerts name only metrics a live process exports', () => 
     for (const name of new Set(alertExprs.flatMap(metricNames))) expect(families, `alert uses ${name}`).toContain(name);
     const promtool = findPromtool();
     if (promtool) {
-      const out = execFileSync(promtool, ['check', 'rules', path.join(REPO_ROOT, 'deploy/prometheus/alerts.yml')], { encoding: 'utf8' });
+      const out = execFileSync(promtool, ['check', 'rules', path.join(REPO_ROOT, 'deploy/prometheus/alerts.yml')], {
+        encoding: 'utf8',
+      });
       expect(out).toContain('SUCCESS: 6 rules found');
-      execFileSync(promtool, ['check', 'config', '--syntax-only', path.join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')], { encoding: 'utf8' });
+      execFileSync(
+        promtool,
+        ['check', 'config', '--syntax-only', path.join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')],
+        { encoding: 'utf8' },
+      );
     } else console.warn('promtool unavailable (no PATH entry, no apt-get): alerts checked by metric names only');
   }, 120_000);
 });

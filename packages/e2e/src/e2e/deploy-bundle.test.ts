@@ -6,7 +6,14 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { REPO_ROOT, cleanupPrefix, demoAgentScript, startMockLlm, testRedisUrl, type MockLlmServer } from '@agentloop/testing';
+import {
+  REPO_ROOT,
+  cleanupPrefix,
+  demoAgentScript,
+  startMockLlm,
+  testRedisUrl,
+  type MockLlmServer,
+} from '@agentloop/testing';
 import { ApiClient } from '../test-support/api-client.js';
 import { OtlpReceiver } from '../test-support/otlp-receiver.js';
 
@@ -23,7 +30,11 @@ describe('the production bundle the image ships', () => {
     otlp = await OtlpReceiver.start();
     // --prefer-offline: packages come from the store `pnpm install` just filled; the legacy deploy re-resolves
     // versions, so registry metadata is fetched when this machine's cache has none (a fresh clone)
-    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--prefer-offline', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 200_000 });
+    execFileSync('pnpm', ['deploy', '--filter', '@agentloop/cli', '--prod', '--legacy', '--prefer-offline', out], {
+      cwd: REPO_ROOT,
+      stdio: 'pipe',
+      timeout: 200_000,
+    });
     mock = await startMockLlm({ script: demoAgentScript() });
   }, 240_000); // the deploy copies and links the whole production tree: minutes on a loaded machine
   afterAll(async () => {
@@ -38,22 +49,47 @@ describe('the production bundle the image ships', () => {
   it('holds no dev dependencies or sources, and serves a run end to end (traced: the SDK it loads on demand is shipped)', async () => {
     expect(fs.existsSync(path.join(out, 'node_modules/vitest'))).toBe(false);
     // no test support, tests or benchmarks in the image: the mock model, testcontainers and compiled tests stay out
-    for (const absent of ['node_modules/@agentloop/testing', 'node_modules/@agentloop/e2e', 'node_modules/@agentloop/bench', 'node_modules/testcontainers'])
+    for (const absent of [
+      'node_modules/@agentloop/testing',
+      'node_modules/@agentloop/e2e',
+      'node_modules/@agentloop/bench',
+      'node_modules/testcontainers',
+    ])
       expect(fs.existsSync(path.join(out, absent)), absent).toBe(false);
-    const shipped = execFileSync('find', ['-L', path.join(out, 'dist'), path.join(out, 'node_modules/@agentloop'), '-name', '*.test.js'], { encoding: 'utf8' });
+    const shipped = execFileSync(
+      'find',
+      ['-L', path.join(out, 'dist'), path.join(out, 'node_modules/@agentloop'), '-name', '*.test.js'],
+      { encoding: 'utf8' },
+    );
     expect(shipped).toBe('');
     expect(fs.existsSync(path.join(out, 'node_modules/@agentloop/runtime/lua/startIteration-18.lua'))).toBe(true);
     // the web console ships built, without its build tools or sources
-    const consoleDir = path.dirname(createRequire(fs.realpathSync(path.join(out, 'node_modules/@agentloop/orchestrator/package.json'))).resolve('@agentloop/console/package.json'));
+    const consoleDir = path.dirname(
+      createRequire(fs.realpathSync(path.join(out, 'node_modules/@agentloop/orchestrator/package.json'))).resolve(
+        '@agentloop/console/package.json',
+      ),
+    );
     expect(fs.readdirSync(consoleDir).sort()).toEqual(['dist', 'package.json']);
     expect(fs.existsSync(path.join(consoleDir, 'dist/index.html'))).toBe(true);
-    expect(fs.readdirSync(path.join(out, 'node_modules/.pnpm')).filter((d) => /^(vite|preact|rolldown)@/.test(d))).toEqual([]);
+    expect(
+      fs.readdirSync(path.join(out, 'node_modules/.pnpm')).filter((d) => /^(vite|preact|rolldown)@/.test(d)),
+    ).toEqual([]);
     const child = spawn(process.execPath, [path.join(out, 'dist/main.js'), 'serve'], {
       cwd: out,
       env: {
-        ...process.env, NODE_ENV: 'production', REDIS_URL: testRedisUrl(), AGENTLOOP_PREFIX: prefix, AGENTLOOP_PORT: '0', AGENTLOOP_HOST: '127.0.0.1',
-        AGENTLOOP_API_KEYS: 'k=t', OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: `${mock.url}/v1`, LOG_LEVEL: 'warn', AGENTLOOP_TOOL_MODULES: '',
-        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '50',
+        ...process.env,
+        NODE_ENV: 'production',
+        REDIS_URL: testRedisUrl(),
+        AGENTLOOP_PREFIX: prefix,
+        AGENTLOOP_PORT: '0',
+        AGENTLOOP_HOST: '127.0.0.1',
+        AGENTLOOP_API_KEYS: 'k=t',
+        OPENAI_API_KEY: 'sk-x',
+        OPENAI_BASE_URL: `${mock.url}/v1`,
+        LOG_LEVEL: 'warn',
+        AGENTLOOP_TOOL_MODULES: '',
+        OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -66,7 +102,11 @@ describe('the production bundle the image ships', () => {
         child.once('exit', (code) => reject(new Error(`the bundle exited with ${code}`)));
       });
       const c = new ApiClient(url, 'k');
-      const id = await c.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator', 'current_time'] });
+      const id = await c.startRun({
+        input: 'go',
+        model: { provider: 'openai', name: 'gpt-4o-mini' },
+        tools: ['calculator', 'current_time'],
+      });
       const snap = await c.waitTerminal(id);
       expect(snap.status).toBe('completed');
       expect(snap.output).toContain('17 × 23 = 391');
@@ -77,6 +117,8 @@ describe('the production bundle the image ships', () => {
       child.kill('SIGTERM');
       expect(await new Promise((r) => child.once('exit', (code) => r(code)))).toBe(0);
     }
-    expect(otlp.spans.map((s) => s.name)).toEqual(expect.arrayContaining(['invoke_agent', 'chat gpt-4o-mini', 'execute_tool calculator']));
+    expect(otlp.spans.map((s) => s.name)).toEqual(
+      expect.arrayContaining(['invoke_agent', 'chat gpt-4o-mini', 'execute_tool calculator']),
+    );
   }, 60_000);
 });

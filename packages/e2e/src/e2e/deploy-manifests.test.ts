@@ -26,12 +26,23 @@ function stripIds(node: unknown, underProperties = false): unknown {
   );
 }
 const MODELS: Record<string, new (o: any) => { validate(): void }> = {
-  'v1/Namespace': Namespace, 'v1/ConfigMap': ConfigMap, 'v1/Service': Service, 'v1/Secret': Secret, 'apps/v1/Deployment': Deployment,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler, 'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'keda.sh/v1alpha1/ScaledObject': ScaledObject, 'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
+  'v1/Namespace': Namespace,
+  'v1/ConfigMap': ConfigMap,
+  'v1/Service': Service,
+  'v1/Secret': Secret,
+  'apps/v1/Deployment': Deployment,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'keda.sh/v1alpha1/ScaledObject': ScaledObject,
+  'monitoring.coreos.com/v1/ServiceMonitor': ServiceMonitor,
 };
-const docs = (file: string) => parseAllDocuments(fs.readFileSync(file, 'utf8')).map((d) => d.toJS()).filter(Boolean);
-const baseFiles = fs.readdirSync(path.join(K8S, 'base')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+const docs = (file: string) =>
+  parseAllDocuments(fs.readFileSync(file, 'utf8'))
+    .map((d) => d.toJS())
+    .filter(Boolean);
+const baseFiles = fs
+  .readdirSync(path.join(K8S, 'base'))
+  .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
 const objects = baseFiles.flatMap((f) => docs(path.join(K8S, 'base', f)).map((o) => ({ file: f, o })));
 
 describe('Kubernetes manifests validate against the Kubernetes (and KEDA, Prometheus operator) schemas', () => {
@@ -43,7 +54,12 @@ describe('Kubernetes manifests validate against the Kubernetes (and KEDA, Promet
 
   it('has one Deployment per role, each with probes, resources and a grace period longer than the drain deadline', () => {
     const deployments = objects.filter(({ o }) => o.kind === 'Deployment').map(({ o }) => o);
-    expect(deployments.map((d) => d.metadata.name).sort()).toEqual(['agentloop-api', 'agentloop-compressor', 'agentloop-orchestrator', 'agentloop-tool-runner-default']);
+    expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+      'agentloop-api',
+      'agentloop-compressor',
+      'agentloop-orchestrator',
+      'agentloop-tool-runner-default',
+    ]);
     const drainMs = Number(objects.find(({ o }) => o.kind === 'ConfigMap')!.o.data.AGENTLOOP_DRAIN_MS);
     for (const d of deployments) {
       const spec = d.spec.template.spec;
@@ -52,7 +68,11 @@ describe('Kubernetes manifests validate against the Kubernetes (and KEDA, Promet
       expect(c.readinessProbe.httpGet.path).toBe('/readyz');
       expect(c.livenessProbe.httpGet.path).toBe('/healthz');
       expect(c.resources.requests.cpu && c.resources.limits.memory).toBeTruthy();
-      expect(c.args.slice(0, 3)).toEqual(['serve', '--role', d.metadata.labels['app.kubernetes.io/component'].replace('-default', '')]);
+      expect(c.args.slice(0, 3)).toEqual([
+        'serve',
+        '--role',
+        d.metadata.labels['app.kubernetes.io/component'].replace('-default', ''),
+      ]);
     }
     const scaled = objects.find(({ o }) => o.kind === 'ScaledObject')!.o;
     expect(scaled.spec.triggers[0].metadata.query).toContain('state=~"waiting|prioritized|active"');
@@ -82,7 +102,19 @@ describe('docker-compose.yml and the Dockerfile', () => {
     const validate = ajv.compile(schema);
     expect(validate(compose), JSON.stringify(validate.errors, null, 1)).toBe(true);
     expect(validate({ services: { api: { image: 'x', ports: 8080, restart: 3 } } })).toBe(false); // the schema does bite
-    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(['redis', 'api', 'orchestrator', 'tool-runner', 'compressor', 'prometheus', 'grafana', 'mock', 'demo']));
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining([
+        'redis',
+        'api',
+        'orchestrator',
+        'tool-runner',
+        'compressor',
+        'prometheus',
+        'grafana',
+        'mock',
+        'demo',
+      ]),
+    );
     expect(compose.services.redis.command).toContain('--appendonly');
     expect(compose.services.mock.profiles).toEqual(['demo']);
     // tracing (SPEC §8): a Jaeger receives OTLP from every role

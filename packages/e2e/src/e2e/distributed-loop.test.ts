@@ -2,12 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEvents, checkTranscript, demoAgentScript, stepOf } from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 
-const RUN = { input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator', 'current_time'] };
+const RUN = {
+  input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?',
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+  tools: ['calculator', 'current_time'],
+};
 
 describe('distributed loop, each role its own OS process', () => {
   let s: ProcessStack;
   beforeAll(async () => {
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], { script: demoAgentScript({ delayMs: 5 }) });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], {
+      script: demoAgentScript({ delayMs: 5 }),
+    });
   });
   afterAll(async () => {
     await s?.stop();
@@ -19,7 +25,9 @@ describe('distributed loop, each role its own OS process', () => {
     expect(snap.status).toBe('completed');
     expect(snap.stopReason).toBe('final_answer');
     expect(snap.iteration).toBe(3);
-    expect(snap.output).toMatch(/^17 × 23 = 391, and \(2 \+ 3\) × 4 = 20\. In Tokyo it is now \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00\.$/);
+    expect(snap.output).toMatch(
+      /^17 × 23 = 391, and \(2 \+ 3\) × 4 = 20\. In Tokyo it is now \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+09:00\.$/,
+    );
     expect(snap.usage).toMatchObject({ llmCalls: 3, toolCalls: 3 });
     const full = await s.a.getRun(id, 'messages');
     expect(checkTranscript(full.json.messages!)).toEqual([]);
@@ -27,7 +35,10 @@ describe('distributed loop, each role its own OS process', () => {
     expect(ev.closed).toBe(true);
     expect(checkEvents(ev.events)).toEqual([]);
     expect(ev.events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3]);
-    const finalDeltas = ev.events.filter((e) => e.type === 'message.delta' && e.data.iteration === 3).map((e) => e.data.text).join('');
+    const finalDeltas = ev.events
+      .filter((e) => e.type === 'message.delta' && e.data.iteration === 3)
+      .map((e) => e.data.text)
+      .join('');
     expect(finalDeltas).toBe(snap.output);
     // every request the model saw was valid for the strict mock (no 400s) and had the tools
     expect(s.mock.journal.every((j) => j.status === 200)).toBe(true);
@@ -55,7 +66,10 @@ describe('distributed loop, each role its own OS process', () => {
     expect(ids.size).toBe(1);
     expect(results.filter((r) => r.status === 202)).toHaveLength(1);
     expect(results.filter((r) => r.status === 200)).toHaveLength(9);
-    const sameSemantics = await s.a.createRun({ tools: RUN.tools, model: RUN.model, input: RUN.input }, { 'idempotency-key': key });
+    const sameSemantics = await s.a.createRun(
+      { tools: RUN.tools, model: RUN.model, input: RUN.input },
+      { 'idempotency-key': key },
+    );
     expect(sameSemantics.status).toBe(200);
     const different = await s.a.createRun({ ...RUN, input: 'something else' }, { 'idempotency-key': key });
     expect(different.status).toBe(422);
@@ -83,7 +97,14 @@ describe('distributed loop, each role its own OS process', () => {
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe('payload_too_large');
     // under the body limit as text, four times over it as the value stored (`1e20` is stored as 21 digits)
-    const inflating = await s.a.request('POST', '/v1/runs', JSON.stringify({ ...RUN, metadata: { n: [] } }).replace('"n":[]', `"n":[${Array(200_000).fill('1e20').join(',')}]`));
+    const inflating = await s.a.request(
+      'POST',
+      '/v1/runs',
+      JSON.stringify({ ...RUN, metadata: { n: [] } }).replace(
+        '"n":[]',
+        `"n":[${Array(200_000).fill('1e20').join(',')}]`,
+      ),
+    );
     expect(inflating.status).toBe(400);
     expect(inflating.json.error.message).toMatch(/larger than 1 MiB/);
     const noKey = await s.anon.createRun(RUN);
@@ -103,7 +124,9 @@ describe('distributed loop, each role its own OS process', () => {
 
   it('serves the tool catalog, OpenAPI, health and metrics', async () => {
     const tools = await s.a.request('GET', '/v1/tools');
-    expect(tools.json.data.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['calculator', 'current_time', 'http_get', 'sleep', 'effect']));
+    expect(tools.json.data.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['calculator', 'current_time', 'http_get', 'sleep', 'effect']),
+    );
     const openapi = await s.anon.request('GET', '/v1/openapi.json');
     expect(openapi.status).toBe(200);
     expect(openapi.json.openapi).toBe('3.1.0');

@@ -5,14 +5,20 @@ import { ProcessStack } from '../test-support/stack.js';
 import { until } from '../test-support/helpers.js';
 
 const BACKLOG = 300;
-const run = (tenant: string, i: number) => ({ input: `${tenant} ${i}`, model: { provider: 'openai', name: 'gpt-4o-mini' } });
+const run = (tenant: string, i: number) => ({
+  input: `${tenant} ${i}`,
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+});
 
 /** Every run of the tenant in one status, through the listing API (all pages). */
 async function listAll(client: ApiClient, status: string): Promise<RunSnapshot[]> {
   const out: RunSnapshot[] = [];
   let cursor: string | null = '';
   while (cursor !== null) {
-    const page: { json: { data: RunSnapshot[]; nextCursor: string | null } } = await client.request('GET', `/v1/runs?status=${status}&limit=200&cursor=${cursor}`);
+    const page: { json: { data: RunSnapshot[]; nextCursor: string | null } } = await client.request(
+      'GET',
+      `/v1/runs?status=${status}&limit=200&cursor=${cursor}`,
+    );
     out.push(...page.json.data);
     cursor = page.json.nextCursor;
   }
@@ -27,20 +33,32 @@ async function listAll(client: ApiClient, status: string): Promise<RunSnapshot[]
 describe('fair scheduling between tenants (api and orchestrator processes, mock model answering at once)', () => {
   let s: ProcessStack;
   beforeAll(async () => {
-    s = await ProcessStack.start(['api'], { script: () => ({ text: 'done' }), env: { AGENTLOOP_ORCHESTRATOR_CONCURRENCY: '4' } });
+    s = await ProcessStack.start(['api'], {
+      script: () => ({ text: 'done' }),
+      env: { AGENTLOOP_ORCHESTRATOR_CONCURRENCY: '4' },
+    });
   }, 60_000);
   afterAll(() => s?.stop());
 
   it("a tenant's new run completes before another tenant's backlog of 300 is half done; the backlog completes too", async () => {
     const a: string[] = [];
-    for (let i = 0; i < BACKLOG; i += 25) a.push(...(await Promise.all(Array.from({ length: Math.min(25, BACKLOG - i) }, (_, j) => s.a.startRun(run('a', i + j))))));
+    for (let i = 0; i < BACKLOG; i += 25)
+      a.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(25, BACKLOG - i) }, (_, j) => s.a.startRun(run('a', i + j))),
+        )),
+      );
     const b = await s.b.startRun(run('b', 0));
     expect(await s.redis.zcard(`${s.prefix}:tenant:tenant-a:runs:queued`)).toBe(BACKLOG);
 
     await s.spawn('orchestrator');
     const done = await s.b.waitTerminal(b, 60_000);
     expect(done.status).toBe('completed');
-    await until("tenant a's backlog", async () => (await s.redis.zcard(`${s.prefix}:tenant:tenant-a:runs:completed`)) === BACKLOG, 120_000);
+    await until(
+      "tenant a's backlog",
+      async () => (await s.redis.zcard(`${s.prefix}:tenant:tenant-a:runs:completed`)) === BACKLOG,
+      120_000,
+    );
 
     // completion order on one clock (Redis time, recorded by the step that completes each run)
     const completedA = await listAll(s.a, 'completed');

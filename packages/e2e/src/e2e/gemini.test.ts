@@ -12,7 +12,12 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
         // the fallback scenario: OpenAI refuses the first iteration (429, then 500s) and answers the later ones
         const fallback = req.messages.some((m) => m.role === 'user' && m.content?.includes('[fallback]'));
         if (fallback && req.provider === 'openai' && stepOf(req) === 0)
-          return { error: s.mock.journal.filter((j) => j.req.provider === 'openai').length === 0 ? { status: 429, message: 'Rate limit reached', headers: { 'retry-after-ms': '10' } } : { status: 500, message: 'The server had an error' } };
+          return {
+            error:
+              s.mock.journal.filter((j) => j.req.provider === 'openai').length === 0
+                ? { status: 429, message: 'Rate limit reached', headers: { 'retry-after-ms': '10' } }
+                : { status: 500, message: 'The server had an error' },
+          };
         if (req.messages.some((m) => m.role === 'user' && m.content?.includes('[malformed]'))) {
           const result = req.messages.find((m) => m.role === 'tool');
           return result ? { text: `recovered after: ${result.content}` } : { finishReason: 'MALFORMED_FUNCTION_CALL' };
@@ -26,7 +31,11 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
   });
 
   it('completes three iterations with parallel calls, sending each thoughtSignature back on its functionCall part', async () => {
-    const id = await s.a.startRun({ input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?', model: { provider: 'google', name: 'gemini-3-flash' }, tools: ['calculator', 'current_time'] });
+    const id = await s.a.startRun({
+      input: 'What is 17*23 and (2+3)*4, and what time is it in Tokyo?',
+      model: { provider: 'google', name: 'gemini-3-flash' },
+      tools: ['calculator', 'current_time'],
+    });
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 3 });
     expect(snap.output).toMatch(/^17 × 23 = 391, and \(2 \+ 3\) × 4 = 20\./);
@@ -44,7 +53,11 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
 
   it('MALFORMED_FUNCTION_CALL twice becomes an invalid_arguments tool error the model recovers from', async () => {
     const before = s.mock.journal.length;
-    const id = await s.a.startRun({ input: '[malformed] look it up', model: { provider: 'google', name: 'gemini-3-flash' }, tools: ['lookup'] });
+    const id = await s.a.startRun({
+      input: '[malformed] look it up',
+      model: { provider: 'google', name: 'gemini-3-flash' },
+      tools: ['lookup'],
+    });
     const { snap, events } = await finishedRun(s.a, id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 2 });
     expect(s.mock.journal.length - before).toBe(3); // asked, asked once more, then the model saw the error
@@ -64,19 +77,36 @@ describe('a Gemini run through the orchestrator (@google/genai against the mock 
     const { snap, events } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
     const journal = s.mock.journal.slice(before);
-    expect(journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['openai:429', 'openai:500', 'openai:500', 'google:200', 'openai:200', 'openai:200']);
+    expect(journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual([
+      'openai:429',
+      'openai:500',
+      'openai:500',
+      'google:200',
+      'openai:200',
+      'openai:200',
+    ]);
     expect(events.filter((e) => e.type === 'llm.retry').length).toBe(2);
-    expect(events.find((e) => e.type === 'llm.fallback')!.data).toMatchObject({ from: 'openai/gpt-4o-mini', to: 'google/gemini-3-flash' });
+    expect(events.find((e) => e.type === 'llm.fallback')!.data).toMatchObject({
+      from: 'openai/gpt-4o-mini',
+      to: 'google/gemini-3-flash',
+    });
     // the strict OpenAI Responses mock accepted a transcript holding Gemini's calls (ids generated here, no item ids,
     // no signature sent to OpenAI)
     const afterFallback = journal[4]!.req.body as { input: Array<Record<string, any>> };
     expect(journal[4]!.req.wire).toBe('responses');
     const geminiCalls = afterFallback.input.filter((x) => x.type === 'function_call');
-    expect(geminiCalls.map((c) => [c.id, c.call_id])).toEqual([[undefined, expect.stringMatching(/^call_/)], [undefined, expect.stringMatching(/^call_/)]]);
-    expect(afterFallback.input.filter((x) => x.type === 'function_call_output').map((x) => x.call_id)).toEqual(geminiCalls.map((c) => c.call_id));
+    expect(geminiCalls.map((c) => [c.id, c.call_id])).toEqual([
+      [undefined, expect.stringMatching(/^call_/)],
+      [undefined, expect.stringMatching(/^call_/)],
+    ]);
+    expect(afterFallback.input.filter((x) => x.type === 'function_call_output').map((x) => x.call_id)).toEqual(
+      geminiCalls.map((c) => c.call_id),
+    );
     expect(JSON.stringify(afterFallback)).not.toContain('thoughtSignature');
     const metrics = (await s.anon.request('GET', '/metrics')).text;
-    expect(metrics).toMatch(/agentloop_llm_fallbacks_total\{from="openai\/gpt-4o-mini",to="google\/gemini-3-flash"\} 1/);
+    expect(metrics).toMatch(
+      /agentloop_llm_fallbacks_total\{from="openai\/gpt-4o-mini",to="google\/gemini-3-flash"\} 1/,
+    );
   });
 });
 
@@ -87,7 +117,8 @@ describe('fallback away from DeepSeek thinking mode and back', () => {
     s = await InProcessStack.start({
       script: (req) => {
         const step = stepOf(req);
-        if (req.provider === 'deepseek' && step === 1) return { error: { status: 503, message: 'Service Unavailable' } };
+        if (req.provider === 'deepseek' && step === 1)
+          return { error: { status: 503, message: 'Service Unavailable' } };
         const reply = demo(req);
         return req.provider === 'deepseek' ? { ...reply, reasoning: `thinking about step ${step}` } : reply;
       },
@@ -106,7 +137,14 @@ describe('fallback away from DeepSeek thinking mode and back', () => {
     });
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
-    expect(s.mock.journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['deepseek:200', 'deepseek:503', 'deepseek:503', 'deepseek:503', 'google:200', 'deepseek:200']);
+    expect(s.mock.journal.map((j) => `${j.req.provider}:${j.status}`)).toEqual([
+      'deepseek:200',
+      'deepseek:503',
+      'deepseek:503',
+      'deepseek:503',
+      'google:200',
+      'deepseek:200',
+    ]);
     const [first, geminiTurn] = messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length);
     expect(first!.reasoning).toBe('thinking about step 0');
     expect([first!.providerData?.provider, geminiTurn!.providerData?.provider]).toEqual(['deepseek', 'google']);
@@ -135,13 +173,22 @@ describe('a stream cut after partial output', () => {
   });
 
   it('is retried on the same model with discardOutput; the final deltas after the retry equal the output', async () => {
-    const id = await s.a.startRun({ input: 'add', model: { provider: 'openai', name: 'gpt-4o-mini' }, fallbacks: [{ provider: 'google', name: 'gemini-3-flash' }], tools: ['calculator'] });
+    const id = await s.a.startRun({
+      input: 'add',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      fallbacks: [{ provider: 'google', name: 'gemini-3-flash' }],
+      tools: ['calculator'],
+    });
     const { snap, events } = await finishedRun(s.a, id);
     expect(snap.output).toBe('The answer is four, as computed.');
     const retry = events.find((e) => e.type === 'llm.retry')!;
     expect(retry.data).toMatchObject({ provider: 'openai', discardOutput: true });
     expect(events.some((e) => e.type === 'llm.fallback')).toBe(false); // output was shown: no silent fallback
-    const after = events.slice(events.indexOf(retry)).filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('');
+    const after = events
+      .slice(events.indexOf(retry))
+      .filter((e) => e.type === 'message.delta')
+      .map((e) => e.data.text)
+      .join('');
     expect(after).toBe(snap.output);
   });
 });
@@ -152,7 +199,12 @@ describe('a long rate limit defers the iteration job instead of holding a worker
   beforeAll(async () => {
     s = await InProcessStack.start({
       env: { AGENTLOOP_LLM_MAX_WAIT_MS: '500' },
-      script: () => (refused++ === 0 ? { error: { status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after-ms': '2500' } } } : { text: 'after the wait' }),
+      script: () =>
+        refused++ === 0
+          ? {
+              error: { status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after-ms': '2500' } },
+            }
+          : { text: 'after the wait' },
     });
   });
   afterAll(async () => {
@@ -166,7 +218,8 @@ describe('a long rate limit defers the iteration job instead of holding a worker
     const q = new Queue('orchestrator', { connection: s.redis, prefix: s.prefix });
     let sawDelayed = false;
     for (let i = 0; i < 100 && !sawDelayed; i++) {
-      sawDelayed = ((await q.getJobCounts('delayed')).delayed ?? 0) > 0 && ((await q.getJobCounts('active')).active ?? 0) === 0;
+      sawDelayed =
+        ((await q.getJobCounts('delayed')).delayed ?? 0) > 0 && ((await q.getJobCounts('active')).active ?? 0) === 0;
       await new Promise((r) => setTimeout(r, 20));
     }
     await q.close();

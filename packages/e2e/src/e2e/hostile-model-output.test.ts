@@ -28,7 +28,10 @@ const script = (req: MockRequest): ReplySpec => {
         }
       : { text: 'done \ud800 🙂' };
   // a run whose input transcript holds a call `prev_1`: the model reuses that id once
-  if (req.messages.some((m) => m.content === 'earlier')) return turns(req) === 1 ? { toolCalls: [{ id: 'prev_1', name: 'calculator', args: { expression: '5+5' } }] } : { text: 'done' };
+  if (req.messages.some((m) => m.content === 'earlier'))
+    return turns(req) === 1
+      ? { toolCalls: [{ id: 'prev_1', name: 'calculator', args: { expression: '5+5' } }] }
+      : { text: 'done' };
   switch (turns(req)) {
     case 0:
       return {
@@ -40,7 +43,12 @@ const script = (req: MockRequest): ReplySpec => {
         ],
       };
     case 1:
-      return { toolCalls: [{ id: 'call:1', name: 'calculator', args: { expression: '3+3' } }, { id: 'dup', name: 'calculator', args: { expression: '4+4' } }] };
+      return {
+        toolCalls: [
+          { id: 'call:1', name: 'calculator', args: { expression: '3+3' } },
+          { id: 'dup', name: 'calculator', args: { expression: '4+4' } },
+        ],
+      };
     default:
       return { text: 'done' };
   }
@@ -53,7 +61,10 @@ describe('hostile model output (SPEC §3)', () => {
   }, 30_000);
   afterAll(() => s?.stop());
 
-  for (const model of [{ provider: 'openai', name: 'gpt-4o-mini' }, { provider: 'google', name: 'gemini-2.5-flash' }]) {
+  for (const model of [
+    { provider: 'openai', name: 'gpt-4o-mini' },
+    { provider: 'google', name: 'gemini-2.5-flash' },
+  ]) {
     it(`${model.provider}: deep arguments, unsafe and reused ids and unknown names never fail the run`, async () => {
       const id = await s.a.startRun({ input: 'go', model, tools: ['calculator'], limits: { repeatLimit: 100 } });
       const { snap, events } = await finishedRun(s.a, id);
@@ -64,10 +75,19 @@ describe('hostile model output (SPEC §3)', () => {
       const ids = calls.map((c) => c.id);
       expect(new Set(ids).size).toBe(6);
       for (const callId of ids) expect(callId).toMatch(SAFE_CALL_ID_RE);
-      const providerIds = calls.map((c) => (c.providerData as { providerCallId?: string } | undefined)?.providerCallId ?? c.id);
+      const providerIds = calls.map(
+        (c) => (c.providerData as { providerCallId?: string } | undefined)?.providerCallId ?? c.id,
+      );
       expect(providerIds).toEqual(['call:1', 'dup', 'dup', 'x'.repeat(300), 'call:1', 'dup']);
       const results = history.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content!));
-      expect(results.map((r) => r.ok === false ? r.error.code : 'ok')).toEqual(['invalid_arguments', 'ok', 'ok', 'unknown_tool', 'ok', 'ok']);
+      expect(results.map((r) => (r.ok === false ? r.error.code : 'ok'))).toEqual([
+        'invalid_arguments',
+        'ok',
+        'ok',
+        'unknown_tool',
+        'ok',
+        'ok',
+      ]);
       const proposed = events.filter((e) => e.type === 'tool.call' && e.data.status === 'proposed');
       expect(proposed.map((e) => e.data.callId)).toEqual(ids);
       expect(typeof proposed[0]!.data.arguments).toBe('string'); // too deep to show parsed: its raw text, cut
@@ -83,7 +103,11 @@ describe('hostile model output (SPEC §3)', () => {
   }
 
   it('broken Unicode anywhere (arguments, tool errors, names, the answer) never stalls or fails the run', async () => {
-    const id = await s.a.startRun({ input: 'unicode', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator', 'current_time'] });
+    const id = await s.a.startRun({
+      input: 'unicode',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['calculator', 'current_time'],
+    });
     const { snap } = await finishedRun(s.a, id, 20_000);
     expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed' });
     const history = ((await s.a.getRun(id, 'history')).json as unknown as { history: Message[] }).history;
@@ -93,11 +117,20 @@ describe('hostile model output (SPEC §3)', () => {
   it('an id the input transcript already used is renamed when a model reuses it', async () => {
     const input = [
       { role: 'user', content: 'earlier' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'prev_1', name: 'calculator', arguments: '{"expression":"1"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'prev_1', name: 'calculator', arguments: '{"expression":"1"}' }],
+      },
       { role: 'tool', toolCallId: 'prev_1', content: '{"value":1}' },
       { role: 'user', content: 'go' },
     ];
-    const id = await s.a.startRun({ input, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator'], limits: { repeatLimit: 100 } });
+    const id = await s.a.startRun({
+      input,
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['calculator'],
+      limits: { repeatLimit: 100 },
+    });
     const { snap } = await finishedRun(s.a, id);
     expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed' });
     const history = ((await s.a.getRun(id, 'history')).json as unknown as { history: Message[] }).history;

@@ -7,8 +7,12 @@ import { byScenario } from '../test-support/helpers.js';
 const hasToolResult = (req: MockRequest) => req.messages.some((m) => m.role === 'tool');
 const script = byScenario(
   {
-    email: (req): ReplySpec => (hasToolResult(req) ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c', body: 'hi' } }] }),
-    client: (req): ReplySpec => (hasToolResult(req) ? { text: 'picked' } : { toolCalls: [{ name: 'pick_file', args: {} }] }),
+    email: (req): ReplySpec =>
+      hasToolResult(req)
+        ? { text: 'sent' }
+        : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c', body: 'hi' } }] },
+    client: (req): ReplySpec =>
+      hasToolResult(req) ? { text: 'picked' } : { toolCalls: [{ name: 'pick_file', args: {} }] },
     plain: (): ReplySpec => ({ text: 'ok' }),
   },
   'plain',
@@ -24,7 +28,10 @@ const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
 describe('HTTP edges', () => {
   let s: InProcessStack;
   beforeAll(async () => {
-    s = await InProcessStack.start({ script, env: { AGENTLOOP_MODEL_PRICES: JSON.stringify({ 'openai/ft:my-finetune': { input: 1, output: 2 } }) } });
+    s = await InProcessStack.start({
+      script,
+      env: { AGENTLOOP_MODEL_PRICES: JSON.stringify({ 'openai/ft:my-finetune': { input: 1, output: 2 } }) },
+    });
   }, 30_000);
   afterAll(() => s?.stop());
 
@@ -47,9 +54,17 @@ describe('HTTP edges', () => {
       expect([400, 415], `${JSON.stringify(headers)} → ${r.status} ${text}`).toContain(r.status);
       expect(JSON.parse(text).error.code).toBe('invalid_request');
     }
-    const gz = await raw('/v1/runs', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(json) });
+    const gz = await raw('/v1/runs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(json),
+    });
     expect(gz.status).toBe(202); // a body it can decode is accepted
-    const latin1 = await raw('/v1/runs', { method: 'POST', headers: { 'content-type': 'application/json; charset=iso-8859-1' }, body: json });
+    const latin1 = await raw('/v1/runs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=iso-8859-1' },
+      body: json,
+    });
     expect(latin1.status).toBe(202);
   });
 
@@ -77,7 +92,13 @@ describe('HTTP edges', () => {
     }
     expect((await s.b.getRun(id)).json.status).toBe('paused'); // nothing applied
     // its owner still gets the real answers
-    expect((await s.b.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId, action: 'approve', arguments: { wrong: 1 } }] })).status).toBe(400);
+    expect(
+      (
+        await s.b.request('POST', `/v1/runs/${id}/decisions`, {
+          decisions: [{ callId, action: 'approve', arguments: { wrong: 1 } }],
+        })
+      ).status,
+    ).toBe(400);
     expect((await s.b.request('POST', `/v1/runs/${id}/decisions`, '{not json')).status).toBe(400);
   });
 
@@ -86,16 +107,30 @@ describe('HTTP edges', () => {
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     const callId = paused.pending[0]!.callId;
     for (const bad of [`${callId}:st`, `${callId}:dec`, `${callId}:out`, 'x'.repeat(100), 'a b', '']) {
-      for (const d of [{ callId: bad, action: 'submit_result', result: 1 }, { callId: bad, action: 'approve', arguments: {} }, { callId: bad, action: 'deny' }]) {
+      for (const d of [
+        { callId: bad, action: 'submit_result', result: 1 },
+        { callId: bad, action: 'approve', arguments: {} },
+        { callId: bad, action: 'deny' },
+      ]) {
         const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [d] });
         expect([400, 409], `${JSON.stringify(d)} → ${r.status} ${r.text}`).toContain(r.status);
         if (bad) expect(r.status).toBe(409);
       }
       // another tenant still gets 404 first
-      if (bad) expect((await s.b.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: bad, action: 'deny' }] })).status).toBe(404);
+      if (bad)
+        expect(
+          (await s.b.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: bad, action: 'deny' }] }))
+            .status,
+        ).toBe(404);
     }
     expect((await s.a.getRun(id)).json).toMatchObject({ status: 'paused', pending: [{ callId }] });
-    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId, action: 'submit_result', result: { ok: true } }] })).status).toBe(202);
+    expect(
+      (
+        await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+          decisions: [{ callId, action: 'submit_result', result: { ok: true } }],
+        })
+      ).status,
+    ).toBe(202);
     expect((await s.a.waitTerminal(id)).status).toBe('completed');
   });
 
@@ -103,7 +138,9 @@ describe('HTTP edges', () => {
     const id = await s.a.startRun(body('client', { context: { toolResultMaxTokens: 200 } }));
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     const big = 'x'.repeat(200_000);
-    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'submit_result', result: { big } }] });
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+      decisions: [{ callId: paused.pending[0]!.callId, action: 'submit_result', result: { big } }],
+    });
     expect(r.status).toBe(202);
     await s.a.waitTerminal(id);
     const tool = (await s.a.getRun(id, 'messages')).json.messages!.find((m) => m.role === 'tool')!;
@@ -112,31 +149,55 @@ describe('HTTP edges', () => {
     // the full result stays in the call's record
     const rec = await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}`);
     expect(rec.json.result.big).toHaveLength(200_000);
-    for (const field of [':out', ':st', ':dec']) expect((await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}${encodeURIComponent(field)}`)).status).toBe(404);
+    for (const field of [':out', ':st', ':dec'])
+      expect(
+        (await s.a.request('GET', `/v1/runs/${id}/calls/${paused.pending[0]!.callId}${encodeURIComponent(field)}`))
+          .status,
+      ).toBe(404);
   });
 
   it('refuses maxCostUsd with a model that has no price, in model or any fallback; AGENTLOOP_MODEL_PRICES prices one', async () => {
     const limits = { maxCostUsd: 1 };
-    const unpriced = await s.a.createRun(body('plain', { limits, model: { provider: 'openai', name: 'my-own-model' } }));
+    const unpriced = await s.a.createRun(
+      body('plain', { limits, model: { provider: 'openai', name: 'my-own-model' } }),
+    );
     expect(unpriced.status).toBe(400);
     expect(unpriced.json.error.details.map((d: { path: string[] }) => d.path.join('.'))).toEqual(['model.name']);
-    const fallback = await s.a.createRun(body('plain', { limits, fallbacks: [{ provider: 'deepseek', name: 'deepseek-chat' }, { provider: 'google', name: 'gemini-9' }] }));
+    const fallback = await s.a.createRun(
+      body('plain', {
+        limits,
+        fallbacks: [
+          { provider: 'deepseek', name: 'deepseek-chat' },
+          { provider: 'google', name: 'gemini-9' },
+        ],
+      }),
+    );
     expect(fallback.status).toBe(400);
     expect(fallback.json.error.details.map((d: { path: string[] }) => d.path.join('.'))).toEqual(['fallbacks.1.name']);
-    expect((await s.a.createRun(body('plain', { limits, model: { provider: 'openai', name: 'ft:my-finetune:v2' } }))).status).toBe(202);
-    expect((await s.a.createRun(body('plain', { model: { provider: 'openai', name: 'my-own-model' } }))).status).toBe(202); // no cost budget: fine
+    expect(
+      (await s.a.createRun(body('plain', { limits, model: { provider: 'openai', name: 'ft:my-finetune:v2' } }))).status,
+    ).toBe(202);
+    expect((await s.a.createRun(body('plain', { model: { provider: 'openai', name: 'my-own-model' } }))).status).toBe(
+      202,
+    ); // no cost budget: fine
   });
 
   it('refuses notify with 400 on a deployment without AGENTLOOP_WEBHOOK_SECRETS (never ignores it)', async () => {
     const r = await s.a.createRun(body('plain', { notify: { url: 'https://backend.example.com/hooks/agentloop' } }));
     expect(r.status).toBe(400);
     expect(r.json.error.code).toBe('invalid_request');
-    expect(r.json.error.details).toEqual([expect.objectContaining({ path: ['notify'], message: 'tenant tenant-a has no webhook signing secret (AGENTLOOP_WEBHOOK_SECRETS): it cannot use notify' })]);
+    expect(r.json.error.details).toEqual([
+      expect.objectContaining({
+        path: ['notify'],
+        message: 'tenant tenant-a has no webhook signing secret (AGENTLOOP_WEBHOOK_SECRETS): it cannot use notify',
+      }),
+    ]);
   });
 
   it('tells bodies apart by every key, `__proto__` included (idempotency)', async () => {
     const key = { 'idempotency-key': `proto-${Date.now()}` };
-    const bodyWith = (v: number) => `{"input":"[plain] i","model":{"provider":"openai","name":"gpt-4o-mini"},"metadata":{"__proto__":{"v":${v}}}}`;
+    const bodyWith = (v: number) =>
+      `{"input":"[plain] i","model":{"provider":"openai","name":"gpt-4o-mini"},"metadata":{"__proto__":{"v":${v}}}}`;
     const first = await s.a.request('POST', '/v1/runs', bodyWith(0), key);
     expect(first.status).toBe(202);
     expect((await s.a.request('POST', '/v1/runs', bodyWith(0), key)).status).toBe(200);

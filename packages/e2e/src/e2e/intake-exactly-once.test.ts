@@ -22,14 +22,19 @@ describe('intake is exactly-once', () => {
   const request = { input: 'hello once', model: { provider: 'openai', name: 'gpt-4o-mini' } };
   /** Every requests job was taken and is done (none waiting, running or due for a retry): the redeliveries were applied. */
   const intakeDone = () =>
-    until('the requests queue to be worked off', async () => Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0));
+    until('the requests queue to be worked off', async () =>
+      Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).every((n) => n === 0),
+    );
 
   it('the same runId delivered twice (after the run finished, and racing) makes one run: one run.queued, the input once', async () => {
     const runId = `once_${Date.now()}`;
     await queue.add('run', { tenantId: 'tenant-a', runId, request });
     const first = await s.a.waitTerminal(runId);
     await queue.add('run', { tenantId: 'tenant-a', runId, request }); // a redelivery after the run ended
-    await Promise.all([queue.add('run', { tenantId: 'tenant-a', runId, request }), queue.add('run', { tenantId: 'tenant-a', runId, request })]);
+    await Promise.all([
+      queue.add('run', { tenantId: 'tenant-a', runId, request }),
+      queue.add('run', { tenantId: 'tenant-a', runId, request }),
+    ]);
     await intakeDone();
     const snap = (await s.a.getRun(runId)).json;
     expect(snap.status).toBe('completed');
@@ -37,7 +42,9 @@ describe('intake is exactly-once', () => {
     const events = (await s.a.events(runId)).events as EventEnvelope[];
     expect(checkEvents(events)).toEqual([]);
     expect(events.filter((e) => e.type === 'run.queued')).toHaveLength(1);
-    const history = ((await s.a.getRun(runId, 'history')).json as unknown as { history: Array<{ role: string; content: string }> }).history;
+    const history = (
+      (await s.a.getRun(runId, 'history')).json as unknown as { history: Array<{ role: string; content: string }> }
+    ).history;
     expect(history.filter((m) => m.content === 'hello once')).toHaveLength(1);
   });
 
@@ -46,7 +53,7 @@ describe('intake is exactly-once', () => {
     await queue.add('run', { tenantId: 'tenant-a', runId, request });
     await s.a.waitTerminal(runId);
     const job = await queue.add('run', { tenantId: 'tenant-b', runId, request: { ...request, input: 'hijack' } });
-    await expect.poll(async () => (await job.getState()), { timeout: 10_000 }).toBe('failed');
+    await expect.poll(async () => await job.getState(), { timeout: 10_000 }).toBe('failed');
     expect((await s.b.getRun(runId)).status).toBe(404);
     expect((await s.a.getRun(runId)).json.status).toBe('completed');
   });
@@ -58,7 +65,11 @@ describe('intake is exactly-once', () => {
   });
 
   it('an envelope with an invalid runId or idempotencyKey is not dropped silently: its run (named by the job) fails with the issues', async () => {
-    for (const [field, value] of [['runId', 'a/b'], ['idempotencyKey', 7], ['idempotencyKey', 'k'.repeat(300)]] as const) {
+    for (const [field, value] of [
+      ['runId', 'a/b'],
+      ['idempotencyKey', 7],
+      ['idempotencyKey', 'k'.repeat(300)],
+    ] as const) {
       const jobId = `bad-envelope-${field}-${Date.now()}`;
       const job = await queue.add('run', { tenantId: 'tenant-a', request, [field]: value }, { jobId });
       const runId = runIdForJob(jobId);
@@ -80,7 +91,9 @@ describe('intake is exactly-once', () => {
     expect(await queue.getJob(jobId)).toBeFalsy(); // so the add below is a new delivery, not deduplicated
     await queue.add('run', { tenantId: 'tenant-a', request }, { jobId });
     await intakeDone();
-    const mine = (await s.a.request('GET', '/v1/runs?limit=200')).json.data.filter((r: { id: string }) => r.id.startsWith('run_q'));
+    const mine = (await s.a.request('GET', '/v1/runs?limit=200')).json.data.filter((r: { id: string }) =>
+      r.id.startsWith('run_q'),
+    );
     expect(mine.filter((r: { id: string }) => r.id === runId)).toHaveLength(1);
     expect((await s.a.events(runId)).events.filter((e) => e.type === 'run.queued')).toHaveLength(1);
   });
@@ -89,7 +102,13 @@ describe('intake is exactly-once', () => {
     const store = new RunStore(s.redis, s.prefix);
     const runId = `orphan_${Date.now()}`;
     const req = RunRequestSchema.parse(request);
-    const created = await store.create({ runId, tenant: 'tenant-a', request: req, messages: [{ role: 'user', content: 'hello once' }], bodyHash: 'x' });
+    const created = await store.create({
+      runId,
+      tenant: 'tenant-a',
+      request: req,
+      messages: [{ role: 'user', content: 'hello once' }],
+      bodyHash: 'x',
+    });
     expect(created.created).toBe(true); // and no job: exactly what a crash right after the create leaves
     const snap = await s.a.waitTerminal(runId, 15_000);
     expect(snap.status).toBe('completed');

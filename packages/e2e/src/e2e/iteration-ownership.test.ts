@@ -16,7 +16,14 @@ describe('iteration ownership', () => {
   let s: InProcessStack;
   beforeAll(async () => {
     s = await InProcessStack.start({
-      script: (req): ReplySpec => (turns(req) < 2 ? { toolCalls: [{ name: 'calculator', args: { expression: `${turns(req)}+1` } }], chunking: 'fine', delayMs: 30 } : { text: 'the answer is here', chunking: 'fine', delayMs: 30 }),
+      script: (req): ReplySpec =>
+        turns(req) < 2
+          ? {
+              toolCalls: [{ name: 'calculator', args: { expression: `${turns(req)}+1` } }],
+              chunking: 'fine',
+              delayMs: 30,
+            }
+          : { text: 'the answer is here', chunking: 'fine', delayMs: 30 },
     });
   }, 30_000);
   afterAll(() => s?.stop());
@@ -25,20 +32,31 @@ describe('iteration ownership', () => {
     const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
     try {
       const before = s.mock.requests.length;
-      const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['calculator'] });
+      const id = await s.a.startRun({
+        input: 'go',
+        model: { provider: 'openai', name: 'gpt-4o-mini' },
+        tools: ['calculator'],
+      });
       for (const k of [1, 2, 3]) {
         await until(`iteration ${k} streams`, async () => {
           const snap = (await s.a.getRun(id)).json;
           return snap.iteration >= k || snap.status === 'completed';
         });
         for (const suffix of ['dup-a', 'dup-b', 'resume'])
-          await queue.add('advance', { runId: id, iteration: k }, { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(id, k, suffix) });
+          await queue.add(
+            'advance',
+            { runId: id, iteration: k },
+            { ...DEFAULT_JOB_OPTIONS, jobId: advanceJobId(id, k, suffix) },
+          );
       }
       const { snap, events } = await finishedRun(s.a, id);
       expect(snap).toMatchObject({ status: 'completed', iteration: 3, output: 'the answer is here' });
       expect(s.mock.requests.length - before).toBe(3);
       // the final iteration's deltas, concatenated, are the output once (no second stream interleaved)
-      const deltas = events.filter((e) => e.type === 'message.delta' && e.data.iteration === 3).map((e) => e.data.text).join('');
+      const deltas = events
+        .filter((e) => e.type === 'message.delta' && e.data.iteration === 3)
+        .map((e) => e.data.text)
+        .join('');
       expect(deltas).toBe('the answer is here');
       expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3]);
     } finally {
@@ -55,10 +73,23 @@ describe('iteration ownership', () => {
       const before = s.mock.requests.length;
       const closedBefore = s.mock.closedEarly;
       const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-      await until('deltas of iteration 1', async () => (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+      await until('deltas of iteration 1', async () =>
+        (await s.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'),
+      );
       // another delivery takes the model call over, as BullMQ does after a missed lock renewal
       const thief = advanceJobId(id, 1, 'thief');
-      expect(await store.claimModelCall(id, 1, (await store.load(id))!.owner, `${thief}@t`, { type: 'llm.retry', data: { provider: 'openai', model: 'gpt-4o-mini', attempt: 2, reason: 'worker_restarted', discardOutput: true } })).toEqual({ discarded: true });
+      expect(
+        await store.claimModelCall(id, 1, (await store.load(id))!.owner, `${thief}@t`, {
+          type: 'llm.retry',
+          data: {
+            provider: 'openai',
+            model: 'gpt-4o-mini',
+            attempt: 2,
+            reason: 'worker_restarted',
+            discardOutput: true,
+          },
+        }),
+      ).toEqual({ discarded: true });
       await until('the fenced delivery to leave the model', () => s.mock.inFlight === 0);
       expect(s.mock.closedEarly - closedBefore).toBe(1); // it hung up, rather than stream (and be billed for) the rest
       expect((await s.a.getRun(id)).json).toMatchObject({ status: 'running', output: null }); // and recorded nothing
@@ -69,7 +100,11 @@ describe('iteration ownership', () => {
       expect(checkEvents(events)).toEqual([]);
       const retry = events.find((e) => e.type === 'llm.retry');
       expect(retry?.data).toMatchObject({ discardOutput: true, reason: 'worker_restarted' });
-      const after = events.slice(events.indexOf(retry!)).filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('');
+      const after = events
+        .slice(events.indexOf(retry!))
+        .filter((e) => e.type === 'message.delta')
+        .map((e) => e.data.text)
+        .join('');
       expect(after).toBe(words);
     } finally {
       await queue.close();

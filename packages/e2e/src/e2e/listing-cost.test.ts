@@ -9,11 +9,16 @@ const hasToolResult = (req: MockRequest) => req.messages.some((m) => m.role === 
 const script = byScenario(
   {
     answer: (): ReplySpec => ({ text: JSON.stringify({ label: 'seventeen', value: 17 }) }),
-    park: (req): ReplySpec => (hasToolResult(req) ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c', body: 'x' } }] }),
+    park: (req): ReplySpec =>
+      hasToolResult(req) ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c', body: 'x' } }] },
   },
   'answer',
 );
-const RESULT = { type: 'object', properties: { label: { type: 'string' }, value: { type: 'integer' } }, required: ['label', 'value'] };
+const RESULT = {
+  type: 'object',
+  properties: { label: { type: 'string' }, value: { type: 'integer' } },
+  required: ['label', 'value'],
+};
 /** A large request (the system prompt), of which a snapshot shows nothing. */
 const SYSTEM = 'You are a careful assistant. '.repeat(10_000);
 const body = (scenario: string, structured: boolean) => ({
@@ -49,19 +54,26 @@ describe('listing runs', () => {
       { id: await s.a.startRun(body('park', false)), until: 'paused' },
       { id: await s.a.startRun(body('park', true)), until: 'cancelled' },
     ];
-    for (const r of runs) await s.a.waitFor(r.id, (snap) => snap.status === (r.until === 'cancelled' ? 'paused' : r.until));
+    for (const r of runs)
+      await s.a.waitFor(r.id, (snap) => snap.status === (r.until === 'cancelled' ? 'paused' : r.until));
     await s.a.cancel(runs[4]!.id);
     await s.a.waitFor(runs[4]!.id, (snap) => snap.status === 'cancelled');
     const expected = new Map<string, RunSnapshot>();
     for (const r of runs) expected.set(r.id, (await s.a.getRun(r.id)).json);
-    expect(expected.get(runs[0]!.id)).toMatchObject({ status: 'completed', outputJson: { label: 'seventeen', value: 17 } });
+    expect(expected.get(runs[0]!.id)).toMatchObject({
+      status: 'completed',
+      outputJson: { label: 'seventeen', value: 17 },
+    });
     expect(expected.get(runs[1]!.id)).toMatchObject({ status: 'paused', outputJson: null });
     expect(expected.get(runs[4]!.id)).toMatchObject({ status: 'cancelled', outputJson: null });
     expect(expected.get(runs[2]!.id)).not.toHaveProperty('outputJson');
     expect(expected.get(runs[3]!.id)).not.toHaveProperty('outputJson');
 
     const keys = new DeploymentKeys(s.prefix);
-    const requestBytes = (await Promise.all(runs.map((r) => s.redis.hstrlen(keys.run(r.id).state, 'request')))).reduce((a, b) => a + b, 0);
+    const requestBytes = (await Promise.all(runs.map((r) => s.redis.hstrlen(keys.run(r.id).state, 'request')))).reduce(
+      (a, b) => a + b,
+      0,
+    );
     expect(requestBytes).toBeGreaterThan(runs.length * 250_000);
 
     // runs whose state says whether they are structured (set at creation); then runs of an earlier build, without
@@ -76,7 +88,8 @@ describe('listing runs', () => {
       for (const snap of listed.json.data) expect(snap, `pass ${pass}`).toStrictEqual(expected.get(snap.id));
       const paused = await s.a.request<{ data: RunSnapshot[] }>('GET', '/v1/runs?status=paused&limit=200');
       expect(paused.json.data).toStrictEqual([expected.get(runs[3]!.id), expected.get(runs[1]!.id)]);
-      if (pass === 1) expect(sent, `bytes Redis sent for a listing (the requests are ${requestBytes})`).toBeLessThan(100_000);
+      if (pass === 1)
+        expect(sent, `bytes Redis sent for a listing (the requests are ${requestBytes})`).toBeLessThan(100_000);
     }
   }, 60_000);
 });

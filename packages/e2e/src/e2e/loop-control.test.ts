@@ -5,8 +5,12 @@ import { byScenario, finishedRun, until } from '../test-support/helpers.js';
 
 /** Scripts are chosen per run by a marker in the user's input: one stack serves every scenario. */
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
-  forever: (req) => (req.tools.length ? { toolCalls: [{ name: 'lookup', args: { key: `k${stepOf(req)}` } }] } : { text: `final after ${stepOf(req)} steps` }),
-  loop: (req) => (req.tools.length ? { toolCalls: [{ name: 'lookup', args: { key: 'same' } }] } : { text: 'gave up looping' }),
+  forever: (req) =>
+    req.tools.length
+      ? { toolCalls: [{ name: 'lookup', args: { key: `k${stepOf(req)}` } }] }
+      : { text: `final after ${stepOf(req)} steps` },
+  loop: (req) =>
+    req.tools.length ? { toolCalls: [{ name: 'lookup', args: { key: 'same' } }] } : { text: 'gave up looping' },
   errors: (req) =>
     stepOf(req) === 0
       ? {
@@ -21,11 +25,36 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
           ],
         }
       : { text: 'recovered' },
-  parallel: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'a' } }, { name: 'lookup', args: { key: 'b' } }, { name: 'lookup', args: { key: 'c' } }] } : { text: 'ok' }),
+  parallel: (req) =>
+    stepOf(req) === 0
+      ? {
+          toolCalls: [
+            { name: 'lookup', args: { key: 'a' } },
+            { name: 'lookup', args: { key: 'b' } },
+            { name: 'lookup', args: { key: 'c' } },
+          ],
+        }
+      : { text: 'ok' },
   // `effect` (not the builtin read tool `sleep`): its start is recorded, and logged, once it runs — a fact to wait for
-  sleepy: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 20_000, label: 'sleepy' } }, { name: 'lookup', args: { key: 'z' } }] } : { text: 'should not get here' }),
+  sleepy: (req) =>
+    stepOf(req) === 0
+      ? {
+          toolCalls: [
+            { name: 'effect', args: { ms: 20_000, label: 'sleepy' } },
+            { name: 'lookup', args: { key: 'z' } },
+          ],
+        }
+      : { text: 'should not get here' },
   slowstream: () => ({ text: 'x '.repeat(400), chunking: 'fine', delayMs: 30 }),
-  external: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }, { name: 'lookup', args: { key: 'q' } }] } : { text: 'ok' }),
+  external: (req) =>
+    stepOf(req) === 0
+      ? {
+          toolCalls: [
+            { name: 'send_email', args: { to: 'a@b.c' } },
+            { name: 'lookup', args: { key: 'q' } },
+          ],
+        }
+      : { text: 'ok' },
 };
 
 const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
@@ -51,7 +80,12 @@ describe('loop control (SPEC §3)', () => {
   it('finalizes at maxIterations with one more call, tools withheld and a user-role instruction', async () => {
     const id = await s.a.startRun(body('forever', { limits: { maxIterations: 3 } }));
     const { snap, messages } = await finished(id);
-    expect(snap).toMatchObject({ status: 'completed', stopReason: 'max_iterations', iteration: 4, output: 'final after 3 steps' });
+    expect(snap).toMatchObject({
+      status: 'completed',
+      stopReason: 'max_iterations',
+      iteration: 4,
+      output: 'final after 3 steps',
+    });
     const last = s.mock.requests.at(-1)!; // runs of this file go one at a time: the last request is this run's finalize call
     expect(last.tools).toEqual([]);
     expect(last.body.tools).toBeUndefined();
@@ -63,7 +97,12 @@ describe('loop control (SPEC §3)', () => {
     const before = s.mock.requests.length;
     const id = await s.a.startRun(body('forever', { limits: { maxIterations: 2, onMaxIterations: 'fail' } }));
     const { snap, events } = await finished(id);
-    expect(snap).toMatchObject({ status: 'failed', stopReason: 'max_iterations', iteration: 2, error: { code: 'max_iterations' } });
+    expect(snap).toMatchObject({
+      status: 'failed',
+      stopReason: 'max_iterations',
+      iteration: 2,
+      error: { code: 'max_iterations' },
+    });
     expect(s.mock.requests.length - before).toBe(2);
     expect(events.at(-1)!.type).toBe('run.failed');
   });
@@ -71,7 +110,12 @@ describe('loop control (SPEC §3)', () => {
   it('detects a loop: the repeated call is answered loop_detected, not executed, and the run finalizes', async () => {
     const id = await s.a.startRun(body('loop', { limits: { repeatLimit: 3 } }));
     const { snap, messages, events } = await finished(id);
-    expect(snap).toMatchObject({ status: 'completed', stopReason: 'loop_detected', output: 'gave up looping', iteration: 4 });
+    expect(snap).toMatchObject({
+      status: 'completed',
+      stopReason: 'loop_detected',
+      output: 'gave up looping',
+      iteration: 4,
+    });
     const results = messages.filter((m) => m.role === 'tool').map((m) => m.content!);
     expect(results).toHaveLength(3);
     expect(JSON.parse(results[2]!)).toMatchObject({ ok: false, error: { code: 'loop_detected' } });
@@ -82,14 +126,23 @@ describe('loop control (SPEC §3)', () => {
     const id = await s.a.startRun(body('errors'));
     const { snap, messages } = await finished(id);
     expect(snap).toMatchObject({ status: 'completed', output: 'recovered' });
-    const codes = messages.filter((m) => m.role === 'tool').map((m) => {
-      try {
-        return JSON.parse(m.content!).error?.code ?? 'ok';
-      } catch {
-        return `text:${m.content!.length}`;
-      }
-    });
-    expect(codes.slice(0, 6)).toEqual(['unknown_tool', 'invalid_arguments', 'invalid_arguments', 'invalid_arguments', 'tool_error', 'timeout']);
+    const codes = messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => {
+        try {
+          return JSON.parse(m.content!).error?.code ?? 'ok';
+        } catch {
+          return `text:${m.content!.length}`;
+        }
+      });
+    expect(codes.slice(0, 6)).toEqual([
+      'unknown_tool',
+      'invalid_arguments',
+      'invalid_arguments',
+      'invalid_arguments',
+      'tool_error',
+      'timeout',
+    ]);
     const big = messages.filter((m) => m.role === 'tool')[6]!.content!;
     expect(big.length).toBeLessThan(200_000);
     expect(big).toMatch(/characters \(about \d+ tokens\) cut from this tool result/);
@@ -129,7 +182,11 @@ describe('loop control (SPEC §3)', () => {
     const id = await s.a.startRun(body('sleepy', { tools: ['effect', 'lookup'] }));
     // the 20 s call is running when the cancel comes (its running event, and the tool itself started): it is
     // aborted, not skipped before it started
-    await until('the long call to run', async () => (await eventsSoFar(id)).some((e) => e.type === 'tool.call' && e.data.name === 'effect' && e.data.status === 'running'));
+    await until('the long call to run', async () =>
+      (await eventsSoFar(id)).some(
+        (e) => e.type === 'tool.call' && e.data.name === 'effect' && e.data.status === 'running',
+      ),
+    );
     await until('the long call to start', () => s.effects().some((e) => e.label === 'sleepy' && e.phase === 'start'));
     const t0 = Date.now();
     expect((await s.a.cancel(id)).status).toBe(202);
@@ -153,7 +210,12 @@ describe('loop control (SPEC §3)', () => {
     expect(events.some((e) => e.type === 'message.delta')).toBe(true);
     // aborted: the product hung up on the model rather than read the stream to its end
     await until('the model stream to be closed early', () => s.mock.closedEarly > closedBefore);
-    expect(events.filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('').length).toBeLessThan('x '.repeat(400).length);
+    expect(
+      events
+        .filter((e) => e.type === 'message.delta')
+        .map((e) => e.data.text)
+        .join('').length,
+    ).toBeLessThan('x '.repeat(400).length);
   });
 
   it('denies a call that needs approval in headless mode, and the model goes on', async () => {
@@ -170,8 +232,17 @@ describe('loop control (SPEC §3)', () => {
   it('turns an invalid queue-intake request into a failed run, never a dropped job', async () => {
     const { Queue } = await import('bullmq');
     const { enqueueRun } = await import('@agentloop/protocol');
-    const bad = await enqueueRun({ input: 'x' } as never, { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a' });
-    const good = await enqueueRun(body('parallel') as never, { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'intake-1' });
+    const bad = await enqueueRun({ input: 'x' } as never, {
+      connection: s.redis,
+      prefix: s.prefix,
+      tenantId: 'tenant-a',
+    });
+    const good = await enqueueRun(body('parallel') as never, {
+      connection: s.redis,
+      prefix: s.prefix,
+      tenantId: 'tenant-a',
+      idempotencyKey: 'intake-1',
+    });
     const q = new Queue('requests', { connection: s.redis, prefix: s.prefix });
     const resultOf = async (jobId: string) => {
       for (let i = 0; i < 200; i++) {

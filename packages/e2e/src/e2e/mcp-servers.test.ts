@@ -11,20 +11,36 @@ import { byScenario, finishedRun } from '../test-support/helpers.js';
 // the reference server from npm (a devDependency of the tool-runner), as a stdio child of the stack's tool-runner
 const EVERYTHING = EVERYTHING_MAIN;
 
-const STUBBORN = fileURLToPath(new URL('../../../../services/tool-runner/src/mcp/test-fixtures/slow-server.mjs', import.meta.url));
-const MEMORY = fileURLToPath(new URL('../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-memory/dist/index.js', import.meta.url));
+const STUBBORN = fileURLToPath(
+  new URL('../../../../services/tool-runner/src/mcp/test-fixtures/slow-server.mjs', import.meta.url),
+);
+const MEMORY = fileURLToPath(
+  new URL(
+    '../../../../services/tool-runner/node_modules/@modelcontextprotocol/server-memory/dist/index.js',
+    import.meta.url,
+  ),
+);
 
 /** This process's children running server-everything (the stack's tool-runner runs in this process). */
-const serverChildren = () => execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(EVERYTHING));
+const serverChildren = () =>
+  execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes(EVERYTHING));
 
-const callThen = (name: string, args: object) => (req: MockRequest): ReplySpec =>
-  stepOf(req) === 0 ? { toolCalls: [{ name, args }] } : { text: `result: ${stepResults(req, 0)[0]}` };
+const callThen =
+  (name: string, args: object) =>
+  (req: MockRequest): ReplySpec =>
+    stepOf(req) === 0 ? { toolCalls: [{ name, args }] } : { text: `result: ${stepResults(req, 0)[0]}` };
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   trusted: callThen('everything__echo', { message: 'hello mcp' }),
   untrusted: callThen('risky__echo', { message: 'approved first' }),
   gone: callThen('gone__read', {}),
 };
-const body = (scenario: string, tools: string[]) => ({ input: `[${scenario}] please`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools });
+const body = (scenario: string, tools: string[]) => ({
+  input: `[${scenario}] please`,
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+  tools,
+});
 
 describe('MCP servers through the product (SPEC §6)', () => {
   let s: InProcessStack;
@@ -34,7 +50,10 @@ describe('MCP servers through the product (SPEC §6)', () => {
       { name: 'risky', command: process.execPath, args: [EVERYTHING, 'stdio'], allowTools: ['echo'] }, // untrusted by default
       { name: 'gone', command: process.execPath, args: ['-e', 'process.exit(3)'] }, // never answers
     ];
-    s = await InProcessStack.start({ script: byScenario(scenarios, 'trusted'), env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
+    s = await InProcessStack.start({
+      script: byScenario(scenarios, 'trusted'),
+      env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) },
+    });
   });
   let stopped = false;
   afterAll(async () => {
@@ -53,7 +72,9 @@ describe('MCP servers through the product (SPEC §6)', () => {
     const id = await s.a.startRun(body('untrusted', ['risky__echo']));
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     expect(paused.pending.map((p) => [p.name, p.pauseType])).toEqual([['risky__echo', 'awaiting_approval']]);
-    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+      decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }],
+    });
     expect(r.status, r.text).toBe(202);
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
@@ -62,11 +83,24 @@ describe('MCP servers through the product (SPEC §6)', () => {
 
   it('a tool the catalog lists from an earlier runner, of a server that has not answered since this one started: a retryable tool_error', async () => {
     // what a runner that knew the server published before it was replaced
-    await new ToolCatalog(s.redis, s.prefix).publish([{ name: 'gone__read', description: 'reads', parameters: { type: 'object' }, sideEffect: 'read', pool: 'default', timeoutMs: 5_000, retry: 'safe' }]);
+    await new ToolCatalog(s.redis, s.prefix).publish([
+      {
+        name: 'gone__read',
+        description: 'reads',
+        parameters: { type: 'object' },
+        sideEffect: 'read',
+        pool: 'default',
+        timeoutMs: 5_000,
+        retry: 'safe',
+      },
+    ]);
     const id = await s.a.startRun(body('gone', ['gone__read']));
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
-    const result = JSON.parse(messages.find((m) => m.role === 'tool')!.content!) as { ok: boolean; error: { code: string; retryable: boolean; message: string } };
+    const result = JSON.parse(messages.find((m) => m.role === 'tool')!.content!) as {
+      ok: boolean;
+      error: { code: string; retryable: boolean; message: string };
+    };
     expect(result).toMatchObject({ ok: false, error: { code: 'tool_error', retryable: true } });
     expect(result.error.message).toMatch(/MCP server gone has not answered since this tool-runner started/);
   });
@@ -81,7 +115,10 @@ describe('MCP servers through the product (SPEC §6)', () => {
 
 /** The children of `pid` that run one of the reference servers. */
 const serversOf = (pid: number) =>
-  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter((l) => [EVERYTHING, MEMORY, STUBBORN].some((s) => l.includes(s))).map((l) => Number(l.trim().split(/\s+/)[0]));
+  execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => [EVERYTHING, MEMORY, STUBBORN].some((s) => l.includes(s)))
+    .map((l) => Number(l.trim().split(/\s+/)[0]));
 /** Whether a process still runs (a zombie nobody reaped has ended: it holds nothing but its pid). */
 const running = (pid: number) => {
   try {
@@ -95,9 +132,19 @@ describe('no orphans: a tool-runner killed with kill -9 while it holds stdio ser
   it('leaves none of them once it has restarted; the new runner has its own', async () => {
     const servers = [
       { name: 'everything', command: process.execPath, args: [EVERYTHING, 'stdio'] },
-      { name: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: `${tmpdir()}/agentloop-orphans-${process.pid}.jsonl` } },
+      {
+        name: 'memory',
+        command: process.execPath,
+        args: [MEMORY],
+        env: { MEMORY_FILE_PATH: `${tmpdir()}/agentloop-orphans-${process.pid}.jsonl` },
+      },
       // one that keeps running when its stdin closes: only the restarted runner can end it
-      { name: 'stubborn', command: process.execPath, args: [STUBBORN], env: { AGENTLOOP_TEST_SLOW_START_MS: '0', AGENTLOOP_TEST_OUTLIVE_STDIN: '1' } },
+      {
+        name: 'stubborn',
+        command: process.execPath,
+        args: [STUBBORN],
+        env: { AGENTLOOP_TEST_SLOW_START_MS: '0', AGENTLOOP_TEST_OUTLIVE_STDIN: '1' },
+      },
     ];
     const s = await ProcessStack.start(['tool-runner'], { env: { AGENTLOOP_MCP_SERVERS: JSON.stringify(servers) } });
     try {

@@ -1,8 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import fc from 'fast-check';
-import { SAFE_CALL_ID_RE, transcriptProblems, type EventEnvelope, type Message, type RunSnapshot } from '@agentloop/protocol';
-import { checkEvents, type JournalEntry, type MockRequest, type MockToolCall, type ReplySpec } from '@agentloop/testing';
+import {
+  SAFE_CALL_ID_RE,
+  transcriptProblems,
+  type EventEnvelope,
+  type Message,
+  type RunSnapshot,
+} from '@agentloop/protocol';
+import {
+  checkEvents,
+  type JournalEntry,
+  type MockRequest,
+  type MockToolCall,
+  type ReplySpec,
+} from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 
 /**
@@ -60,15 +72,65 @@ interface Case {
 
 // ---- ids --------------------------------------------------------------------------------------------------------
 
-const weirdChar = fc.constantFrom(':', '/', ' ', '\\', '"', "'", '\n', '\t', '\0', '.', '#', '?', '%', '{', '}', '*', '$', 'é', 'ß', '中', '🙂', '\u200b', '\ud800', 'a', 'Z', '0', '_', '-');
+const weirdChar = fc.constantFrom(
+  ':',
+  '/',
+  ' ',
+  '\\',
+  '"',
+  "'",
+  '\n',
+  '\t',
+  '\0',
+  '.',
+  '#',
+  '?',
+  '%',
+  '{',
+  '}',
+  '*',
+  '$',
+  'é',
+  'ß',
+  '中',
+  '🙂',
+  '\u200b',
+  '\ud800',
+  'a',
+  'Z',
+  '0',
+  '_',
+  '-',
+);
 const literalId: fc.Arbitrary<string | null> = fc.oneof(
   { weight: 3, arbitrary: fc.constant(null) }, // the provider sends no id
   { weight: 1, arbitrary: fc.constant('') },
   { weight: 2, arbitrary: fc.string({ unit: weirdChar, minLength: 1, maxLength: 24 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 24 }) },
   { weight: 2, arbitrary: fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/) }, // safe already: may still repeat
-  { weight: 2, arbitrary: fc.constantFrom('call:1', 'call/1', 'call 1', 'call_1', 'dup', 'toolu_01', 'functions.calculator:0', '..', '-', '__proto__') },
-  { weight: 1, arbitrary: fc.integer({ min: 65, max: 500 }).chain((n) => fc.constantFrom('x'.repeat(n), 'é'.repeat(n), `call_${'9'.repeat(n - 5)}`, 'a:'.repeat(Math.ceil(n / 2)))) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'call:1',
+      'call/1',
+      'call 1',
+      'call_1',
+      'dup',
+      'toolu_01',
+      'functions.calculator:0',
+      '..',
+      '-',
+      '__proto__',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 65, max: 500 })
+      .chain((n) =>
+        fc.constantFrom('x'.repeat(n), 'é'.repeat(n), `call_${'9'.repeat(n - 5)}`, 'a:'.repeat(Math.ceil(n / 2))),
+      ),
+  },
   { weight: 1, arbitrary: fc.constant('i'.repeat(500)) },
   { weight: 1, arbitrary: fc.string({ unit: weirdChar, minLength: 65, maxLength: 500 }) },
 );
@@ -83,7 +145,27 @@ const genId: fc.Arbitrary<GenId> = fc.oneof(
 
 const genName: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('calculator', 'current_time') },
-  { weight: 2, arbitrary: fc.constantFrom('no_such_tool', 'Calculator', 'calculator ', ' calculator', 'calc', 'functions.calculator', 'default_api:calculator', 'current_time()', 'sleep', 'lookup', 'wipe_disk', 'send_email', '__proto__', 'constructor', 'toString', 'hasOwnProperty') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'no_such_tool',
+      'Calculator',
+      'calculator ',
+      ' calculator',
+      'calc',
+      'functions.calculator',
+      'default_api:calculator',
+      'current_time()',
+      'sleep',
+      'lookup',
+      'wipe_disk',
+      'send_email',
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+    ),
+  },
   { weight: 2, arbitrary: fc.string({ unit: weirdChar, minLength: 1, maxLength: 40 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }) },
   { weight: 1, arbitrary: fc.integer({ min: 199, max: 400 }).map((n) => 'n'.repeat(n)) },
@@ -98,15 +180,24 @@ type GenArgs = { args: unknown } | { arguments: string };
 /** Nesting built as text (a value this deep cannot go through JSON.stringify). */
 function nested(n: number, kind: 'object' | 'array' | 'mixed' | 'string-tail'): string {
   switch (kind) {
-    case 'object': return '{"a":'.repeat(n) + '1' + '}'.repeat(n);
-    case 'array': return '['.repeat(n) + ']'.repeat(n);
-    case 'mixed': return '{"a":['.repeat(Math.ceil(n / 2)) + '0' + ']}'.repeat(Math.ceil(n / 2));
-    default: return '{"k":['.repeat(Math.ceil(n / 2)) + '"}]}]{[\\""' + ']}'.repeat(Math.ceil(n / 2));
+    case 'object':
+      return '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    case 'array':
+      return '['.repeat(n) + ']'.repeat(n);
+    case 'mixed':
+      return '{"a":['.repeat(Math.ceil(n / 2)) + '0' + ']}'.repeat(Math.ceil(n / 2));
+    default:
+      return '{"k":['.repeat(Math.ceil(n / 2)) + '"}]}]{[\\""' + ']}'.repeat(Math.ceil(n / 2));
   }
 }
-const depth = (max: number) => fc.oneof(fc.integer({ min: 60, max: 70 }), fc.integer({ min: 1, max }), fc.constant(max));
+const depth = (max: number) =>
+  fc.oneof(fc.integer({ min: 60, max: 70 }), fc.integer({ min: 1, max }), fc.constant(max));
 const deepText = fc
-  .record({ n: depth(10_000), kind: fc.constantFrom('object', 'array', 'mixed', 'string-tail'), cut: fc.nat({ max: 3 }) })
+  .record({
+    n: depth(10_000),
+    kind: fc.constantFrom('object', 'array', 'mixed', 'string-tail'),
+    cut: fc.nat({ max: 3 }),
+  })
   .map(({ n, kind, cut }) => {
     const t = nested(n, kind as Parameters<typeof nested>[1]);
     return cut ? t.slice(0, t.length - cut) : t; // cut > 0: closers missing (malformed)
@@ -115,28 +206,66 @@ const deepText = fc
 /** A long string (up to ~3 MB) from a random unit: as an expression, a JSON string, raw text or an object of many keys. */
 const largeText = fc
   .record({
-    size: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1_000, max: 64_000 }) }, { weight: 2, arbitrary: fc.integer({ min: 64_000, max: 3_000_000 }) }),
+    size: fc.oneof(
+      { weight: 3, arbitrary: fc.integer({ min: 1_000, max: 64_000 }) },
+      { weight: 2, arbitrary: fc.integer({ min: 64_000, max: 3_000_000 }) },
+    ),
     unit: fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }),
     wrap: fc.constantFrom('expression', 'json-string', 'raw', 'many-keys'),
   })
   .map(({ size, unit, wrap }) => {
     const s = unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
     switch (wrap) {
-      case 'expression': return JSON.stringify({ expression: s });
-      case 'json-string': return JSON.stringify(s);
-      case 'raw': return s;
-      default: return '{' + Array.from({ length: Math.max(1, Math.floor(size / 12)) }, (_, i) => `"k${i}":${i}`).join(',') + '}';
+      case 'expression':
+        return JSON.stringify({ expression: s });
+      case 'json-string':
+        return JSON.stringify(s);
+      case 'raw':
+        return s;
+      default:
+        return (
+          '{' + Array.from({ length: Math.max(1, Math.floor(size / 12)) }, (_, i) => `"k${i}":${i}`).join(',') + '}'
+        );
     }
   });
 
 const malformed = fc.oneof(
-  fc.constantFrom('{"broken', '{', '}', '[', '[1,', 'nul', 'tru', '{"a":1,}', "{'a':1}", 'NaN', 'Infinity', '{"a":undefined}', '{"expression":"1+1"', '{"expression":"1+1"}}', '{"expression":"1+1"}{"expression":"2+2"}', '{}{}', '\u0000', '\ufeff{}', '{"a":"\\ud800"}', '{"a":"\\x"}', '"unterminated', '{"a":1}garbage', '  ', '\n', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}'),
+  fc.constantFrom(
+    '{"broken',
+    '{',
+    '}',
+    '[',
+    '[1,',
+    'nul',
+    'tru',
+    '{"a":1,}',
+    "{'a':1}",
+    'NaN',
+    'Infinity',
+    '{"a":undefined}',
+    '{"expression":"1+1"',
+    '{"expression":"1+1"}}',
+    '{"expression":"1+1"}{"expression":"2+2"}',
+    '{}{}',
+    '\u0000',
+    '\ufeff{}',
+    '{"a":"\\ud800"}',
+    '{"a":"\\x"}',
+    '"unterminated',
+    '{"a":1}garbage',
+    '  ',
+    '\n',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{}}}',
+  ),
   fc.string({ unit: 'binary', maxLength: 60 }),
   fc.string({ unit: fc.constantFrom('{', '}', '[', ']', '"', ':', ',', '\\', 'a', '1', ' '), maxLength: 60 }),
 );
 
 const calculatorArgs = fc.oneof(
-  fc.constantFrom('1+1', '17*23', '2^10', 'sqrt(2)', '1/0', '(((1)))', 'pi*e', '').map((expression) => ({ expression })),
+  fc
+    .constantFrom('1+1', '17*23', '2^10', 'sqrt(2)', '1/0', '(((1)))', 'pi*e', '')
+    .map((expression) => ({ expression })),
   fc.string({ maxLength: 40 }).map((expression) => ({ expression })),
   fc.record({ expression: fc.jsonValue({ maxDepth: 2 }) }),
 );
@@ -145,14 +274,21 @@ const currentTimeArgs = fc.oneof(
   fc.constantFrom('UTC', 'Asia/Tokyo', 'Mars/Olympus', '', '../../etc/passwd').map((timezone) => ({ timezone })),
   fc.record({ timezone: fc.jsonValue({ maxDepth: 2 }) }),
 );
-const jsonObject = fc.dictionary(fc.string({ unit: 'binary', maxLength: 12 }), fc.jsonValue({ maxDepth: 5, stringUnit: 'binary' }), { maxKeys: 8 });
+const jsonObject = fc.dictionary(
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.jsonValue({ maxDepth: 5, stringUnit: 'binary' }),
+  { maxKeys: 8 },
+);
 
 /** OpenAI chat: the arguments are text, anything goes. */
 const openaiArgs: fc.Arbitrary<GenArgs> = fc.oneof(
   { weight: 3, arbitrary: calculatorArgs.map((args) => ({ args })) },
   { weight: 2, arbitrary: currentTimeArgs.map((args) => ({ args })) },
   // any JSON value: objects, arrays, scalars (`args` null would read as {}, so values go as text)
-  { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 6, stringUnit: 'binary' }).map((v) => ({ arguments: JSON.stringify(v) })) },
+  {
+    weight: 3,
+    arbitrary: fc.jsonValue({ maxDepth: 6, stringUnit: 'binary' }).map((v) => ({ arguments: JSON.stringify(v) })),
+  },
   { weight: 1, arbitrary: fc.constant({ arguments: '' }) },
   { weight: 2, arbitrary: malformed.map((a) => ({ arguments: a })) },
   { weight: 2, arbitrary: deepText.map((a) => ({ arguments: a })) },
@@ -177,7 +313,12 @@ const googleArgs: fc.Arbitrary<GenArgs> = fc.oneof(
   { weight: 2, arbitrary: currentTimeArgs.map((args) => ({ args })) },
   { weight: 3, arbitrary: jsonObject.map((args) => ({ args })) },
   { weight: 1, arbitrary: fc.constant({ arguments: '' }) },
-  { weight: 2, arbitrary: fc.record({ n: depth(100), kind: fc.constantFrom('object', 'mixed') }).map(({ n, kind }) => ({ arguments: `{"x":${nested(n, kind as 'object' | 'mixed')}}` })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({ n: depth(100), kind: fc.constantFrom('object', 'mixed') })
+      .map(({ n, kind }) => ({ arguments: `{"x":${nested(n, kind as 'object' | 'mixed')}}` })),
+  },
   { weight: 1, arbitrary: largeText.filter(isJsonObjectText).map((a) => ({ arguments: a })) },
 );
 
@@ -190,7 +331,10 @@ interface GenCall {
 }
 const genCall = (args: fc.Arbitrary<GenArgs>): fc.Arbitrary<GenCall> => fc.record({ name: genName, id: genId, args });
 const genTurns = (args: fc.Arbitrary<GenArgs>, chunking: fc.Arbitrary<Chunking>) =>
-  fc.array(fc.record({ calls: fc.array(genCall(args), { minLength: 1, maxLength: 4 }), chunking }), { minLength: 3, maxLength: 6 });
+  fc.array(fc.record({ calls: fc.array(genCall(args), { minLength: 1, maxLength: 4 }), chunking }), {
+    minLength: 3,
+    maxLength: 6,
+  });
 
 const genCase: fc.Arbitrary<Case> = fc
   .record({
@@ -198,29 +342,40 @@ const genCase: fc.Arbitrary<Case> = fc
     pool: fc.array(literalId, { minLength: 1, maxLength: 4 }),
   })
   .chain(({ provider, pool }) =>
-    (provider !== 'google' ? genTurns(openaiArgs, fc.constantFrom<Chunking>('whole', 'fine', 'interleaved', 'restated')) : genTurns(googleArgs, fc.constantFrom<Chunking>('whole', 'fine'))).map(
-      (turns): Case => ({
-        provider,
-        turns: turns.map((t) => {
-          const toolCalls = t.calls.map((c): MockToolCall => ({ name: c.name, id: 'lit' in c.id ? c.id.lit : pool[c.id.ref % pool.length]!, ...c.args }));
-          // Mock limitation, not the product's: `fine`, `interleaved` and `restated` send 4 characters a frame, so
-          // megabytes of arguments would be 10^5..10^6 SSE frames (minutes). Turns that large are streamed whole.
-          const big = toolCalls.some((c) => (c.arguments?.length ?? 0) > 64_000);
-          return { chunking: big ? 'whole' : t.chunking, toolCalls };
-        }),
+    (provider !== 'google'
+      ? genTurns(openaiArgs, fc.constantFrom<Chunking>('whole', 'fine', 'interleaved', 'restated'))
+      : genTurns(googleArgs, fc.constantFrom<Chunking>('whole', 'fine'))
+    ).map((turns): Case => ({
+      provider,
+      turns: turns.map((t) => {
+        const toolCalls = t.calls.map((c): MockToolCall => ({
+          name: c.name,
+          id: 'lit' in c.id ? c.id.lit : pool[c.id.ref % pool.length]!,
+          ...c.args,
+        }));
+        // Mock limitation, not the product's: `fine`, `interleaved` and `restated` send 4 characters a frame, so
+        // megabytes of arguments would be 10^5..10^6 SSE frames (minutes). Turns that large are streamed whole.
+        const big = toolCalls.some((c) => (c.arguments?.length ?? 0) > 64_000);
+        return { chunking: big ? 'whole' : t.chunking, toolCalls };
       }),
-    ),
+    })),
   );
 
 const argText = (c: MockToolCall) => c.arguments ?? JSON.stringify(c.args ?? {});
 
 /** A printable ReplySpec list (megabytes of arguments shown by their size, head and tail). */
 function describeCase(c: Case): string {
-  const short = (s: string) => (s.length > 120 ? `${JSON.stringify(s.slice(0, 50))} + …(${s.length} chars)… + ${JSON.stringify(s.slice(-30))}` : JSON.stringify(s));
+  const short = (s: string) =>
+    s.length > 120
+      ? `${JSON.stringify(s.slice(0, 50))} + …(${s.length} chars)… + ${JSON.stringify(s.slice(-30))}`
+      : JSON.stringify(s);
   const turns = c.turns.map((r, i) => {
     const calls = (r.toolCalls ?? []).map((tc) => {
       const json = JSON.stringify(tc.args);
-      const args = tc.arguments !== undefined ? `arguments: ${short(tc.arguments)}` : `args: ${json.length > 120 ? `JSON.parse(${short(json)})` : json}`;
+      const args =
+        tc.arguments !== undefined
+          ? `arguments: ${short(tc.arguments)}`
+          : `args: ${json.length > 120 ? `JSON.parse(${short(json)})` : json}`;
       return `{ name: ${short(tc.name)}, id: ${tc.id === null ? 'null' : short(tc.id ?? '')}, ${args} }`;
     });
     return `  turn ${i + 1}: { chunking: '${r.chunking}', toolCalls: [${calls.join(', ')}] }`;
@@ -232,16 +387,39 @@ function describeCase(c: Case): string {
 
 const MARKER_RE = /\[(fz_\w+)\]/;
 const textOf = (c: unknown): string =>
-  typeof c === 'string' ? c : Array.isArray(c) ? c.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+  typeof c === 'string'
+    ? c
+    : Array.isArray(c)
+      ? c.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join('')
+      : '';
 /** The run a request belongs to, from the marker in its user message (also in a body the mock refused to parse). */
 function markerOf(req: MockRequest): string | null {
-  for (const m of req.messages) if (m.role === 'user') { const hit = MARKER_RE.exec(m.content ?? ''); if (hit) return hit[1]!; }
+  for (const m of req.messages)
+    if (m.role === 'user') {
+      const hit = MARKER_RE.exec(m.content ?? '');
+      if (hit) return hit[1]!;
+    }
   const raw = [
-    ...(Array.isArray(req.body.messages) ? (req.body.messages as Array<{ role?: unknown; content?: unknown }>).filter((m) => m?.role === 'user').map((m) => textOf(m.content)) : []),
-    ...(Array.isArray(req.body.input) ? (req.body.input as Array<{ role?: unknown; content?: unknown }>).filter((m) => m?.role === 'user').map((m) => textOf(m.content)) : []),
-    ...(Array.isArray(req.body.contents) ? (req.body.contents as Array<{ role?: unknown; parts?: unknown }>).filter((c) => c?.role !== 'model').map((c) => textOf(c.parts)) : []),
+    ...(Array.isArray(req.body.messages)
+      ? (req.body.messages as Array<{ role?: unknown; content?: unknown }>)
+          .filter((m) => m?.role === 'user')
+          .map((m) => textOf(m.content))
+      : []),
+    ...(Array.isArray(req.body.input)
+      ? (req.body.input as Array<{ role?: unknown; content?: unknown }>)
+          .filter((m) => m?.role === 'user')
+          .map((m) => textOf(m.content))
+      : []),
+    ...(Array.isArray(req.body.contents)
+      ? (req.body.contents as Array<{ role?: unknown; parts?: unknown }>)
+          .filter((c) => c?.role !== 'model')
+          .map((c) => textOf(c.parts))
+      : []),
   ];
-  for (const t of raw) { const hit = MARKER_RE.exec(t); if (hit) return hit[1]!; }
+  for (const t of raw) {
+    const hit = MARKER_RE.exec(t);
+    if (hit) return hit[1]!;
+  }
   return null;
 }
 
@@ -288,18 +466,25 @@ function pairingProblems(messages: readonly Message[]): string[] {
   const problems: string[] = [];
   let open: { index: number; ids: string[]; left: string[] } | null = null;
   const close = (where: string) => {
-    if (open?.left.length) problems.push(`calls [${open.left.map((x) => JSON.stringify(x)).join(', ')}] of message #${open.index} not answered before ${where}`);
+    if (open?.left.length)
+      problems.push(
+        `calls [${open.left.map((x) => JSON.stringify(x)).join(', ')}] of message #${open.index} not answered before ${where}`,
+      );
     open = null;
   };
   messages.forEach((m, i) => {
     if (m.role === 'tool') {
       const k = open ? open.left.indexOf(m.toolCallId ?? '') : -1;
-      if (!open || k < 0) problems.push(`orphan tool result #${i} answers ${JSON.stringify(m.toolCallId)}${open ? `, the open calls are [${open.ids.map((x) => JSON.stringify(x)).join(', ')}]` : ', no call is open'}`);
+      if (!open || k < 0)
+        problems.push(
+          `orphan tool result #${i} answers ${JSON.stringify(m.toolCallId)}${open ? `, the open calls are [${open.ids.map((x) => JSON.stringify(x)).join(', ')}]` : ', no call is open'}`,
+        );
       else open.left.splice(k, 1);
       return;
     }
     if (m.role === 'user' || m.role === 'assistant') close(`message #${i}`);
-    if (m.role === 'assistant' && m.toolCalls?.length) open = { index: i, ids: m.toolCalls.map((c) => c.id), left: m.toolCalls.map((c) => c.id) };
+    if (m.role === 'assistant' && m.toolCalls?.length)
+      open = { index: i, ids: m.toolCalls.map((c) => c.id), left: m.toolCalls.map((c) => c.id) };
   });
   close('the end of the request');
   return problems;
@@ -307,7 +492,9 @@ function pairingProblems(messages: readonly Message[]): string[] {
 
 /** Nesting depth of JSON-like text (brackets outside strings), for the coverage line. */
 function depthOf(t: string): number {
-  let d = 0, max = 0, str = false;
+  let d = 0,
+    max = 0,
+    str = false;
   for (let i = 0; i < t.length; i++) {
     const ch = t.charCodeAt(i);
     if (str) {
@@ -322,7 +509,21 @@ function depthOf(t: string): number {
 
 /** What the generated models sent, summed (so a run shows the property was exercised, not just passed). */
 function coverage(cases: Case[]): string {
-  const n = { turns: 0, calls: 0, deep: 0, deepest: 0, big: 0, largest: 0, invalidJson: 0, unsafeIds: 0, noIds: 0, repeatedInTurn: 0, reusedAcrossTurns: 0, unknownNames: 0, parallel: 0 };
+  const n = {
+    turns: 0,
+    calls: 0,
+    deep: 0,
+    deepest: 0,
+    big: 0,
+    largest: 0,
+    invalidJson: 0,
+    unsafeIds: 0,
+    noIds: 0,
+    repeatedInTurn: 0,
+    reusedAcrossTurns: 0,
+    unknownNames: 0,
+    parallel: 0,
+  };
   const chunkings = new Set<string>();
   for (const c of cases) {
     const earlier = new Set<string>();
@@ -339,7 +540,11 @@ function coverage(cases: Case[]): string {
         n.deepest = Math.max(n.deepest, d);
         if (a.length > 1_000_000) n.big++;
         n.largest = Math.max(n.largest, a.length);
-        try { JSON.parse(a); } catch { n.invalidJson++; }
+        try {
+          JSON.parse(a);
+        } catch {
+          n.invalidJson++;
+        }
         if (!tc.id) n.noIds++;
         else {
           if (!SAFE_CALL_ID_RE.test(tc.id)) n.unsafeIds++;
@@ -352,9 +557,11 @@ function coverage(cases: Case[]): string {
       for (const id of inTurn) earlier.add(id);
     }
   }
-  return `${n.turns} tool-calling turns (${n.parallel} parallel), ${n.calls} calls: ${n.deep} nested deeper than 64 (deepest ${n.deepest}), ${n.big} over 1 MB (largest ${(n.largest / 1e6).toFixed(1)} MB), ` +
+  return (
+    `${n.turns} tool-calling turns (${n.parallel} parallel), ${n.calls} calls: ${n.deep} nested deeper than 64 (deepest ${n.deepest}), ${n.big} over 1 MB (largest ${(n.largest / 1e6).toFixed(1)} MB), ` +
     `${n.invalidJson} not JSON, ${n.noIds} without id, ${n.unsafeIds} unsafe ids, ${n.repeatedInTurn} ids repeated in a turn, ${n.reusedAcrossTurns} reused from an earlier turn, ${n.unknownNames} unknown names; ` +
-    `wire modes ${[...chunkings].sort().join(' ')}`;
+    `wire modes ${[...chunkings].sort().join(' ')}`
+  );
 }
 
 describe('model output fuzz (SPEC §3: untrusted model output never fails or stalls a run)', () => {
@@ -396,21 +603,39 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
     const problems: Problem[] = [];
     const fail = (sig: string, detail: string) => problems.push({ sig, detail });
     try {
-      const created = await s.a.createRun({ input: `go [${marker}]`, model: MODELS[c.provider], tools: TOOLS, limits: { maxIterations: 20, repeatLimit: 100 } });
-      if (created.status !== 202) return [{ sig: `create answered ${created.status}`, detail: created.text.slice(0, 300) }];
+      const created = await s.a.createRun({
+        input: `go [${marker}]`,
+        model: MODELS[c.provider],
+        tools: TOOLS,
+        limits: { maxIterations: 20, repeatLimit: 100 },
+      });
+      if (created.status !== 202)
+        return [{ sig: `create answered ${created.status}`, detail: created.text.slice(0, 300) }];
       const id = created.json.id as string;
       const { snap, stalled } = await waitTerminal(id, timeoutMs);
       head.set(c, `run ${id} (${snap?.status}, stopReason ${snap?.stopReason}, iteration ${snap?.iteration})`);
       if (stalled) {
-        const tail = (await s.a.events(id, { timeoutMs: 1_000 })).events.slice(-6).map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`);
-        return [{ sig: `stalled (not finished in time, status ${snap?.status})`, detail: `not finished after ${timeoutMs} ms; last snapshot: ${JSON.stringify(snap).slice(0, 800)}; last events: ${tail.join(' | ')}` }];
+        const tail = (await s.a.events(id, { timeoutMs: 1_000 })).events
+          .slice(-6)
+          .map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`);
+        return [
+          {
+            sig: `stalled (not finished in time, status ${snap?.status})`,
+            detail: `not finished after ${timeoutMs} ms; last snapshot: ${JSON.stringify(snap).slice(0, 800)}; last events: ${tail.join(' | ')}`,
+          },
+        ];
       }
-      if (snap!.status !== 'completed') fail(`status ${snap!.status}: ${snap!.error?.code} ${normalize(snap!.error?.message ?? '')}`, `error ${JSON.stringify(snap!.error)}`);
+      if (snap!.status !== 'completed')
+        fail(
+          `status ${snap!.status}: ${snap!.error?.code} ${normalize(snap!.error?.message ?? '')}`,
+          `error ${JSON.stringify(snap!.error)}`,
+        );
 
       // the stored history: the SPEC §2 invariant, unique and safe ids, every call the model made answered once
       const h = await s.a.getRun(id, 'history');
       const history = ((h.json as unknown as { history?: Message[] })?.history ?? []) as Message[];
-      if (h.status !== 200 || !Array.isArray(history)) fail('history unreadable', `${h.status} ${h.text.slice(0, 300)}`);
+      if (h.status !== 200 || !Array.isArray(history))
+        fail('history unreadable', `${h.status} ${h.text.slice(0, 300)}`);
       for (const p of transcriptProblems(history)) fail(`transcript invariant: ${normalize(p)}`, `${p}`);
       const loopTurns = history.filter((m) => m.role === 'assistant' && m.toolCalls?.length);
       const calls = loopTurns.flatMap((m) => m.toolCalls!);
@@ -424,12 +649,17 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
         const n = results.filter((m) => m.toolCallId === x).length;
         if (n !== 1) fail('a call not answered exactly once', `call ${x} has ${n} tool messages`);
       }
-      if (results.length !== ids.length) fail('tool messages != calls', `${results.length} tool messages for ${ids.length} calls`);
+      if (results.length !== ids.length)
+        fail('tool messages != calls', `${results.length} tool messages for ${ids.length} calls`);
       if (snap!.status === 'completed' && snap!.stopReason === 'final_answer') {
         // every call the model sent is in the history (none dropped), in order, batch by batch
         const sent = c.turns.map((t) => t.toolCalls!.length);
         const stored = loopTurns.map((m) => m.toolCalls!.length);
-        if (JSON.stringify(sent) !== JSON.stringify(stored)) fail('calls lost or added', `the model sent batches of ${JSON.stringify(sent)} calls, the history has ${JSON.stringify(stored)}`);
+        if (JSON.stringify(sent) !== JSON.stringify(stored))
+          fail(
+            'calls lost or added',
+            `the model sent batches of ${JSON.stringify(sent)} calls, the history has ${JSON.stringify(stored)}`,
+          );
       }
 
       // the event log: seq 1..n gap-free, one terminal event last, every call proposed then ended once
@@ -437,18 +667,34 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
       if (!ev.closed) fail('event stream did not close', 'GET /events still open after 10 s');
       const events = ev.events as EventEnvelope[];
       for (const p of checkEvents(events)) fail(`event log: ${normalize(p)}`, `${p}`);
-      if (ev.ids.join() !== events.map((_, i) => i + 1).join()) fail('SSE ids not 1..n', `${ev.ids.slice(0, 50).join(',')}`);
+      if (ev.ids.join() !== events.map((_, i) => i + 1).join())
+        fail('SSE ids not 1..n', `${ev.ids.slice(0, 50).join(',')}`);
       const evCalls = new Set(events.filter((e) => e.type === 'tool.call').map((e) => String(e.data.callId)));
-      if ([...evCalls].sort().join() !== [...new Set(ids)].sort().join()) fail('tool.call events and history disagree', `events ${JSON.stringify([...evCalls])}, history ${JSON.stringify(ids)}`);
+      if ([...evCalls].sort().join() !== [...new Set(ids)].sort().join())
+        fail(
+          'tool.call events and history disagree',
+          `events ${JSON.stringify([...evCalls])}, history ${JSON.stringify(ids)}`,
+        );
 
       // what the model was sent: accepted, and never a broken pairing
       const mine = s.mock.journal.filter((e: JournalEntry) => markerOf(e.req) === marker);
-      for (const e of mine.filter((e) => e.status !== 200 && !e.injected)) fail(`the mock refused a request (${e.status}): ${normalize(e.error ?? '')}`, `request #${e.req.seq}: ${e.error?.slice(0, 300)}`);
-      for (const e of mine) for (const p of pairingProblems(e.req.messages)) fail(`a request pairs calls and results wrongly: ${normalize(p)}`, `request #${e.req.seq}: ${p.slice(0, 300)}`);
+      for (const e of mine.filter((e) => e.status !== 200 && !e.injected))
+        fail(
+          `the mock refused a request (${e.status}): ${normalize(e.error ?? '')}`,
+          `request #${e.req.seq}: ${e.error?.slice(0, 300)}`,
+        );
+      for (const e of mine)
+        for (const p of pairingProblems(e.req.messages))
+          fail(
+            `a request pairs calls and results wrongly: ${normalize(p)}`,
+            `request #${e.req.seq}: ${p.slice(0, 300)}`,
+          );
       if (c.provider === 'google') {
         // the provider's own id goes back to it: each call Gemini gave an id comes back with that id
         const last = mine.filter((e) => e.status === 200 && e.req.tools.length).at(-1);
-        const back = (last?.req.messages ?? []).filter((m) => m.role === 'assistant' && m.toolCalls?.length).map((m) => m.toolCalls!.map((x) => x.id));
+        const back = (last?.req.messages ?? [])
+          .filter((m) => m.role === 'assistant' && m.toolCalls?.length)
+          .map((m) => m.toolCalls!.map((x) => x.id));
         // the request holds the newest turns: older ones may have been summarized away (context compression)
         const offset = c.turns.length - back.length;
         back.forEach((ids, j) => {
@@ -456,7 +702,11 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
           const t = c.turns[i];
           // (a batch whose calls were lost or added is reported as such above)
           t?.toolCalls!.forEach((tc, k) => {
-            if (tc.id && ids.length === t.toolCalls!.length && ids[k] !== tc.id) fail('Gemini did not get its own call id back', `turn ${i + 1} call ${k + 1}: sent ${JSON.stringify(tc.id.slice(0, 80))}, got back ${JSON.stringify(ids[k]?.slice(0, 80))}`);
+            if (tc.id && ids.length === t.toolCalls!.length && ids[k] !== tc.id)
+              fail(
+                'Gemini did not get its own call id back',
+                `turn ${i + 1} call ${k + 1}: sent ${JSON.stringify(tc.id.slice(0, 80))}, got back ${JSON.stringify(ids[k]?.slice(0, 80))}`,
+              );
           });
         });
       }
@@ -464,7 +714,13 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
       stats.calls += calls.length;
       return problems;
     } catch (e) {
-      return [...problems, { sig: `test error: ${normalize(String((e as Error)?.message ?? e))}`, detail: String((e as Error)?.stack ?? e).slice(0, 600) }];
+      return [
+        ...problems,
+        {
+          sig: `test error: ${normalize(String((e as Error)?.message ?? e))}`,
+          detail: String((e as Error)?.stack ?? e).slice(0, 600),
+        },
+      ];
     } finally {
       scripts.delete(marker);
       // the journal keeps every request body (megabytes here): drop this run's entries
@@ -490,24 +746,35 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
   /** Smaller variants of a case, the most reducing first. */
   function* shrinks(c: Case): Generator<Case> {
     const withTurns = (turns: ReplySpec[]): Case => ({ ...c, turns });
-    const setCall = (ti: number, k: number, tc: MockToolCall) => withTurns(c.turns.map((t, i) => (i === ti ? { ...t, toolCalls: t.toolCalls!.map((x, j) => (j === k ? tc : x)) } : t)));
+    const setCall = (ti: number, k: number, tc: MockToolCall) =>
+      withTurns(
+        c.turns.map((t, i) => (i === ti ? { ...t, toolCalls: t.toolCalls!.map((x, j) => (j === k ? tc : x)) } : t)),
+      );
     for (let i = 0; i < c.turns.length && c.turns.length > 1; i++) yield withTurns(c.turns.filter((_, j) => j !== i));
     for (let i = 0; i < c.turns.length; i++) {
       const t = c.turns[i]!;
-      if (t.toolCalls!.length > 1) for (let k = 0; k < t.toolCalls!.length; k++) yield withTurns(c.turns.map((x, j) => (j === i ? { ...x, toolCalls: x.toolCalls!.filter((_, m) => m !== k) } : x)));
+      if (t.toolCalls!.length > 1)
+        for (let k = 0; k < t.toolCalls!.length; k++)
+          yield withTurns(
+            c.turns.map((x, j) => (j === i ? { ...x, toolCalls: x.toolCalls!.filter((_, m) => m !== k) } : x)),
+          );
     }
-    for (let i = 0; i < c.turns.length; i++) if (c.turns[i]!.chunking !== 'whole') yield withTurns(c.turns.map((x, j) => (j === i ? { ...x, chunking: 'whole' } : x)));
+    for (let i = 0; i < c.turns.length; i++)
+      if (c.turns[i]!.chunking !== 'whole')
+        yield withTurns(c.turns.map((x, j) => (j === i ? { ...x, chunking: 'whole' } : x)));
     for (let i = 0; i < c.turns.length; i++) {
       const tcs = c.turns[i]!.toolCalls!;
       for (let k = 0; k < tcs.length; k++) {
         const tc = tcs[k]!;
-        if (argText(tc) !== '{"expression":"1+1"}') yield setCall(i, k, { name: tc.name, id: tc.id, args: { expression: '1+1' } });
+        if (argText(tc) !== '{"expression":"1+1"}')
+          yield setCall(i, k, { name: tc.name, id: tc.id, args: { expression: '1+1' } });
         const a = tc.arguments;
         if (a !== undefined && a.length > 200) {
           // a shorter text of the same kind: nesting kept to the depth that matters (64), sizes halved
           const half = a.slice(0, Math.ceil(a.length / 2)) + a.slice(a.length - Math.floor(a.length / 4));
           // (Gemini's args are an object: a halved text that no longer is one is not a case Gemini can send)
-          if (c.provider !== 'google' || isJsonObjectText(half)) yield setCall(i, k, { name: tc.name, id: tc.id, arguments: half });
+          if (c.provider !== 'google' || isJsonObjectText(half))
+            yield setCall(i, k, { name: tc.name, id: tc.id, arguments: half });
         }
         if (tc.id !== null && tc.id !== undefined && tc.id !== 'a') yield setCall(i, k, { ...tc, id: 'a' });
         if (tc.id !== null) yield setCall(i, k, { ...tc, id: null });
@@ -520,7 +787,7 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
   async function reduce(c: Case, sig: string, deadline: number): Promise<{ minimal: Case; runs: number }> {
     let best = c;
     let runs = 0;
-    for (let progress = true; progress && runs < REDUCE_RUNS && Date.now() < deadline; ) {
+    for (let progress = true; progress && runs < REDUCE_RUNS && Date.now() < deadline;) {
       progress = false;
       const candidates = [...shrinks(best)];
       for (let i = 0; i < candidates.length && runs < REDUCE_RUNS && Date.now() < deadline; i += PARALLEL) {
@@ -542,7 +809,9 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
     `${NUM_RUNS} generated models (OpenAI Chat and Responses in every chunking mode, and Gemini): every run completes with a valid, safely identified history`,
     async () => {
       const t0 = Date.now();
-      const cases: Case[] = REPLAY ? JSON.parse(fs.readFileSync(REPLAY, 'utf8')) : fc.sample(genCase, { numRuns: NUM_RUNS, seed: SEED });
+      const cases: Case[] = REPLAY
+        ? JSON.parse(fs.readFileSync(REPLAY, 'utf8'))
+        : fc.sample(genCase, { numRuns: NUM_RUNS, seed: SEED });
       const outcomes = await pool(cases, PARALLEL, async (c) => {
         const problems = await runCase(c);
         stats.runs++;
@@ -555,9 +824,11 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
       // group the failing runs by their first broken property; reduce the smallest case of each group
       const bySig = new Map<string, Array<{ c: Case; problems: Problem[] }>>();
       outcomes.forEach((problems, i) => {
-        if (problems.length) bySig.set(problems[0]!.sig, [...(bySig.get(problems[0]!.sig) ?? []), { c: cases[i]!, problems }]);
+        if (problems.length)
+          bySig.set(problems[0]!.sig, [...(bySig.get(problems[0]!.sig) ?? []), { c: cases[i]!, problems }]);
       });
-      const size = (c: Case) => c.turns.reduce((n, t) => n + t.toolCalls!.reduce((m, tc) => m + 1 + argText(tc).length / 1000, 0), 0);
+      const size = (c: Case) =>
+        c.turns.reduce((n, t) => n + t.toolCalls!.reduce((m, tc) => m + 1 + argText(tc).length / 1000, 0), 0);
       const end = Date.now() + REDUCE_BUDGET_MS;
       const report: string[] = [];
       const dump: Record<string, Case> = {};
@@ -566,17 +837,21 @@ describe('model output fuzz (SPEC §3: untrusted model output never fails or sta
       for (const [i, [sig, group]] of groups.entries()) {
         const { c: smallest, problems } = [...group].sort((x, y) => size(x.c) - size(y.c))[0]!;
         const deadline = Date.now() + (end - Date.now()) / (groups.length - i); // an equal share of what is left
-        const { minimal, runs } = Date.now() < deadline && !REPLAY ? await reduce(smallest, sig, deadline) : { minimal: smallest, runs: 0 };
+        const { minimal, runs } =
+          Date.now() < deadline && !REPLAY ? await reduce(smallest, sig, deadline) : { minimal: smallest, runs: 0 };
         stats.reduceRuns += runs;
         dump[sig] = minimal;
         // other properties these runs broke as well (often consequences of the first one)
         const also = new Map<string, number>();
         const shown = new Set(problems.map((p) => p.sig));
-        for (const g of group) for (const x of new Set(g.problems.map((p) => p.sig))) if (!shown.has(x)) also.set(x, (also.get(x) ?? 0) + 1);
+        for (const g of group)
+          for (const x of new Set(g.problems.map((p) => p.sig))) if (!shown.has(x)) also.set(x, (also.get(x) ?? 0) + 1);
         const lines = [...new Set(problems.map((p) => `    - ${p.detail.slice(0, 400)}`))];
         report.push(
           `✗ ${sig}\n  first broken property in ${group.length} of ${cases.length} runs; what the smallest of them broke:\n${lines.slice(0, 6).join('\n')}${lines.length > 6 ? `\n    - … and ${lines.length - 6} more` : ''}\n` +
-            (also.size ? `  these runs also broke:\n${[...also].map(([x, n]) => `    - ${x} (${n} runs)`).join('\n')}\n` : '') +
+            (also.size
+              ? `  these runs also broke:\n${[...also].map(([x, n]) => `    - ${x} (${n} runs)`).join('\n')}\n`
+              : '') +
             `  smallest reproduction found (${runs} reducing runs):\n  ${describeCase(minimal).replace(/\n/g, '\n  ')}`,
         );
       }

@@ -30,7 +30,12 @@ describe('parked runs cost Redis memory and nothing else', () => {
     admin = new Redis(server.url);
     // stalled-job checks run every AGENTLOOP_LOCK_MS / 2 per worker, independent of parked runs: a long lock keeps
     // them out of the measured windows, so the comparison sees only what parked runs could add
-    s = await InProcessStack.start({ redisUrl: server.url, env: { AGENTLOOP_LOCK_MS: '600000' }, script: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'sent' }) });
+    s = await InProcessStack.start({
+      redisUrl: server.url,
+      env: { AGENTLOOP_LOCK_MS: '600000' },
+      script: (req) =>
+        stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: 'sent' },
+    });
   });
   afterAll(async () => {
     await s?.stop();
@@ -41,7 +46,8 @@ describe('parked runs cost Redis memory and nothing else', () => {
   /** Parks n more runs and waits until `total` runs are parked. */
   const park = async (n: number, total: number) => {
     const body = { input: 'mail it', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['send_email'] };
-    for (let i = 0; i < n; i += 50) await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => s.a.startRun(body)));
+    for (let i = 0; i < n; i += 50)
+      await Promise.all(Array.from({ length: Math.min(50, n - i) }, () => s.a.startRun(body)));
     for (;;) {
       if ((await admin.zcard(`${s.prefix}:parked`)) >= total) return;
       await new Promise((r) => setTimeout(r, 100));

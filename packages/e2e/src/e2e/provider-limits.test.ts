@@ -17,7 +17,11 @@ describe('per-provider limits (AGENTLOOP_PROVIDER_LIMITS) protect a provider fro
   });
 
   it('six concurrent runs reach the provider one at a time, held back as delayed jobs, and all complete', async () => {
-    const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => s.a.startRun({ input: `run ${i}`, model: { provider: 'openai', name: 'gpt-4o-mini' } })));
+    const ids = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        s.a.startRun({ input: `run ${i}`, model: { provider: 'openai', name: 'gpt-4o-mini' } }),
+      ),
+    );
     for (const id of ids) {
       const { snap, events } = await finishedRun(s.a, id);
       expect(snap.status).toBe('completed');
@@ -26,7 +30,9 @@ describe('per-provider limits (AGENTLOOP_PROVIDER_LIMITS) protect a provider fro
     expect(s.mock.requests.length).toBe(6);
     expect(s.mock.maxInFlight).toBe(1);
     const metrics = (await s.anon.request('GET', '/metrics')).text;
-    const throttled = Number(/agentloop_llm_throttled_total\{provider="openai",limit="concurrency"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    const throttled = Number(
+      /agentloop_llm_throttled_total\{provider="openai",limit="concurrency"\} (\d+)/.exec(metrics)?.[1] ?? 0,
+    );
     expect(throttled).toBeGreaterThan(0);
   });
 });
@@ -59,7 +65,14 @@ describe('per-provider limits hold back the compressor’s summaries too', () =>
 
   it('three runs that compress reach the provider one call at a time, summaries included, and all complete', async () => {
     const ids = await Promise.all(
-      [0, 1, 2].map((i) => s.a.startRun({ input: `run ${i}: fetch big results`, model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, tools: ['big'], limits: { maxIterations: 20 } })),
+      [0, 1, 2].map((i) =>
+        s.a.startRun({
+          input: `run ${i}: fetch big results`,
+          model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 },
+          tools: ['big'],
+          limits: { maxIterations: 20 },
+        }),
+      ),
     );
     for (const id of ids) {
       const { snap, events } = await finishedRun(s.a, id, 90_000);

@@ -25,19 +25,31 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
         chunking: 'fine',
         ignoreStop: true, // a server that ignores stop sequences: the parser must cut the invented observation
       };
-    if (obs.length === 1) return { text: '<think>the calculator takes an expression</think>\n**Thought:** now the arithmetic\n**Action:** calculator\n**Action Input:**\n```json\n{"expression": "17*23"}\n```', chunking: 'fine' };
-    return { text: `Thought: I have both.\nFinal Answer: The key reads ${String(field(obs[0]!, 'value'))} and 17*23 = ${String(field(obs[1]!, 'value'))}.`, chunking: 'fine' };
+    if (obs.length === 1)
+      return {
+        text: '<think>the calculator takes an expression</think>\n**Thought:** now the arithmetic\n**Action:** calculator\n**Action Input:**\n```json\n{"expression": "17*23"}\n```',
+        chunking: 'fine',
+      };
+    return {
+      text: `Thought: I have both.\nFinal Answer: The key reads ${String(field(obs[0]!, 'value'))} and 17*23 = ${String(field(obs[1]!, 'value'))}.`,
+      chunking: 'fine',
+    };
   },
   // an action whose input is not JSON, then an unknown tool, then a reply in no format at all
   malformed: (req) => {
     const obs = reactObservations(req);
     if (obs.length === 0) return { text: 'Thought: try it\nAction: lookup\nAction Input: {"key": oops}' };
     if (obs.length === 1) return { text: 'Action: teleport\nAction Input: {"to": "moon"}' };
-    return { text: `I could not use the tools properly ({"half": ) — sorry. Errors seen: ${obs.map((o) => String((field(o, 'error') as { code?: string } | undefined)?.code ?? '?')).join(', ')}` };
+    return {
+      text: `I could not use the tools properly ({"half": ) — sorry. Errors seen: ${obs.map((o) => String((field(o, 'error') as { code?: string } | undefined)?.code ?? '?')).join(', ')}`,
+    };
   },
   approval: (req) => {
     const obs = reactObservations(req);
-    if (obs.length === 0) return { text: 'Thought: I must send it.\nAction: send_email\nAction Input: {"to": "ops@example.com", "body": "hi {there}"}' };
+    if (obs.length === 0)
+      return {
+        text: 'Thought: I must send it.\nAction: send_email\nAction Input: {"to": "ops@example.com", "body": "hi {there}"}',
+      };
     return { text: `Final Answer: sent=${String(field(obs[0]!, 'sent'))}` };
   },
   final: () => ({ text: 'Thought: enough.\nAction: lookup\nAction Input: {"key": "x"}' }),
@@ -61,7 +73,8 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     s = await InProcessStack.start({
       contextWindows: { 'gpt-4o-mini': 4000 },
       script: (req) => {
-        if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- SUMMARY: six big results were fetched for the user' };
+        if (req.messages[0]?.content === SUMMARIZE_SYSTEM)
+          return { text: '- SUMMARY: six big results were fetched for the user' };
         if (!isReactRequest(req)) return { error: { status: 400, message: 'the ReAct mock expects a ReAct prompt' } };
         return byScenario(scenarios, 'multi')(req);
       },
@@ -72,25 +85,44 @@ describe('ReAct strategy: the same orchestration for a model without native tool
   });
 
   const start = (input: string, extra: Record<string, unknown> = {}) =>
-    s.a.startRun({ input, model: { provider: 'openai', name: 'gpt-4o-mini' }, strategy: 'react', tools: ['lookup', 'calculator', 'send_email'], ...extra });
+    s.a.startRun({
+      input,
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      strategy: 'react',
+      tools: ['lookup', 'calculator', 'send_email'],
+      ...extra,
+    });
 
   it('runs three iterations with a tool argument full of braces and quotes; the transcript stays canonical', async () => {
     const before = s.mock.journal.length;
     // on Chat Completions (the stop sequence is a Chat field; the Responses API has none)
-    const id = await start('[multi] what does the key read, and what is 17*23?', { model: { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' } });
+    const id = await start('[multi] what does the key read, and what is 17*23?', {
+      model: { provider: 'openai', name: 'gpt-4o-mini', api: 'chat' },
+    });
     const { snap, messages, events } = await finishedRun(s.a, id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 3, stopReason: 'final_answer' });
     expect(snap.output).toBe(`The key reads ${TRICKY.toUpperCase()} and 17*23 = 391.`);
     // actions are canonical tool calls, observations canonical tool messages
     const calls = messages.filter((m) => m.toolCalls?.length).map((m) => m.toolCalls![0]!);
-    expect(calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([['lookup', { key: TRICKY }], ['calculator', { expression: '17*23' }]]);
+    expect(calls.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([
+      ['lookup', { key: TRICKY }],
+      ['calculator', { expression: '17*23' }],
+    ]);
     expect(messages.filter((m) => m.role === 'tool')).toHaveLength(2);
     expect(messages.find((m) => m.toolCalls?.length)!.reasoning).toBe('I should look up the key first.');
     // the final iteration's message deltas are exactly the output; thoughts streamed as reasoning
-    const final = events.filter((e) => e.type === 'message.delta' && e.data.iteration === 3).map((e) => e.data.text).join('');
+    const final = events
+      .filter((e) => e.type === 'message.delta' && e.data.iteration === 3)
+      .map((e) => e.data.text)
+      .join('');
     expect(final).toBe(snap.output);
     expect(events.filter((e) => e.type === 'message.delta' && e.data.iteration !== 3)).toEqual([]);
-    expect(events.filter((e) => e.type === 'reasoning.delta').map((e) => e.data.text).join('')).toContain('the calculator takes an expression');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoning.delta')
+        .map((e) => e.data.text)
+        .join(''),
+    ).toContain('the calculator takes an expression');
     // every request: no native tools, a stop sequence before "Observation:", the tools described in the system prompt
     const reqs = s.mock.journal.slice(before).map((j) => j.req);
     expect(reqs).toHaveLength(3);
@@ -101,23 +133,41 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     }
     // the second request shows the first action and its observation in the ReAct format
     expect(reqs[1]!.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
-    expect(reqs[1]!.messages[2]!.content).toBe(`Thought: I should look up the key first.\nAction: lookup\nAction Input: ${JSON.stringify({ key: TRICKY })}`);
+    expect(reqs[1]!.messages[2]!.content).toBe(
+      `Thought: I should look up the key first.\nAction: lookup\nAction Input: ${JSON.stringify({ key: TRICKY })}`,
+    );
   });
 
   it('answers a malformed action and an unknown tool with structured errors, and reads a formatless reply as the answer', async () => {
     const id = await start('[malformed] try');
     const { snap, events } = await finishedRun(s.a, id);
     expect(snap).toMatchObject({ status: 'completed', iteration: 3, stopReason: 'final_answer' });
-    expect(snap.output).toBe('I could not use the tools properly ({"half": ) — sorry. Errors seen: invalid_arguments, unknown_tool');
-    const ends = events.filter((e) => e.type === 'tool.call' && e.data.status === 'error').map((e) => [e.data.name, (e.data.error as { code: string }).code]);
-    expect(ends).toEqual([['lookup', 'invalid_arguments'], ['teleport', 'unknown_tool']]);
+    expect(snap.output).toBe(
+      'I could not use the tools properly ({"half": ) — sorry. Errors seen: invalid_arguments, unknown_tool',
+    );
+    const ends = events
+      .filter((e) => e.type === 'tool.call' && e.data.status === 'error')
+      .map((e) => [e.data.name, (e.data.error as { code: string }).code]);
+    expect(ends).toEqual([
+      ['lookup', 'invalid_arguments'],
+      ['teleport', 'unknown_tool'],
+    ]);
   });
 
   it('pauses a ReAct action for approval like a native call, and resumes it', async () => {
     const id = await start('[approval] send it');
     const paused = await s.a.waitFor(id, (x) => x.status === 'paused');
-    expect(paused.pending).toEqual([{ callId: expect.stringMatching(/^call_/), name: 'send_email', arguments: { to: 'ops@example.com', body: 'hi {there}' }, pauseType: 'awaiting_approval' }]);
-    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    expect(paused.pending).toEqual([
+      {
+        callId: expect.stringMatching(/^call_/),
+        name: 'send_email',
+        arguments: { to: 'ops@example.com', body: 'hi {there}' },
+        pauseType: 'awaiting_approval',
+      },
+    ]);
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+      decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }],
+    });
     expect(r.status).toBe(202);
     const { snap } = await finishedRun(s.a, id);
     expect(snap).toMatchObject({ status: 'completed', output: 'sent=true' });
@@ -129,7 +179,10 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     expect(snap.error).toBeNull();
     expect(snap).toMatchObject({ status: 'completed', stopReason: 'max_iterations', iteration: 2 });
     expect(snap.output).toBe('Thought: enough.\nAction: lookup\nAction Input: {"key": "x"}');
-    const last = events.filter((e) => e.type === 'message.delta' && e.data.iteration === 2).map((e) => e.data.text).join('');
+    const last = events
+      .filter((e) => e.type === 'message.delta' && e.data.iteration === 2)
+      .map((e) => e.data.text)
+      .join('');
     expect(last).toBe(snap.output);
     const lastReq = s.mock.journal.at(-1)!.req;
     expect(lastReq.messages[0]!.content).toContain('No tools are available now');
@@ -137,12 +190,21 @@ describe('ReAct strategy: the same orchestration for a model without native tool
 
   it('compresses a long ReAct run like a native one: the summary reaches the model in the ReAct rendering', async () => {
     const before = s.mock.journal.length;
-    const id = await start(`[long] fetch big results (${Math.random()})`, { tools: ['big'], model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, limits: { maxIterations: 20 } });
+    const id = await start(`[long] fetch big results (${Math.random()})`, {
+      tools: ['big'],
+      model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 },
+      limits: { maxIterations: 20 },
+    });
     const { snap, events } = await finishedRun(s.a, id, 60_000);
     expect(snap).toMatchObject({ status: 'completed', stopReason: 'final_answer', output: 'done after 6 results' });
     expect(events.filter((e) => e.type === 'context.compressed').map((e) => e.data.strategy)).toContain('summarize');
-    const react = s.mock.journal.slice(before).map((j) => j.req).filter((r) => isReactRequest(r));
-    expect(react.some((r) => r.messages.some((m) => m.role === 'user' && m.content?.includes('SUMMARY: six big results')))).toBe(true);
+    const react = s.mock.journal
+      .slice(before)
+      .map((j) => j.req)
+      .filter((r) => isReactRequest(r));
+    expect(
+      react.some((r) => r.messages.some((m) => m.role === 'user' && m.content?.includes('SUMMARY: six big results'))),
+    ).toBe(true);
     for (const r of react) expect(r.body.tools).toBeUndefined();
   });
 
@@ -161,9 +223,17 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     const id = await start('[multi] on responses');
     const { snap, messages } = await finishedRun(s.a, id);
     expect(snap.output).toBe(`The key reads ${TRICKY.toUpperCase()} and 17*23 = 391.`);
-    expect(messages.filter((m) => m.role === 'tool').map((m) => m.content)).not.toContain('{"value": "invented by the model"}');
+    expect(messages.filter((m) => m.role === 'tool').map((m) => m.content)).not.toContain(
+      '{"value": "invented by the model"}',
+    );
     const reqs = s.mock.journal.slice(before);
-    for (const j of reqs) expect([j.status, j.req.wire, j.req.body.stop, j.req.body.tools]).toEqual([200, 'responses', undefined, undefined]);
+    for (const j of reqs)
+      expect([j.status, j.req.wire, j.req.body.stop, j.req.body.tools]).toEqual([
+        200,
+        'responses',
+        undefined,
+        undefined,
+      ]);
   });
 
   it('runs on Gemini the same way (the strict Gemini mock accepts the ReAct turns)', async () => {
@@ -173,6 +243,8 @@ describe('ReAct strategy: the same orchestration for a model without native tool
     expect(snap.output).toBe(`The key reads ${TRICKY.toUpperCase()} and 17*23 = 391.`);
     const reqs = s.mock.journal.slice(before);
     expect(reqs.map((j) => `${j.req.provider}:${j.status}`)).toEqual(['google:200', 'google:200', 'google:200']);
-    expect((reqs[0]!.req.body.generationConfig as { stopSequences: string[] }).stopSequences).toContain('\nObservation:');
+    expect((reqs[0]!.req.body.generationConfig as { stopSequences: string[] }).stopSequences).toContain(
+      '\nObservation:',
+    );
   });
 });

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from 'ioredis';
 import { RetentionSweeper, commandConnection } from '@agentloop/runtime';
-import { RedisClusterFixture, checkEvents, checkTranscript, stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import {
+  RedisClusterFixture,
+  checkEvents,
+  checkTranscript,
+  stepOf,
+  stepResults,
+  type MockRequest,
+  type ReplySpec,
+} from '@agentloop/testing';
 import { ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
 
@@ -9,10 +17,20 @@ const model = { provider: 'openai', name: 'gpt-4o-mini' };
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
   // two iterations of tool calls (the second on the first's results), then the answer
   tools: (req) =>
-    stepOf(req) === 0 ? { toolCalls: [{ name: 'lookup', args: { key: 'a' } }, { name: 'lookup', args: { key: 'b' } }] }
-    : stepOf(req) === 1 ? { toolCalls: [{ name: 'lookup', args: { key: stepResults(req, 0).join('+').slice(0, 40) } }] }
-    : { text: `done: ${stepResults(req, 1).join(' | ')}` },
-  email: (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${stepResults(req, 0)[0]}` }),
+    stepOf(req) === 0
+      ? {
+          toolCalls: [
+            { name: 'lookup', args: { key: 'a' } },
+            { name: 'lookup', args: { key: 'b' } },
+          ],
+        }
+      : stepOf(req) === 1
+        ? { toolCalls: [{ name: 'lookup', args: { key: stepResults(req, 0).join('+').slice(0, 40) } }] }
+        : { text: `done: ${stepResults(req, 1).join(' | ')}` },
+  email: (req) =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }
+      : { text: `after: ${stepResults(req, 0)[0]}` },
 };
 
 /** Every key of the cluster that names the stack's prefix, whatever its form, with its slot (from each primary). */
@@ -71,12 +89,16 @@ describe.each([
     // subscribed while parked: what follows comes through the cluster's pub/sub
     const live = s.a.events(id, { timeoutMs: 30_000 });
     await new Promise((r) => setTimeout(r, 300)); // the stream's replay is under way before the decision
-    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }] });
+    const r = await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+      decisions: [{ callId: paused.pending[0]!.callId, action: 'approve' }],
+    });
     expect(r.status, r.text).toBe(202);
     const streamed = await live;
     expect(streamed.closed).toBe(true);
     expect(checkEvents(streamed.events)).toEqual([]);
-    expect(streamed.events.map((e) => e.type)).toEqual(expect.arrayContaining(['run.paused', 'run.resumed', 'run.completed']));
+    expect(streamed.events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['run.paused', 'run.resumed', 'run.completed']),
+    );
     const snap = await s.a.waitTerminal(id);
     expect(snap.status).toBe('completed');
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
@@ -99,7 +121,9 @@ describe.each([
   }, 60_000);
 
   it('every process is ready and its metrics (queue gauges, parked runs) read the cluster', async () => {
-    const urls = [...s.procs.values()].map((p) => /^agentloop ready .* metrics=(\S+)/.exec(p.output.find((l) => l.startsWith('agentloop ready'))!)![1]!);
+    const urls = [...s.procs.values()].map(
+      (p) => /^agentloop ready .* metrics=(\S+)/.exec(p.output.find((l) => l.startsWith('agentloop ready'))!)![1]!,
+    );
     expect(urls).toHaveLength(roles.length);
     for (const url of urls) {
       const ready = await fetch(url.replace(/\/metrics$/, '/readyz'));
@@ -128,7 +152,9 @@ describe.each([
     expect(names.filter((k) => !k.startsWith(`${tag}:`))).toEqual([]);
     expect(new Set(keys.values())).toEqual(new Set([slot]));
     // and that slot holds these keys only, all on one primary
-    const counts = await Promise.all(conn.nodes('master').map(async (n) => Number(await n.call('CLUSTER', 'COUNTKEYSINSLOT', slot))));
+    const counts = await Promise.all(
+      conn.nodes('master').map(async (n) => Number(await n.call('CLUSTER', 'COUNTKEYSINSLOT', slot))),
+    );
     expect(counts.filter((c) => c > 0)).toEqual([keys.size]);
   });
 });

@@ -35,16 +35,31 @@ describe('the results queue', () => {
     const snap = await s.a.waitTerminal(runId);
     const job = await resultOf(runId);
     expect(job.data).toEqual({
-      runId, tenantId: 'tenant-a', status: 'completed', stopReason: 'final_answer', output: 'answer to q1', error: null, usage: snap.usage, metadata: { ticket: 'T-1' },
+      runId,
+      tenantId: 'tenant-a',
+      status: 'completed',
+      stopReason: 'final_answer',
+      output: 'answer to q1',
+      error: null,
+      usage: snap.usage,
+      metadata: { ticket: 'T-1' },
     });
     await requests.add('run', { tenantId: 'tenant-a', runId, request }); // a redelivery after the end
-    await until('the requests queue to be worked off', async () => Object.values(await requests.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0));
-    expect((await results.getJobs(['waiting', 'delayed', 'completed', 'failed', 'active'])).filter((j) => j.id === runId)).toHaveLength(1);
+    await until('the requests queue to be worked off', async () =>
+      Object.values(await requests.getJobCounts('waiting', 'active', 'delayed')).every((n) => n === 0),
+    );
+    expect(
+      (await results.getJobs(['waiting', 'delayed', 'completed', 'failed', 'active'])).filter((j) => j.id === runId),
+    ).toHaveLength(1);
   });
 
   it('an invalid request: a failed run, reported with its error', async () => {
     const runId = `bad_${Date.now()}`;
-    await requests.add('run', { tenantId: 'tenant-a', runId, request: { input: 'x', model: { provider: 'nope', name: 'm' } } });
+    await requests.add('run', {
+      tenantId: 'tenant-a',
+      runId,
+      request: { input: 'x', model: { provider: 'nope', name: 'm' } },
+    });
     const job = await resultOf(runId);
     expect(job.data).toMatchObject({ runId, status: 'failed', output: null, error: { code: 'invalid_request' } });
   });
@@ -53,7 +68,22 @@ describe('the results queue', () => {
     const runId = `json_${Date.now()}`;
     s.mock.setScript(() => ({ text: '{"n":1}' }));
     try {
-      await requests.add('run', { tenantId: 'tenant-a', runId, request: { input: 'j', model, output: { schema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false } } } });
+      await requests.add('run', {
+        tenantId: 'tenant-a',
+        runId,
+        request: {
+          input: 'j',
+          model,
+          output: {
+            schema: {
+              type: 'object',
+              properties: { n: { type: 'number' } },
+              required: ['n'],
+              additionalProperties: false,
+            },
+          },
+        },
+      });
       expect((await resultOf(runId)).data).toMatchObject({ status: 'completed', outputJson: { n: 1 } });
       const http = await s.a.startRun({ input: 'over http', model });
       await s.a.waitTerminal(http);
@@ -68,7 +98,10 @@ describe('the results queue', () => {
     const runId = `consumed_${Date.now()}`;
     const seen: ResultJob[] = [];
     const connection = new Redis(s.redisUrl, { maxRetriesPerRequest: null });
-    const worker = new Worker<ResultJob>(QUEUES.results, async (job) => void seen.push(job.data), { connection, prefix: s.prefix });
+    const worker = new Worker<ResultJob>(QUEUES.results, async (job) => void seen.push(job.data), {
+      connection,
+      prefix: s.prefix,
+    });
     try {
       await requests.add('run', { tenantId: 'tenant-b', runId, request: { input: 'q2', model } });
       await until('the backend to get the result', () => seen.some((r) => r.runId === runId));
@@ -90,13 +123,17 @@ describe('the results queue across a crash', () => {
 
   it('a run that ends while no relay runs is reported once a process is back (the outbox is written with the end)', async () => {
     const words = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script: () => ({ text: words, chunking: 'fine', delayMs: 40 }) });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
+      script: () => ({ text: words, chunking: 'fine', delayMs: 40 }),
+    });
     const requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
     const results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.prefix });
     try {
       const runId = `crash_${Date.now()}`;
       await requests.add('run', { tenantId: 'tenant-a', runId, request: { input: 'go', model } });
-      await until('deltas', async () => (await s!.a.events(runId, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+      await until('deltas', async () =>
+        (await s!.a.events(runId, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'),
+      );
       await s.kill('orchestrator', 'SIGKILL');
       expect((await s.a.request('POST', `/v1/runs/${runId}/cancel`, {})).status).toBe(202);
       await s.spawn('orchestrator#2'); // ends the run (cancelled) once the dead process's lock expires, then relays

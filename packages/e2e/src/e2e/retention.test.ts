@@ -8,8 +8,10 @@ import { byScenario, until } from '../test-support/helpers.js';
 const hasToolResult = (req: MockRequest) => req.messages.some((m) => m.role === 'tool');
 const script = byScenario(
   {
-    calc: (req): ReplySpec => (hasToolResult(req) ? { text: 'done' } : { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] }),
-    park: (req): ReplySpec => (hasToolResult(req) ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }),
+    calc: (req): ReplySpec =>
+      hasToolResult(req) ? { text: 'done' } : { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] },
+    park: (req): ReplySpec =>
+      hasToolResult(req) ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] },
     slow: (): ReplySpec => ({ text: 'slow answer', delayMs: 200, chunking: 'fine' }),
     plain: (): ReplySpec => ({ text: 'ok' }),
   },
@@ -41,7 +43,16 @@ async function indexesListing(s: InProcessStack, runId: string): Promise<string[
   const out: string[] = [];
   let cursor = '0';
   do {
-    const [next, batch] = (await s.redis.call('SCAN', cursor, 'MATCH', `${s.prefix}:*`, 'TYPE', 'zset', 'COUNT', '1000')) as [string, string[]];
+    const [next, batch] = (await s.redis.call(
+      'SCAN',
+      cursor,
+      'MATCH',
+      `${s.prefix}:*`,
+      'TYPE',
+      'zset',
+      'COUNT',
+      '1000',
+    )) as [string, string[]];
     for (const k of batch) if ((await s.redis.zscore(k, runId)) !== null) out.push(k);
     for (const k of batch) if ((await s.redis.zscan(k, '0', 'MATCH', `${runId}|*`))[1].length) out.push(k);
     cursor = next;
@@ -83,12 +94,22 @@ describe('retention (AGENTLOOP_RUN_RETENTION_S)', () => {
       }
     }
     const pausedKeys = await keysOf(s, paused);
-    for (const k of pausedKeys.filter((k) => !k.includes(':tools-') && !k.includes(':orchestrator:'))) expect(await s.redis.ttl(k), k).toBe(-1);
+    for (const k of pausedKeys.filter((k) => !k.includes(':tools-') && !k.includes(':orchestrator:')))
+      expect(await s.redis.ttl(k), k).toBe(-1);
 
-    await until('finished runs expire and are swept', async () => {
-      const left = await Promise.all([completed, cancelled, failed].map(async (id) => [...(await keysOf(s, id)), ...(await indexesListing(s, id))]));
-      return left.every((l) => l.length === 0);
-    }, 25_000);
+    await until(
+      'finished runs expire and are swept',
+      async () => {
+        const left = await Promise.all(
+          [completed, cancelled, failed].map(async (id) => [
+            ...(await keysOf(s, id)),
+            ...(await indexesListing(s, id)),
+          ]),
+        );
+        return left.every((l) => l.length === 0);
+      },
+      25_000,
+    );
     for (const id of [completed, cancelled, failed]) expect((await s.a.getRun(id)).status).toBe(404);
     const listed = (await s.a.request('GET', '/v1/runs?limit=200')).json.data.map((r: { id: string }) => r.id);
     expect(listed).toContain(paused);
@@ -97,7 +118,10 @@ describe('retention (AGENTLOOP_RUN_RETENTION_S)', () => {
     // the paused run never expires: it is still whole and can be resumed
     expect((await s.a.getRun(paused)).json.status).toBe('paused');
     const call = (await s.a.getRun(paused)).json.pending[0]!.callId;
-    expect((await s.a.request('POST', `/v1/runs/${paused}/decisions`, { decisions: [{ callId: call, action: 'approve' }] })).status).toBe(202);
+    expect(
+      (await s.a.request('POST', `/v1/runs/${paused}/decisions`, { decisions: [{ callId: call, action: 'approve' }] }))
+        .status,
+    ).toBe(202);
     expect((await s.a.waitTerminal(paused)).status).toBe('completed');
   }, 90_000);
 });
@@ -117,7 +141,10 @@ describe('listing (GET /v1/runs)', () => {
     let pages = 0;
     const arriving: string[] = [];
     while (cursor !== null) {
-      const r: { status: number; json: any } = await s.b.request('GET', `/v1/runs?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { status: number; json: any } = await s.b.request(
+        'GET',
+        `/v1/runs?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(r.status).toBe(200);
       seen.push(...r.json.data.map((x: { id: string }) => x.id));
       cursor = r.json.nextCursor;
@@ -129,11 +156,18 @@ describe('listing (GET /v1/runs)', () => {
     expect((await s.b.request('GET', '/v1/runs?cursor=garbage')).status).toBe(400);
 
     // the status filter reads its own index: completed runs, newest first, across pages
-    await until('runs complete', async () => (await Promise.all([...before, ...arriving].map(async (id) => (await s.b.getRun(id)).json.status))).every((x) => x === 'completed'));
+    await until('runs complete', async () =>
+      (await Promise.all([...before, ...arriving].map(async (id) => (await s.b.getRun(id)).json.status))).every(
+        (x) => x === 'completed',
+      ),
+    );
     const completedIds: string[] = [];
     cursor = '';
     while (cursor !== null) {
-      const r: { status: number; json: any } = await s.b.request('GET', `/v1/runs?status=completed&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const r: { status: number; json: any } = await s.b.request(
+        'GET',
+        `/v1/runs?status=completed&limit=5${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       completedIds.push(...r.json.data.map((x: { id: string; status: string }) => x.id));
       expect(r.json.data.every((x: { status: string }) => x.status === 'completed')).toBe(true);
       cursor = r.json.nextCursor;

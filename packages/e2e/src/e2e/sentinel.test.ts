@@ -16,11 +16,15 @@ describe('Redis Sentinel (api, orchestrator and tool-runner processes; a real Se
   beforeAll(async () => {
     group = await RedisSentinelFixture.start();
     // the first iteration calls effect_once (retry: never: a second execution would show in the effect log), the second answers
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 200 } }] } : { text: 'done', delayMs: 50 });
+    const script: Script = (req) =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 200 } }] } : { text: 'done', delayMs: 50 };
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
       script,
       redisUrl: `redis://127.0.0.1:${await group.primaryPort()}`, // the product asks the sentinels (REDIS_SENTINELS)
-      testRedis: { sentinels: group.seeds.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) })), name: group.name },
+      testRedis: {
+        sentinels: group.seeds.split(',').map((a) => ({ host: a.split(':')[0]!, port: Number(a.split(':')[1]) })),
+        name: group.name,
+      },
       env: { REDIS_SENTINELS: group.seeds, REDIS_SENTINEL_NAME: group.name },
     });
     s.redis.on('error', () => undefined); // the test's own connection follows the failover too (its cleanup needs it)
@@ -39,7 +43,9 @@ describe('Redis Sentinel (api, orchestrator and tool-runner processes; a real Se
   }, 60_000);
 
   it(`the primary killed mid-run (the sentinels promote the replica): none of ${RUNS} runs lost, no call applied twice`, async () => {
-    const ids = await Promise.all(Array.from({ length: RUNS }, (_, i) => s.a.startRun({ input: `run ${i}`, model, tools: ['effect_once'] })));
+    const ids = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => s.a.startRun({ input: `run ${i}`, model, tools: ['effect_once'] })),
+    );
     await until('calls under way', () => s.effects().filter((e) => e.phase === 'start').length >= 3);
     const settled = s.effects().filter((e) => e.phase === 'end').length;
     expect(settled).toBeLessThan(RUNS); // the failover starts while calls are still to run or running
@@ -55,9 +61,19 @@ describe('Redis Sentinel (api, orchestrator and tool-runner processes; a real Se
         }),
       ),
     );
-    expect(snaps.map((x) => (x.status === 'completed' ? x.status : JSON.stringify({ id: x.id, status: x.status, error: x.error, stopReason: x.stopReason })))).toEqual(ids.map(() => 'completed'));
+    expect(
+      snaps.map((x) =>
+        x.status === 'completed'
+          ? x.status
+          : JSON.stringify({ id: x.id, status: x.status, error: x.error, stopReason: x.stopReason }),
+      ),
+    ).toEqual(ids.map(() => 'completed'));
     // nothing applied twice: each call's effect started at most once (a repeated delivery answers outcome_unknown)
-    const starts = s.effects().filter((e) => e.tool === 'effect_once' && e.phase === 'start' && ids.some((id) => String(e.key).startsWith(`${id}:`)));
+    const starts = s
+      .effects()
+      .filter(
+        (e) => e.tool === 'effect_once' && e.phase === 'start' && ids.some((id) => String(e.key).startsWith(`${id}:`)),
+      );
     expect(starts.length).toBe(new Set(starts.map((e) => e.key)).size);
     for (const id of ids) {
       expect(checkEvents((await s.a.events(id)).events), id).toEqual([]);

@@ -28,14 +28,17 @@ describe('SSE against hostile clients', () => {
     expect(seq).toBeGreaterThan(0);
     return { id, snap, seq };
   };
-  const subscribers = async (id: string) => Number(((await s.redis.pubsub('NUMSUB', keys.run(id).eventsChannel)) as [string, number])[1]);
+  const subscribers = async (id: string) =>
+    Number(((await s.redis.pubsub('NUMSUB', keys.run(id).eventsChannel)) as [string, number])[1]);
 
   /** Sends a whole GET of the run's events on a raw socket, then drops the connection after `ms` (0: at once). */
   const connectAndLeave = (id: string, ms: number, query = '') =>
     new Promise<void>((resolve, reject) => {
       const url = new URL(s.a.baseUrl);
       const sock = net.connect(Number(url.port), url.hostname, () => {
-        sock.write(`GET /v1/runs/${id}/events${query} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer key-a\r\nAccept: text/event-stream\r\n\r\n`);
+        sock.write(
+          `GET /v1/runs/${id}/events${query} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer key-a\r\nAccept: text/event-stream\r\n\r\n`,
+        );
         const leave = () => {
           sock.destroy();
           resolve();
@@ -68,7 +71,11 @@ describe('SSE against hostile clients', () => {
     const followed = await follower;
     expect(followed.closed).toBe(true);
     expect(followed.events.at(-1)!.type).toBe('run.cancelled');
-    await until('the stream released everything', async () => openEventStreams() === 0 && (await subscribers(id)) === 0, 5_000);
+    await until(
+      'the stream released everything',
+      async () => openEventStreams() === 0 && (await subscribers(id)) === 0,
+      5_000,
+    );
   }, 60_000);
 
   it('a replay point past the last event of a live run is 400; the id of the last event received still resumes', async () => {
@@ -80,7 +87,9 @@ describe('SSE against hostile clients', () => {
     const q = await s.a.request('GET', `/v1/runs/${id}/events?after=${seq + 1}`);
     expect(q.json.error).toMatchObject({ code: 'invalid_request', details: [{ path: ['after'] }] });
     expect(q.json.error.message).toContain(`seq ${seq}`);
-    const h = await s.a.request('GET', `/v1/runs/${id}/events?after=0`, undefined, { 'last-event-id': '99999999999999' });
+    const h = await s.a.request('GET', `/v1/runs/${id}/events?after=0`, undefined, {
+      'last-event-id': '99999999999999',
+    });
     expect(h.status).toBe(400);
     expect(h.json.error.details[0].path).toEqual(['Last-Event-ID']);
     // a standard EventSource resuming from the last id it received: nothing to replay, the stream stays open
@@ -102,12 +111,19 @@ describe('SSE against hostile clients', () => {
     const k = keys.run(id);
     const t0 = Date.now();
     const follower = s.a.events(id, { lastEventId: seq, timeoutMs: 20_000 });
-    await until('the follower took the lease', async () => (await subscribers(id)) === 1 && (await s.redis.hget(k.state, 'watch')) !== null);
+    await until(
+      'the follower took the lease',
+      async () => (await subscribers(id)) === 1 && (await s.redis.hget(k.state, 'watch')) !== null,
+    );
     await s.redis.del(k.state, k.messages);
     const r = await follower;
     expect(r).toMatchObject({ status: 200, events: [], closed: true }); // at the next lease renewal (10 s)
     expect(Date.now() - t0).toBeLessThan(15_000);
-    await until('the stream released everything', async () => openEventStreams() === 0 && (await subscribers(id)) === 0, 5_000);
+    await until(
+      'the stream released everything',
+      async () => openEventStreams() === 0 && (await subscribers(id)) === 0,
+      5_000,
+    );
     expect((await s.a.events(id)).status).toBe(404); // an EventSource reconnecting stops there
   }, 30_000);
 });

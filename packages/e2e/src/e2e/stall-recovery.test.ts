@@ -27,12 +27,20 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
     const m = new RegExp(`^agentloop_fenced_writes_total\\{step="${step}"\\} (\\d+)`, 'm').exec(text);
     return Number(m?.[1] ?? 0);
   };
-  const callEvents = (events: Array<{ type: string; data: Record<string, unknown> }>) => events.filter((e) => e.type === 'tool.call').map((e) => e.data.status);
+  const callEvents = (events: Array<{ type: string; data: Record<string, unknown> }>) =>
+    events.filter((e) => e.type === 'tool.call').map((e) => e.data.status);
 
   it('a retry:"never" call whose runner stalls runs once: the runner holding its job answers outcome_unknown, the stalled result is refused', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect_once', args: { ms: 3000 } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'effect_once', args: { ms: 3000 } }] }
+        : { text: `saw: ${req.messages.at(-1)?.content}` };
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script, env });
-    const id = await s.a.startRun({ input: 'once', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect_once'] });
+    const id = await s.a.startRun({
+      input: 'once',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['effect_once'],
+    });
     await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
     const stalled = byPid(s.effects().find((e) => e.phase === 'start')!.pid as number);
     stalled.child.kill('SIGSTOP');
@@ -51,16 +59,24 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
   }, 120_000);
 
   it('a retry:"safe" call whose runner stalls is taken over and run again with the same key; only the new owner\'s result is recorded', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 3000, label: 's' } }] } : { text: 'done' });
+    const script: Script = (req) =>
+      stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 3000, label: 's' } }] } : { text: 'done' };
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'tool-runner#2'], { script, env });
-    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['effect'] });
+    const id = await s.a.startRun({
+      input: 'go',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['effect'],
+    });
     await until('the effect to start', () => s!.effects().some((e) => e.phase === 'start'));
     const stalled = byPid(s.effects().find((e) => e.phase === 'start')!.pid as number);
     stalled.child.kill('SIGSTOP');
     const snap = await s.a.waitTerminal(id, 60_000);
     expect(snap).toMatchObject({ status: 'completed', output: 'done' });
     stalled.child.kill('SIGCONT');
-    await until('the stalled runner to finish its call', () => s!.effects().filter((e) => e.phase === 'end').length === 2);
+    await until(
+      'the stalled runner to finish its call',
+      () => s!.effects().filter((e) => e.phase === 'end').length === 2,
+    );
     await until('its result to be refused', async () => (await fencedCount(stalled, 'tool_result')) === 1);
     const starts = s.effects().filter((e) => e.phase === 'start');
     expect(starts).toHaveLength(2);
@@ -77,7 +93,9 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
     const script: Script = () => ({ text: `Answer: ${words}`, chunking: 'fine', delayMs: 40 });
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, env });
     const id = await s.a.startRun({ input: 'stream', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-    await until('deltas', async () => (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+    await until('deltas', async () =>
+      (await s!.a.events(id, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'),
+    );
     await s.spawn('orchestrator#2');
     const stalled = s.procs.get('orchestrator')!;
     stalled.child.kill('SIGSTOP');
@@ -85,12 +103,19 @@ describe('stall recovery (SIGSTOP past the lock, then SIGCONT)', () => {
     stalled.child.kill('SIGCONT');
     expect(snap).toMatchObject({ status: 'completed', output: `Answer: ${words}` });
     // what it still had streamed is refused: its deltas' append, or (the stream already over) its checkpoint
-    await until('the stalled delivery to be refused', async () => (await fencedCount(stalled, 'model_events')) + (await fencedCount(stalled, 'checkpoint')) >= 1);
+    await until(
+      'the stalled delivery to be refused',
+      async () => (await fencedCount(stalled, 'model_events')) + (await fencedCount(stalled, 'checkpoint')) >= 1,
+    );
     const events = (await s.a.events(id)).events;
     expect(checkEvents(events)).toEqual([]);
     const retry = events.findLast((e) => e.type === 'llm.retry');
     expect(retry?.data).toMatchObject({ discardOutput: true });
-    const after = events.slice(events.indexOf(retry!)).filter((e) => e.type === 'message.delta').map((e) => e.data.text).join('');
+    const after = events
+      .slice(events.indexOf(retry!))
+      .filter((e) => e.type === 'message.delta')
+      .map((e) => e.data.text)
+      .join('');
     expect(after).toBe(snap.output);
     expect(events.filter((e) => e.type === 'run.completed')).toHaveLength(1);
   }, 120_000);
@@ -110,12 +135,27 @@ describe('a compressor that stalls mid-summary', () => {
     let summaries = 0;
     const script: Script = (req) => {
       // the first summary streams for several seconds: long enough to be stalled mid-way whatever the machine's load
-      if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- earlier results summarized', chunking: 'fine', delayMs: (summaries += 1) === 1 ? 2000 : 50 };
-      return req.tools.length && calls < 6 ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] }) : { text: `done after ${calls}` };
+      if (req.messages[0]?.content === SUMMARIZE_SYSTEM)
+        return { text: '- earlier results summarized', chunking: 'fine', delayMs: (summaries += 1) === 1 ? 2000 : 50 };
+      return req.tools.length && calls < 6
+        ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] })
+        : { text: `done after ${calls}` };
     };
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], { script, contextWindows: { 'gpt-4o-mini': 4000 }, env: { AGENTLOOP_LOCK_MS: '6000' } });
-    const id = await s.a.startRun({ input: 'fetch', model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, tools: ['big'] });
-    await until('a summarization request', () => s!.mock.requests.some((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM), 30_000);
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner', 'compressor'], {
+      script,
+      contextWindows: { 'gpt-4o-mini': 4000 },
+      env: { AGENTLOOP_LOCK_MS: '6000' },
+    });
+    const id = await s.a.startRun({
+      input: 'fetch',
+      model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 },
+      tools: ['big'],
+    });
+    await until(
+      'a summarization request',
+      () => s!.mock.requests.some((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM),
+      30_000,
+    );
     // the only compressor is the one summarizing: a second one comes up, then the first stalls past its lock
     await s.spawn('compressor#2');
     const first = s.procs.get('compressor')!;
@@ -129,7 +169,9 @@ describe('a compressor that stalls mid-summary', () => {
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
     expect(events.some((e) => e.type === 'context.compressed' && e.data.strategy === 'summarize')).toBe(true);
     // the stalled summary was taken over: the second compressor asked the model again
-    expect(s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length).toBeGreaterThan(summariesBefore);
+    expect(s.mock.requests.filter((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM).length).toBeGreaterThan(
+      summariesBefore,
+    );
   }, 150_000);
 });
 
@@ -141,9 +183,16 @@ describe('a tool that kills its runner', () => {
   });
 
   it('cannot crash-loop its pool: after a few stalls its call is answered tool_error and the run goes on', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'kill_runner', args: {} }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'kill_runner', args: {} }] }
+        : { text: `saw: ${req.messages.at(-1)?.content}` };
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script });
-    const id = await s.a.startRun({ input: 'crash', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['kill_runner'] });
+    const id = await s.a.startRun({
+      input: 'crash',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['kill_runner'],
+    });
     // a supervisor (Kubernetes) restarts each runner the tool killed
     let restarts = 0;
     let over = false;

@@ -5,7 +5,10 @@ import { ProcessStack } from '../test-support/stack.js';
 import { until } from '../test-support/helpers.js';
 
 /** A run that parks for approval: its event stream stays open until the run ends. */
-const script = (req: MockRequest): ReplySpec => (req.messages.some((m) => m.role === 'tool') ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] });
+const script = (req: MockRequest): ReplySpec =>
+  req.messages.some((m) => m.role === 'tool')
+    ? { text: 'sent' }
+    : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] };
 const parkingRun = { input: 'send it', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['send_email'] };
 
 interface OpenStream {
@@ -21,11 +24,20 @@ interface OpenStream {
 /** Opens GET /v1/runs/:id/events and keeps it open (its frames are read and dropped) until `leave`. */
 async function openStream(client: ApiClient, runId: string): Promise<OpenStream> {
   const ac = new AbortController();
-  const res = await fetch(`${client.baseUrl}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${client.key}` }, signal: ac.signal });
+  const res = await fetch(`${client.baseUrl}/v1/runs/${runId}/events`, {
+    headers: { authorization: `Bearer ${client.key}` },
+    signal: ac.signal,
+  });
   const leave = () => ac.abort();
   if (res.status !== 200) {
     const body = (await res.json()) as { error?: { code?: string } };
-    return { status: res.status, retryAfter: res.headers.get('retry-after'), code: body.error?.code, leave, ended: Promise.resolve() };
+    return {
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      code: body.error?.code,
+      leave,
+      ended: Promise.resolve(),
+    };
   }
   const ended = (async () => {
     try {
@@ -94,7 +106,10 @@ describe('tenant streams limit across two api processes', () => {
 
   it('gives the slot back when the client leaves, when the stream ends with its run, and when its api process drains', async () => {
     for (const st of open.splice(0)) st.leave();
-    await until('every client left', async () => (await openStreams('tenant-a')) + (await openStreams('tenant-b')) === 0);
+    await until(
+      'every client left',
+      async () => (await openStreams('tenant-a')) + (await openStreams('tenant-b')) === 0,
+    );
 
     // the client leaves: its slot comes back
     const run = await parked(api1.a);

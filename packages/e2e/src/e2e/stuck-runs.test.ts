@@ -19,10 +19,20 @@ describe('nothing left stuck', () => {
     let calls = 0;
     const script: Script = (req) => {
       if (req.messages[0]?.content === SUMMARIZE_SYSTEM) return { text: '- summary' };
-      return req.tools.length && calls < 6 ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] }) : { text: `done after ${calls}` };
+      return req.tools.length && calls < 6
+        ? ((calls += 1), { toolCalls: [{ name: 'big', args: { n: 3000 + calls } }] })
+        : { text: `done after ${calls}` };
     };
-    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], { script, contextWindows: { 'gpt-4o-mini': 4000 }, env: { AGENTLOOP_SUMMARY_DEADLINE_MS: '1500' } });
-    const id = await s.a.startRun({ input: 'fetch', model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 }, tools: ['big'] });
+    s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
+      script,
+      contextWindows: { 'gpt-4o-mini': 4000 },
+      env: { AGENTLOOP_SUMMARY_DEADLINE_MS: '1500' },
+    });
+    const id = await s.a.startRun({
+      input: 'fetch',
+      model: { provider: 'openai', name: 'gpt-4o-mini', contextWindow: 4000 },
+      tools: ['big'],
+    });
     const snap = await s.a.waitTerminal(id, 60_000);
     expect(snap).toMatchObject({ status: 'completed', stopReason: 'final_answer' });
     const events = (await s.a.events(id)).events;
@@ -32,7 +42,9 @@ describe('nothing left stuck', () => {
     expect(s.mock.requests.some((r) => r.messages[0]?.content === SUMMARIZE_SYSTEM)).toBe(false); // nobody summarized
     expect(checkEvents(events)).toEqual([]);
     expect(checkTranscript((await s.a.getRun(id, 'messages')).json.messages!)).toEqual([]);
-    expect(s.procs.get('orchestrator')!.output.some((l) => l.includes('no summary was recorded before its deadline'))).toBe(true);
+    expect(
+      s.procs.get('orchestrator')!.output.some((l) => l.includes('no summary was recorded before its deadline')),
+    ).toBe(true);
   }, 120_000);
 
   /** A stack whose reconciler sweeps often; `remove` deletes a job as a lost AOF tail or a dead process would leave it. */
@@ -48,8 +60,21 @@ describe('nothing left stuck', () => {
     }
   };
 
-  it('a call that no runner of its pool takes up is answered tool_error (retryable) after the pool\'s bound, and the run goes on', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }, { name: 'lookup', args: { key: 'x' } }] } : { text: `saw: ${req.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` });
+  it("a call that no runner of its pool takes up is answered tool_error (retryable) after the pool's bound, and the run goes on", async () => {
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? {
+            toolCalls: [
+              { name: 'offsite', args: { key: 'k' } },
+              { name: 'lookup', args: { key: 'x' } },
+            ],
+          }
+        : {
+            text: `saw: ${req.messages
+              .filter((m) => m.role === 'tool')
+              .map((m) => m.content)
+              .join(' | ')}`,
+          };
     const st = await InProcessStack.start({ script, pools: ['default'], env: quick }); // no runner serves pool "offsite"
     try {
       const id = await st.a.startRun({ input: 'go', model, tools: ['offsite', 'lookup'] });
@@ -65,14 +90,32 @@ describe('nothing left stuck', () => {
   }, 60_000);
 
   it('a call whose tool job is lost after its checkpoint is published again: the run finishes, no finished call runs twice', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'effect', args: { ms: 10, label: 'e' } }, { name: 'lookup', args: { key: 'x' } }] } : { text: `done: ${req.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}` });
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? {
+            toolCalls: [
+              { name: 'effect', args: { ms: 10, label: 'e' } },
+              { name: 'lookup', args: { key: 'x' } },
+            ],
+          }
+        : {
+            text: `done: ${req.messages
+              .filter((m) => m.role === 'tool')
+              .map((m) => m.content)
+              .join(' | ')}`,
+          };
     const st = await InProcessStack.start({ script, env: quick });
     const tools = new Queue(QUEUES.tools('default'), { connection: st.redis, prefix: st.prefix });
     try {
       await tools.pause(); // no runner takes a job meanwhile
       const id = await st.a.startRun({ input: 'go', model, tools: ['effect', 'lookup'] });
-      await until('the batch to be published', async () => (await tools.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id).length === 2);
-      const [lost] = (await tools.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id && j.data.name === 'lookup');
+      await until(
+        'the batch to be published',
+        async () => (await tools.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id).length === 2,
+      );
+      const [lost] = (await tools.getJobs(['waiting', 'prioritized'])).filter(
+        (j) => j.data.runId === id && j.data.name === 'lookup',
+      );
       await lost!.remove(); // as a lost AOF tail would leave it: the effect's job is there, the lookup's is not
       await tools.resume();
       const snap = await st.a.waitTerminal(id, 30_000);
@@ -89,12 +132,23 @@ describe('nothing left stuck', () => {
   }, 60_000);
 
   it('a call whose tool job failed for good where no runner answered it (no flow parent learns of it) is answered tool_error, and the run goes on', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
-    const st = await InProcessStack.start({ script, pools: ['default'], env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' } });
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] }
+        : { text: `saw: ${req.messages.at(-1)?.content}` };
+    const st = await InProcessStack.start({
+      script,
+      pools: ['default'],
+      env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' },
+    });
     // a foreign worker of pool "offsite" fails the job for good without answering the call, as a runner that lost Redis would
-    const worker = new Worker(QUEUES.tools('offsite'), async () => {
-      throw new UnrecoverableError('the runner lost its tool');
-    }, { connection: st.redis.duplicate({ maxRetriesPerRequest: null }), prefix: st.prefix });
+    const worker = new Worker(
+      QUEUES.tools('offsite'),
+      async () => {
+        throw new UnrecoverableError('the runner lost its tool');
+      },
+      { connection: st.redis.duplicate({ maxRetriesPerRequest: null }), prefix: st.prefix },
+    );
     try {
       const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
       const snap = await st.a.waitTerminal(id, 30_000);
@@ -108,17 +162,39 @@ describe('nothing left stuck', () => {
   }, 60_000);
 
   it('a batch answered whose next iteration was never published (its runner died between the two) goes on', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] } : { text: `saw: ${req.messages.at(-1)?.content}` });
-    const st = await InProcessStack.start({ script, pools: ['default'], env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' } }); // no runner of pool "offsite"
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }] }
+        : { text: `saw: ${req.messages.at(-1)?.content}` };
+    const st = await InProcessStack.start({
+      script,
+      pools: ['default'],
+      env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' },
+    }); // no runner of pool "offsite"
     const offsite = new Queue(QUEUES.tools('offsite'), { connection: st.redis, prefix: st.prefix });
     try {
       const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
-      await until('the call to be published', async () => (await offsite.getJobs(['waiting', 'prioritized'])).some((j) => j.data.runId === id));
+      await until('the call to be published', async () =>
+        (await offsite.getJobs(['waiting', 'prioritized'])).some((j) => j.data.runId === id),
+      );
       const [job] = (await offsite.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id);
       // what the runner's delivery did before it died: the result recorded, its job gone (completed by another means)
       const store = new RunStore(st.redis, st.prefix);
-      const ev = (status: 'running' | 'completed') => ({ callId: job!.data.callId, name: 'offsite', arguments: {}, status });
-      expect(await store.calls.recordToolResult(id, job!.data.callId, { status: 'completed', content: 'remote', result: 'remote', durationMs: 1, executed: true }, ev('completed'), ev('running'))).toBe('recorded');
+      const ev = (status: 'running' | 'completed') => ({
+        callId: job!.data.callId,
+        name: 'offsite',
+        arguments: {},
+        status,
+      });
+      expect(
+        await store.calls.recordToolResult(
+          id,
+          job!.data.callId,
+          { status: 'completed', content: 'remote', result: 'remote', durationMs: 1, executed: true },
+          ev('completed'),
+          ev('running'),
+        ),
+      ).toBe('recorded');
       await job!.remove();
       const snap = await st.a.waitTerminal(id, 30_000);
       expect(snap).toMatchObject({ status: 'completed', output: 'saw: remote' });
@@ -136,7 +212,17 @@ describe('nothing left stuck', () => {
     const id = await s.a.startRun({ input: 'go', model });
     await remove(s, advanceJobId(id, 1));
     // the model call was started by a job that no longer exists anywhere
-    const started = await store.startIteration(id, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }], owner: `${advanceJobId(id, 1, 'lost')}@t` });
+    const started = await store.startIteration(id, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: [
+        { type: 'run.started', data: {} },
+        { type: 'iteration.started', data: { iteration: 1 } },
+      ],
+      owner: `${advanceJobId(id, 1, 'lost')}@t`,
+    });
     expect(typeof started).toBe('object');
     await s.spawn('orchestrator');
     const snap = await s.a.waitTerminal(id, 30_000);
@@ -145,10 +231,18 @@ describe('nothing left stuck', () => {
   }, 60_000);
 
   it('a parked run whose expire job was lost still expires', async () => {
-    const script: Script = (req) => (stepOf(req) === 0 ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] } : { text: `after: ${req.messages.at(-1)?.content}` });
+    const script: Script = (req) =>
+      stepOf(req) === 0
+        ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }
+        : { text: `after: ${req.messages.at(-1)?.content}` };
     const st = await InProcessStack.start({ script, env: quick });
     try {
-      const id = await st.a.startRun({ input: 'mail', model, tools: ['send_email'], approval: { timeoutMs: 1000, onTimeout: 'deny' } });
+      const id = await st.a.startRun({
+        input: 'mail',
+        model,
+        tools: ['send_email'],
+        approval: { timeoutMs: 1000, onTimeout: 'deny' },
+      });
       await st.a.waitFor(id, (r) => r.status === 'paused');
       await remove(st, expireJobId(id, 1));
       const snap = await st.a.waitTerminal(id, 30_000);

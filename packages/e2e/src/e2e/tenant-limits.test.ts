@@ -8,12 +8,19 @@ import { byScenario } from '../test-support/helpers.js';
 
 const script = byScenario(
   {
-    park: (req: MockRequest): ReplySpec => (req.messages.some((m) => m.role === 'tool') ? { text: 'sent' } : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }),
+    park: (req: MockRequest): ReplySpec =>
+      req.messages.some((m) => m.role === 'tool')
+        ? { text: 'sent' }
+        : { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] },
     plain: (): ReplySpec => ({ text: 'ok' }),
   },
   'plain',
 );
-const body = (scenario: string) => ({ input: `[${scenario}] go`, model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['send_email'] });
+const body = (scenario: string) => ({
+  input: `[${scenario}] go`,
+  model: { provider: 'openai', name: 'gpt-4o-mini' },
+  tools: ['send_email'],
+});
 
 /**
  * AGENTLOOP_TENANT_LIMITS with two api processes: one token bucket per tenant shared through Redis (on the Redis
@@ -29,7 +36,12 @@ describe('tenant limits across two api processes', () => {
   beforeAll(async () => {
     s = await ProcessStack.start(['orchestrator', 'tool-runner', 'api'], {
       script,
-      env: { AGENTLOOP_TENANT_LIMITS: JSON.stringify({ 'tenant-a': { requestsPerSecond: 2, burst: 10 }, '*': { activeRuns: 2 } }) },
+      env: {
+        AGENTLOOP_TENANT_LIMITS: JSON.stringify({
+          'tenant-a': { requestsPerSecond: 2, burst: 10 },
+          '*': { activeRuns: 2 },
+        }),
+      },
     });
     api1 = s.a;
     api1b = s.b;
@@ -43,7 +55,9 @@ describe('tenant limits across two api processes', () => {
   it('shares one request bucket between the processes: a burst, then 429 with Retry-After; other tenants unaffected', async () => {
     const t0 = Date.now();
     // at once (not one after another): the bucket cannot refill to the full 30 between them on a slow machine
-    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? api1 : api2).request('GET', '/v1/tools')));
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => (i % 2 ? api1 : api2).request('GET', '/v1/tools')),
+    );
     const elapsedS = (Date.now() - t0) / 1000;
     const statuses = responses.map((r) => r.status);
     let retryAfter: string | null = null;
@@ -65,7 +79,9 @@ describe('tenant limits across two api processes', () => {
 
   it('caps active runs atomically over HTTP (429) and on the requests queue (a failed rate_limited run)', async () => {
     // tenant b (the `*` entry: activeRuns 2): 6 racing creates of runs that park → exactly 2 created
-    const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? api1b : api2b).createRun(body('park'))));
+    const racing = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 ? api1b : api2b).createRun(body('park'))),
+    );
     expect(racing.map((r) => r.status).sort()).toEqual([202, 202, 429, 429, 429, 429]);
     const limited = racing.find((r) => r.status === 429)!;
     expect(limited.json.error.code).toBe('rate_limited');
@@ -82,7 +98,9 @@ describe('tenant limits across two api processes', () => {
 
     // a run that ends frees its place
     const first = (await s.b.getRun(ids[0]!)).json;
-    await s.b.request('POST', `/v1/runs/${ids[0]}/decisions`, { decisions: [{ callId: first.pending[0]!.callId, action: 'deny' }] });
+    await s.b.request('POST', `/v1/runs/${ids[0]}/decisions`, {
+      decisions: [{ callId: first.pending[0]!.callId, action: 'deny' }],
+    });
     await s.b.waitTerminal(ids[0]!);
     const again = await s.b.createRun(body('plain'));
     expect(again.status).toBe(202);

@@ -14,7 +14,8 @@ describe('threads', () => {
   /** A scenario per input prefix: `slow:` streams for a while; otherwise the reply lists the user turns the model saw. */
   const script = (req: MockRequest): ReplySpec => {
     const last = String(users(req).at(-1) ?? '');
-    if (last.startsWith('slow:')) return { text: `slow answer to ${last} ${'x '.repeat(200)}`, chunking: 'fine', delayMs: 25 };
+    if (last.startsWith('slow:'))
+      return { text: `slow answer to ${last} ${'x '.repeat(200)}`, chunking: 'fine', delayMs: 25 };
     return { text: `seen [${users(req).join(' | ')}]` };
   };
   beforeAll(async () => {
@@ -22,7 +23,8 @@ describe('threads', () => {
   }, 30_000);
   afterAll(() => s?.stop());
   const thread = () => `t_${Math.random().toString(36).slice(2, 10)}`;
-  const post = (body: Record<string, unknown>, as: 'a' | 'b' = 'a') => s[as].request('POST', '/v1/runs', { model, ...body });
+  const post = (body: Record<string, unknown>, as: 'a' | 'b' = 'a') =>
+    s[as].request('POST', '/v1/runs', { model, ...body });
 
   it('carries the conversation over three runs; GET /v1/threads/:id lists the runs and the messages, without system prompts', async () => {
     const t = thread();
@@ -79,7 +81,9 @@ describe('threads', () => {
   it('enqueue: racing requests all run, one at a time, each seeing the runs before it', async () => {
     const t = thread();
     const first = (await post({ input: 'slow: first', threadId: t })).json as { id: string };
-    const queued = await Promise.all([1, 2, 3].map((i) => post({ input: `q${i}`, threadId: t, threadPolicy: 'enqueue' })));
+    const queued = await Promise.all(
+      [1, 2, 3].map((i) => post({ input: `q${i}`, threadId: t, threadPolicy: 'enqueue' })),
+    );
     expect(queued.map((r) => r.status)).toEqual([202, 202, 202]);
     const ids = [first.id, ...queued.map((r) => (r.json as { id: string }).id)];
     expect((await s.a.getRun(ids[1]!)).json.status).toBe('queued'); // waits behind the active run
@@ -93,7 +97,10 @@ describe('threads', () => {
     expect(byStart.length).toBe(4);
     const lastOutput = snaps.map((r) => r.output!).find((o) => o.split('|').length === 4);
     expect(lastOutput).toBeDefined(); // the last of them saw all four user turns
-    const seenCounts = snaps.slice(1).map((r) => r.output!.split('|').length).sort();
+    const seenCounts = snaps
+      .slice(1)
+      .map((r) => r.output!.split('|').length)
+      .sort();
     expect(seenCounts).toEqual([2, 3, 4]);
     expect(checkTranscript(order.messages)).toEqual([]);
   });
@@ -101,7 +108,9 @@ describe('threads', () => {
   it('interrupt: the active run is cancelled, then the new one starts and sees its input', async () => {
     const t = thread();
     const first = ((await post({ input: 'slow: long task', threadId: t })).json as { id: string }).id;
-    await until('the first run to stream', async () => (await s.a.events(first, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
+    await until('the first run to stream', async () =>
+      (await s.a.events(first, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'),
+    );
     const r = await post({ input: 'stop, do this instead', threadId: t, threadPolicy: 'interrupt' });
     expect(r.status).toBe(202);
     const second = (r.json as { id: string }).id;
@@ -115,18 +124,24 @@ describe('threads', () => {
   it('interrupt under racing requests: never two runs active, every accepted run ends, none runs twice', async () => {
     const t = thread();
     const first = ((await post({ input: 'slow: first', threadId: t })).json as { id: string }).id;
-    await until('the first run to stream', async () => (await s.a.events(first, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'));
-    const racing = await Promise.all([1, 2, 3].map((i) => post({ input: `slow: i${i}`, threadId: t, threadPolicy: 'interrupt' })));
+    await until('the first run to stream', async () =>
+      (await s.a.events(first, { maxEvents: 100, timeoutMs: 300 })).events.some((e) => e.type === 'message.delta'),
+    );
+    const racing = await Promise.all(
+      [1, 2, 3].map((i) => post({ input: `slow: i${i}`, threadId: t, threadPolicy: 'interrupt' })),
+    );
     expect(racing.map((r) => r.status)).toEqual([202, 202, 202]);
     const ids = [first, ...racing.map((r) => (r.json as { id: string }).id)];
     const snaps = await Promise.all(ids.map((id) => s.a.waitTerminal(id, 60_000)));
     expect(snaps[0]!.status).toBe('cancelled');
     expect(snaps.slice(1).some((r) => r.status === 'completed')).toBe(true); // the last of them runs to its end
     // one run at a time: each run's first model request came after the previous run's end
-    const spans = await Promise.all(ids.map(async (id) => {
-      const ev = (await s.a.events(id)).events;
-      return { start: ev.find((e) => e.type === 'run.started')?.at ?? null, end: ev.at(-1)!.at };
-    }));
+    const spans = await Promise.all(
+      ids.map(async (id) => {
+        const ev = (await s.a.events(id)).events;
+        return { start: ev.find((e) => e.type === 'run.started')?.at ?? null, end: ev.at(-1)!.at };
+      }),
+    );
     const started = spans.filter((x) => x.start !== null).sort((a, b) => a.start!.localeCompare(b.start!));
     for (let i = 1; i < started.length; i++) expect(started[i]!.start! >= started[i - 1]!.end).toBe(true);
     const thread_ = (await s.a.request('GET', `/v1/threads/${t}`)).json as { runs: string[]; messages: Message[] };

@@ -20,7 +20,11 @@ describe('webhooks across processes', () => {
     const localhost = `http://localhost:${hooks.portNumber}/`;
     s = await ProcessStack.start(['api'], {
       script: () => ({ text: 'done' }),
-      env: { AGENTLOOP_WEBHOOK_SECRETS: `tenant-a=${SECRET}`, AGENTLOOP_WEBHOOK_RETRY_BASE_MS: '50', AGENTLOOP_WEBHOOK_ALLOWED_URLS: `${hooks.origin},${localhost}` },
+      env: {
+        AGENTLOOP_WEBHOOK_SECRETS: `tenant-a=${SECRET}`,
+        AGENTLOOP_WEBHOOK_RETRY_BASE_MS: '50',
+        AGENTLOOP_WEBHOOK_ALLOWED_URLS: `${hooks.origin},${localhost}`,
+      },
     });
     orchestratorEnv = { AGENTLOOP_WEBHOOK_ALLOWED_URLS: hooks.origin };
     await s.spawn('orchestrator', orchestratorEnv);
@@ -30,7 +34,8 @@ describe('webhooks across processes', () => {
     await s?.stop();
     await hooks?.down();
   });
-  const deliveries = async (runId: string) => (await s.a.request('GET', `/v1/runs/${runId}/webhooks`)).json.data as Array<Record<string, unknown>>;
+  const deliveries = async (runId: string) =>
+    (await s.a.request('GET', `/v1/runs/${runId}/webhooks`)).json.data as Array<Record<string, unknown>>;
 
   it('kill -9 of the process delivering, mid-delivery: delivered at least once, with the same webhook-id and body', async () => {
     let answered = false;
@@ -40,24 +45,36 @@ describe('webhooks across processes', () => {
     await s.kill('orchestrator', 'SIGKILL'); // while the receiver holds the request unanswered
     answered = true;
     await s.spawn('orchestrator#2', orchestratorEnv);
-    await until('delivered by the next process', async () => (await deliveries(runId))[0]?.status === 'delivered', 40_000);
+    await until(
+      'delivered by the next process',
+      async () => (await deliveries(runId))[0]?.status === 'delivered',
+      40_000,
+    );
     const got = hooks.of(runId);
     expect(got.length).toBeGreaterThanOrEqual(2);
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(1);
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
     for (const r of got) expect(WebhookReceiver.verifies(r, SECRET)).toBe(true);
-    expect(await deliveries(runId)).toEqual([expect.objectContaining({ type: 'run.completed', status: 'delivered', lastStatusCode: 200 })]);
+    expect(await deliveries(runId)).toEqual([
+      expect.objectContaining({ type: 'run.completed', status: 'delivered', lastStatusCode: 200 }),
+    ]);
   }, 90_000);
 
   it('checks the URL again at delivery: under AGENTLOOP_WEBHOOK_ALLOWED_URLS a loopback address is delivered to, a name outside it that resolves to loopback is refused', async () => {
     hooks.answer = () => 200;
     const allowed = await s.a.startRun(run(hooks.url('/allowed')));
     const refused = await s.a.startRun(run(`http://localhost:${hooks.portNumber}/refused`)); // accepted by the api's wider list
-    await until('both finished', async () => {
-      const [a, r] = await Promise.all([deliveries(allowed), deliveries(refused)]);
-      return a[0]?.status === 'delivered' && r[0]?.status === 'failed';
-    }, 40_000);
-    expect(await deliveries(refused)).toEqual([expect.objectContaining({ status: 'failed', attempts: 1, lastStatusCode: null, nextAttemptAt: null })]);
+    await until(
+      'both finished',
+      async () => {
+        const [a, r] = await Promise.all([deliveries(allowed), deliveries(refused)]);
+        return a[0]?.status === 'delivered' && r[0]?.status === 'failed';
+      },
+      40_000,
+    );
+    expect(await deliveries(refused)).toEqual([
+      expect.objectContaining({ status: 'failed', attempts: 1, lastStatusCode: null, nextAttemptAt: null }),
+    ]);
     expect(hooks.receipts.filter((r) => r.path === '/refused')).toEqual([]);
     expect(hooks.of(allowed).map((r) => r.path)).toEqual(['/allowed']);
   }, 60_000);

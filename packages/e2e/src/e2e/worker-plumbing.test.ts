@@ -44,36 +44,65 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
   let s: InProcessStack;
   const script = (req: MockRequest): ReplySpec =>
     stepOf(req) === 0
-      ? { toolCalls: [{ name: 'offsite', args: { key: 'k' } }, { name: 'send_email', args: { to: 'a@b.c' } }] }
+      ? {
+          toolCalls: [
+            { name: 'offsite', args: { key: 'k' } },
+            { name: 'send_email', args: { to: 'a@b.c' } },
+          ],
+        }
       : { text: `after: ${stepResults(req, 0).join(' | ')}` };
   beforeAll(async () => {
     s = await InProcessStack.start({ script, pools: ['default'] });
   }, 30_000);
   afterAll(() => s?.stop());
 
-  it.each(['fails before the decision', 'fails after the decision'])('the run resumes and completes when the auto call %s', async (order) => {
-    const id = await s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['offsite', 'send_email'] });
-    const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
-    const email = paused.pending[0]!;
-    const failOffsite = async () => {
-      const worker = new Worker(QUEUES.tools('offsite'), async () => {
-        throw new UnrecoverableError('the runner lost its tool');
-      }, { connection: s.redis.duplicate({ maxRetriesPerRequest: null }), prefix: s.prefix });
-      const queue = new Queue(QUEUES.tools('offsite'), { connection: s.redis, prefix: s.prefix });
-      await until('the offsite job failed', async () => (await queue.getFailed()).some((j) => j.data.runId === id));
-      await queue.close();
-      await worker.close();
-    };
-    if (order === 'fails before the decision') await failOffsite();
-    expect((await s.a.request('POST', `/v1/runs/${id}/decisions`, { decisions: [{ callId: email.callId, action: 'approve' }] })).status).toBe(202);
-    if (order === 'fails after the decision') await failOffsite();
-    const { snap } = await finishedRun(s.a, id);
-    expect(snap.status).toBe('completed');
-    expect(snap.output).toMatch(/after: .*tool_error.*\| .*sent/);
-    // nothing but the flows' own jobs: no advance job beyond the gate and the resume for iteration 2
-    const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix }).getJobs(['completed', 'waiting', 'prioritized', 'delayed', 'failed', 'active']);
-    expect(jobs.filter((j) => j.data.runId === id && /nudge/.test(j.id ?? ''))).toEqual([]);
-    // the resumed iteration started: the run left the resuming set (the reconciler has nothing to re-publish)
-    expect(await s.redis.zscore(`${s.prefix}:resuming`, id)).toBeNull();
-  });
+  it.each(['fails before the decision', 'fails after the decision'])(
+    'the run resumes and completes when the auto call %s',
+    async (order) => {
+      const id = await s.a.startRun({
+        input: 'go',
+        model: { provider: 'openai', name: 'gpt-4o-mini' },
+        tools: ['offsite', 'send_email'],
+      });
+      const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
+      const email = paused.pending[0]!;
+      const failOffsite = async () => {
+        const worker = new Worker(
+          QUEUES.tools('offsite'),
+          async () => {
+            throw new UnrecoverableError('the runner lost its tool');
+          },
+          { connection: s.redis.duplicate({ maxRetriesPerRequest: null }), prefix: s.prefix },
+        );
+        const queue = new Queue(QUEUES.tools('offsite'), { connection: s.redis, prefix: s.prefix });
+        await until('the offsite job failed', async () => (await queue.getFailed()).some((j) => j.data.runId === id));
+        await queue.close();
+        await worker.close();
+      };
+      if (order === 'fails before the decision') await failOffsite();
+      expect(
+        (
+          await s.a.request('POST', `/v1/runs/${id}/decisions`, {
+            decisions: [{ callId: email.callId, action: 'approve' }],
+          })
+        ).status,
+      ).toBe(202);
+      if (order === 'fails after the decision') await failOffsite();
+      const { snap } = await finishedRun(s.a, id);
+      expect(snap.status).toBe('completed');
+      expect(snap.output).toMatch(/after: .*tool_error.*\| .*sent/);
+      // nothing but the flows' own jobs: no advance job beyond the gate and the resume for iteration 2
+      const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix }).getJobs([
+        'completed',
+        'waiting',
+        'prioritized',
+        'delayed',
+        'failed',
+        'active',
+      ]);
+      expect(jobs.filter((j) => j.data.runId === id && /nudge/.test(j.id ?? ''))).toEqual([]);
+      // the resumed iteration started: the run left the resuming set (the reconciler has nothing to re-publish)
+      expect(await s.redis.zscore(`${s.prefix}:resuming`, id)).toBeNull();
+    },
+  );
 });

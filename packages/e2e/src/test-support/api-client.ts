@@ -15,7 +15,12 @@ export class ApiClient {
     readonly key: string | null,
   ) {}
 
-  async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<HttpResult<T>> {
     const h: Record<string, string> = { ...headers };
     if (this.key) h.authorization = `Bearer ${this.key}`;
     let payload: string | undefined;
@@ -55,7 +60,10 @@ export class ApiClient {
     for (;;) {
       const r = await this.getRun(id);
       if (r.status === 200 && pred(r.json)) return r.json;
-      if (Date.now() - t0 > timeoutMs) throw new Error(`run ${id} did not reach the expected state in ${timeoutMs} ms (last: ${r.text.slice(0, 300)})`);
+      if (Date.now() - t0 > timeoutMs)
+        throw new Error(
+          `run ${id} did not reach the expected state in ${timeoutMs} ms (last: ${r.text.slice(0, 300)})`,
+        );
       await new Promise((res) => setTimeout(res, 50));
     }
   }
@@ -65,7 +73,10 @@ export class ApiClient {
   }
 
   /** Reads SSE frames until the server closes the stream (or maxEvents / timeout; a timeout before the response headers gives status 0 and no events). */
-  async events(id: string, opts: { after?: number; lastEventId?: number; maxEvents?: number; timeoutMs?: number } = {}): Promise<{ status: number; events: EventEnvelope[]; ids: number[]; closed: boolean }> {
+  async events(
+    id: string,
+    opts: { after?: number; lastEventId?: number; maxEvents?: number; timeoutMs?: number } = {},
+  ): Promise<{ status: number; events: EventEnvelope[]; ids: number[]; closed: boolean }> {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     if (opts.lastEventId !== undefined) headers['last-event-id'] = String(opts.lastEventId);
@@ -76,7 +87,10 @@ export class ApiClient {
     let closed = false;
     let res: Response;
     try {
-      res = await fetch(`${this.baseUrl}/v1/runs/${id}/events${opts.after !== undefined ? `?after=${opts.after}` : ''}`, { headers, signal: ac.signal });
+      res = await fetch(
+        `${this.baseUrl}/v1/runs/${id}/events${opts.after !== undefined ? `?after=${opts.after}` : ''}`,
+        { headers, signal: ac.signal },
+      );
     } catch (err) {
       clearTimeout(timer);
       // the timeout fired before the response headers came (a slow server): no status, no events; a poller tries again

@@ -8,7 +8,12 @@ import { REPO_ROOT } from '@agentloop/testing';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 
-const aptGet = (...args: string[]) => execFileSync('apt-get', args, { stdio: 'ignore', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeout: 600_000 });
+const aptGet = (...args: string[]) =>
+  execFileSync('apt-get', args, {
+    stdio: 'ignore',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    timeout: 600_000,
+  });
 
 /**
  * Makes sure Chromium is there: installs Debian's `chromium` package when it is missing and this process may (root,
@@ -17,7 +22,8 @@ const aptGet = (...args: string[]) => execFileSync('apt-get', args, { stdio: 'ig
 export function ensureChromium(): string | null {
   if (fs.existsSync(CHROMIUM)) return null;
   if (process.env.CHROMIUM_PATH) return `CHROMIUM_PATH=${CHROMIUM} does not exist`;
-  if (process.getuid?.() !== 0) return `${CHROMIUM} is missing and this user is not root: install it with \`apt-get install -y chromium\``;
+  if (process.getuid?.() !== 0)
+    return `${CHROMIUM} is missing and this user is not root: install it with \`apt-get install -y chromium\``;
   try {
     try {
       aptGet('install', '-y', '--no-install-recommends', 'chromium');
@@ -31,7 +37,8 @@ export function ensureChromium(): string | null {
   return fs.existsSync(CHROMIUM) ? null : `apt-get installed chromium but ${CHROMIUM} is still missing`;
 }
 
-export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 
 /** docs/console/<name>.png, written only when CONSOLE_SCREENSHOTS=1 (so a test run leaves the tree clean). */
 export async function screenshot(page: Page, name: string): Promise<void> {

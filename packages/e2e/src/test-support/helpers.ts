@@ -15,7 +15,10 @@ export async function until(what: string, fn: () => boolean | Promise<boolean>, 
 /** One mock script for many scenarios: the run's input names its scenario as `[name]`. */
 export function byScenario(scenarios: Record<string, (req: MockRequest) => ReplySpec>, fallback: string): Script {
   return (req) => {
-    const name = /\[(\w+)\]/.exec(req.messages.find((m) => m.role === 'user' && /\[\w+\]/.test(m.content ?? ''))?.content ?? '')?.[1] ?? fallback;
+    const name =
+      /\[(\w+)\]/.exec(
+        req.messages.find((m) => m.role === 'user' && /\[\w+\]/.test(m.content ?? ''))?.content ?? '',
+      )?.[1] ?? fallback;
     return scenarios[name]!(req);
   };
 }
@@ -56,8 +59,10 @@ export async function describeRun(redis: Redis, prefix: string, runId: string): 
     if (job && !key.startsWith(`${prefix}:run:`)) {
       const [, queue, id] = job;
       const where: string[] = [];
-      for (const list of ['wait', 'active', 'paused']) if ((await redis.lpos(`${queue}:${list}`, id!)) !== null) where.push(list);
-      for (const set of ['prioritized', 'delayed', 'waiting-children', 'completed', 'failed']) if ((await redis.zscore(`${queue}:${set}`, id!)) !== null) where.push(set);
+      for (const list of ['wait', 'active', 'paused'])
+        if ((await redis.lpos(`${queue}:${list}`, id!)) !== null) where.push(list);
+      for (const set of ['prioritized', 'delayed', 'waiting-children', 'completed', 'failed'])
+        if ((await redis.zscore(`${queue}:${set}`, id!)) !== null) where.push(set);
       if (await redis.exists(`${key}:lock`)) where.push('locked');
       out.push(`  ↳ job in: ${where.join(', ') || 'no list'}`);
     }

@@ -43,7 +43,8 @@ const RequestType = protobuf.parse(PROTO, { keepCase: false }).root.lookupType('
 
 type Json = Record<string, any>;
 
-const hex = (v: unknown): string => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : typeof v === 'string' ? v : '');
+const hex = (v: unknown): string =>
+  v instanceof Uint8Array ? Buffer.from(v).toString('hex') : typeof v === 'string' ? v : '';
 
 /** OTLP times are uint64 nanoseconds (a decimal string in JSON and from protobuf's longs: String). */
 const nanosToMs = (v: unknown): number => Number(BigInt(String(v ?? '0')) / 1_000_000n);
@@ -58,7 +59,8 @@ function anyValue(v: Json | undefined): unknown {
   return undefined;
 }
 
-const attrs = (kvs: Json[] | undefined): Record<string, unknown> => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, anyValue(kv.value)]));
+const attrs = (kvs: Json[] | undefined): Record<string, unknown> =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, anyValue(kv.value)]));
 
 /**
  * An OTLP/HTTP traces receiver in the test process (127.0.0.1, its own port): decodes http/json and http/protobuf
@@ -78,9 +80,13 @@ export class OtlpReceiver {
       try {
         if (req.url !== '/v1/traces') throw new Error(`unexpected path ${req.url}`);
         const json = (req.headers['content-type'] ?? '').includes('json');
-        const decoded = json ? (JSON.parse(body.toString()) as Json) : (RequestType.toObject(RequestType.decode(body), { longs: String, defaults: false }) as Json);
+        const decoded = json
+          ? (JSON.parse(body.toString()) as Json)
+          : (RequestType.toObject(RequestType.decode(body), { longs: String, defaults: false }) as Json);
         this.take(decoded, json ? 'json' : 'protobuf');
-        res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : undefined);
+        res
+          .writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+          .end(json ? '{}' : undefined);
       } catch (e) {
         res.writeHead(400).end(String(e));
       }
@@ -114,12 +120,23 @@ export class OtlpReceiver {
       for (const ss of (rs.scopeSpans ?? []) as Json[]) {
         for (const s of (ss.spans ?? []) as Json[]) {
           this.spans.push({
-            traceId: hex(s.traceId), spanId: hex(s.spanId), parentSpanId: hex(s.parentSpanId), name: s.name, attributes: attrs(s.attributes),
-            links: ((s.links ?? []) as Json[]).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId), attributes: attrs(l.attributes) })),
+            traceId: hex(s.traceId),
+            spanId: hex(s.spanId),
+            parentSpanId: hex(s.parentSpanId),
+            name: s.name,
+            attributes: attrs(s.attributes),
+            links: ((s.links ?? []) as Json[]).map((l) => ({
+              traceId: hex(l.traceId),
+              spanId: hex(l.spanId),
+              attributes: attrs(l.attributes),
+            })),
             events: ((s.events ?? []) as Json[]).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
-            startMs: nanosToMs(s.startTimeUnixNano), endMs: nanosToMs(s.endTimeUnixNano),
+            startMs: nanosToMs(s.startTimeUnixNano),
+            endMs: nanosToMs(s.endTimeUnixNano),
             status: Number(s.status?.code ?? 0),
-            service: String(resource['service.name'] ?? ''), roles: String(resource['agentloop.roles'] ?? ''), encoding,
+            service: String(resource['service.name'] ?? ''),
+            roles: String(resource['agentloop.roles'] ?? ''),
+            encoding,
           });
         }
       }

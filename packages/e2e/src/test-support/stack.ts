@@ -4,7 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { CLI_MAIN, TEST_TOOLS_MODULE, cleanupPrefix, freePort, startMockLlm, testRedisUrl, type MockLlmServer, type Script } from '@agentloop/testing';
+import {
+  CLI_MAIN,
+  TEST_TOOLS_MODULE,
+  cleanupPrefix,
+  freePort,
+  startMockLlm,
+  testRedisUrl,
+  type MockLlmServer,
+  type Script,
+} from '@agentloop/testing';
 import { serve, type Role, type RunningProcess } from '@agentloop/cli/serve';
 import { ApiClient } from './api-client.js';
 import type { Planner } from '@agentloop/orchestrator';
@@ -25,7 +34,13 @@ export interface StackOptions {
 }
 
 /** Environment shared by every process of one test stack. */
-function stackEnv(prefix: string, redisUrl: string, mock: MockLlmServer, effectLog: string, extraOpt: StackOptions['env'] = {}): Record<string, string> {
+function stackEnv(
+  prefix: string,
+  redisUrl: string,
+  mock: MockLlmServer,
+  effectLog: string,
+  extraOpt: StackOptions['env'] = {},
+): Record<string, string> {
   const extra = typeof extraOpt === 'function' ? extraOpt(mock) : extraOpt;
   return {
     REDIS_URL: redisUrl,
@@ -76,7 +91,11 @@ abstract class BaseStack {
   }
 
   effects(): Array<Record<string, any>> {
-    return fs.readFileSync(this.effectLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return fs
+      .readFileSync(this.effectLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   }
 
   protected async cleanup(): Promise<void> {
@@ -95,7 +114,12 @@ export class InProcessStack extends BaseStack {
     const s = new InProcessStack(opts.redisUrl, opts.testRedis);
     await s.startMock(opts);
     process.env.AGENTLOOP_TEST_EFFECT_LOG = s.effectLog; // tool modules read the process environment
-    s.proc = await serve({ roles: ['api', 'orchestrator', 'tool-runner', 'compressor'], ...(opts.pools ? { pools: opts.pools } : {}), ...(opts.planner ? { planner: opts.planner } : {}), env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) } });
+    s.proc = await serve({
+      roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
+      ...(opts.pools ? { pools: opts.pools } : {}),
+      ...(opts.planner ? { planner: opts.planner } : {}),
+      env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) },
+    });
     s.clients(s.proc.apiUrl!);
     return s;
   }
@@ -136,7 +160,10 @@ export class ProcessStack extends BaseStack {
     const env = { ...process.env, ...this.env };
     if ((role === 'api' || role === 'all') && this.a) env.AGENTLOOP_PORT = new URL(this.a.baseUrl).port;
     Object.assign(env, extraEnv);
-    const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...(role === 'all' ? [] : ['--role', role]), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI_MAIN, 'serve', ...(role === 'all' ? [] : ['--role', role]), ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const output: string[] = [];
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const rp: RoleProcess = { name, child, output, exited };
@@ -153,7 +180,9 @@ export class ProcessStack extends BaseStack {
       };
       child.stdout!.on('data', onData);
       child.stderr!.on('data', (d: Buffer) => output.push(...d.toString().split('\n').filter(Boolean)));
-      void exited.then((code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${output.slice(-20).join('\n')}`)));
+      void exited.then((code) =>
+        reject(new Error(`${name} exited (${code}) before it was ready:\n${output.slice(-20).join('\n')}`)),
+      );
     });
     return rp;
   }

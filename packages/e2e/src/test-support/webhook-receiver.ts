@@ -63,8 +63,15 @@ export class WebhookReceiver {
         } catch {}
         const h = (n: string) => String(req.headers[n] ?? '');
         const receipt: Receipt = {
-          path: req.url ?? '', body, type: parsed.type ?? '', runId: parsed.data?.runId ?? '',
-          headers: { 'webhook-id': h('webhook-id'), 'webhook-timestamp': h('webhook-timestamp'), 'webhook-signature': h('webhook-signature') },
+          path: req.url ?? '',
+          body,
+          type: parsed.type ?? '',
+          runId: parsed.data?.runId ?? '',
+          headers: {
+            'webhook-id': h('webhook-id'),
+            'webhook-timestamp': h('webhook-timestamp'),
+            'webhook-signature': h('webhook-signature'),
+          },
         };
         this.receipts.push(receipt);
         const answer = this.answer(receipt);

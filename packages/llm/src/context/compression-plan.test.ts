@@ -18,12 +18,25 @@ const transcriptArb = fc
     { minLength: 1, maxLength: 25 },
   )
   .map((turns) => {
-    const msgs: Message[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'first question' }];
+    const msgs: Message[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'first question' },
+    ];
     let id = 0;
     for (const t of turns) {
       if (t.user) msgs.push({ role: 'user', content: `user: ${t.text}` });
-      const calls = Array.from({ length: t.calls }, () => ({ id: `c${id++}`, name: 'tool', arguments: JSON.stringify({ q: t.text }), ...(t.signature ? { providerData: { thoughtSignature: t.signature } } : {}) }));
-      msgs.push({ role: 'assistant', content: t.text, ...(calls.length ? { toolCalls: calls } : {}), ...(t.reasoning !== undefined ? { reasoning: t.reasoning } : {}) });
+      const calls = Array.from({ length: t.calls }, () => ({
+        id: `c${id++}`,
+        name: 'tool',
+        arguments: JSON.stringify({ q: t.text }),
+        ...(t.signature ? { providerData: { thoughtSignature: t.signature } } : {}),
+      }));
+      msgs.push({
+        role: 'assistant',
+        content: t.text,
+        ...(calls.length ? { toolCalls: calls } : {}),
+        ...(t.reasoning !== undefined ? { reasoning: t.reasoning } : {}),
+      });
       for (const c of calls) msgs.push({ role: 'tool', toolCallId: c.id, content: 'r'.repeat(t.resultSize) });
     }
     return msgs;
@@ -34,24 +47,29 @@ const counter = counterFor({ provider: 'openai', name: 'gpt-4o-mini', params: {}
 describe('compression plan (property-based)', () => {
   it('every summarized or pruned transcript keeps the pairing invariant, the system prompt and the last user message', () => {
     fc.assert(
-      fc.property(transcriptArb, fc.nat({ max: 3000 }), fc.string({ minLength: 1, maxLength: 50 }), (view, budget, summary) => {
-        expect(transcriptProblems(view)).toEqual([]);
-        const tokens = view.map((m) => messageTokens(counter, m));
-        const cut = chooseCut(view, tokens, budget, 2);
-        const kept = view.slice(cut);
-        const summarized = [...summaryPrefix(view, cut, summary), ...kept];
-        const pruned = prunedView(view);
-        for (const out of [summarized, pruned]) {
-          expect(transcriptProblems(out)).toEqual([]);
-          expect(out[0]).toEqual({ role: 'system', content: 'sys' });
-          const lu = view[lastUserIndex(view)]!;
-          expect(out).toContainEqual(lu);
-        }
-        // kept turns are untouched (reasoning, provider data and all)
-        expect(summarized.slice(summarized.length - kept.length)).toEqual(kept);
-        // the kept part fits the budget whenever anything is kept
-        if (kept.length) expect(tokens.slice(cut).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget);
-      }),
+      fc.property(
+        transcriptArb,
+        fc.nat({ max: 3000 }),
+        fc.string({ minLength: 1, maxLength: 50 }),
+        (view, budget, summary) => {
+          expect(transcriptProblems(view)).toEqual([]);
+          const tokens = view.map((m) => messageTokens(counter, m));
+          const cut = chooseCut(view, tokens, budget, 2);
+          const kept = view.slice(cut);
+          const summarized = [...summaryPrefix(view, cut, summary), ...kept];
+          const pruned = prunedView(view);
+          for (const out of [summarized, pruned]) {
+            expect(transcriptProblems(out)).toEqual([]);
+            expect(out[0]).toEqual({ role: 'system', content: 'sys' });
+            const lu = view[lastUserIndex(view)]!;
+            expect(out).toContainEqual(lu);
+          }
+          // kept turns are untouched (reasoning, provider data and all)
+          expect(summarized.slice(summarized.length - kept.length)).toEqual(kept);
+          // the kept part fits the budget whenever anything is kept
+          if (kept.length) expect(tokens.slice(cut).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget);
+        },
+      ),
       { numRuns: 120 },
     );
   });
@@ -59,7 +77,8 @@ describe('compression plan (property-based)', () => {
   it('cuts only where no call is open', () => {
     fc.assert(
       fc.property(transcriptArb, (view) => {
-        for (const b of turnBoundaries(view)) expect(transcriptProblems(view.slice(b).filter((m) => m.role !== 'system'))).toEqual([]);
+        for (const b of turnBoundaries(view))
+          expect(transcriptProblems(view.slice(b).filter((m) => m.role !== 'system'))).toEqual([]);
       }),
     );
   });

@@ -34,7 +34,12 @@ export function turnBoundaries(messages: readonly Message[]): number[] {
  * least the last turn when anything can be kept. `tokens[i]` is message i's count. Returns messages.length when
  * nothing can be kept.
  */
-export function chooseCut(messages: readonly Message[], tokens: readonly number[], keepBudget: number, minFrom = 0): number {
+export function chooseCut(
+  messages: readonly Message[],
+  tokens: readonly number[],
+  keepBudget: number,
+  minFrom = 0,
+): number {
   const bounds = turnBoundaries(messages).filter((b) => b >= minFrom);
   let suffix = 0;
   let best = messages.length;
@@ -49,8 +54,10 @@ export function chooseCut(messages: readonly Message[], tokens: readonly number[
   return best;
 }
 
-export const SUMMARY_HEADER = 'Summary of the earlier part of this conversation (older turns were compressed to fit the context window):';
-export const PRUNE_NOTE = 'Note: the earlier part of this conversation, including tool calls and their results, was removed to fit the context window. Continue from the last user message below.';
+export const SUMMARY_HEADER =
+  'Summary of the earlier part of this conversation (older turns were compressed to fit the context window):';
+export const PRUNE_NOTE =
+  'Note: the earlier part of this conversation, including tool calls and their results, was removed to fit the context window. Continue from the last user message below.';
 
 /** The prefix of a summarized transcript: system prompt(s), the summary, and the last user message (when it was cut). */
 export function summaryPrefix(view: readonly Message[], cut: number, summary: string): Message[] {
@@ -93,5 +100,5 @@ export function renderForSummary(messages: readonly Message[], maxCharsPerMessag
 
 export const SUMMARIZE_SYSTEM =
   'You compress agent transcripts. Summarize the conversation below so an assistant can continue the task without it: ' +
-  'the user\'s goal, decisions made, facts and numbers learned from tool results (keep exact values), what was tried and failed, ' +
+  "the user's goal, decisions made, facts and numbers learned from tool results (keep exact values), what was tried and failed, " +
   'and what remains to do. Be concise; use bullet points; do not invent anything.';

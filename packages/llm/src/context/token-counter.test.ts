@@ -2,14 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { counterFor, toolsTokenBound, toolsTokens } from './token-counter.js';
 
 const tools = [
-  { name: 'lookup', description: 'Find a record — by its id', parameters: { type: 'object', properties: { id: { type: 'string', description: 'der Schlüssel 🔑' } } } },
+  {
+    name: 'lookup',
+    description: 'Find a record — by its id',
+    parameters: { type: 'object', properties: { id: { type: 'string', description: 'der Schlüssel 🔑' } } },
+  },
   { name: 'noop', description: '', parameters: { type: 'object' } },
 ];
 
 describe('tool definition counts', () => {
   it('bound the exact count by bytes, the same on every call with the same schemas', () => {
     const exact = counterFor({ provider: 'openai', name: 'gpt-4o-mini', params: {} });
-    const bytes = tools.reduce((n, t) => n + 10 + Buffer.byteLength(t.name) + Buffer.byteLength(t.description) + Buffer.byteLength(JSON.stringify(t.parameters)), 0);
+    const bytes = tools.reduce(
+      (n, t) =>
+        n +
+        10 +
+        Buffer.byteLength(t.name) +
+        Buffer.byteLength(t.description) +
+        Buffer.byteLength(JSON.stringify(t.parameters)),
+      0,
+    );
     expect(toolsTokenBound(exact, tools)).toBe(bytes);
     expect(toolsTokenBound(exact, tools)).toBe(bytes); // from the schemas' cached text
     expect(toolsTokens(exact, tools)).toBeLessThanOrEqual(bytes);

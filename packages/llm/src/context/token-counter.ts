@@ -117,7 +117,11 @@ function schemaText(parameters: Record<string, unknown>): { text: string; bytes:
 /** Tokens of the tool definitions sent with a request. */
 export function toolsTokens(counter: TokenCounter, tools: readonly ToolSpec[] | null): number {
   if (!tools?.length) return 0;
-  return tools.reduce((n, t) => n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(schemaText(t.parameters).text), 0);
+  return tools.reduce(
+    (n, t) =>
+      n + 10 + counter.count(t.name) + counter.count(t.description) + counter.count(schemaText(t.parameters).text),
+    0,
+  );
 }
 
 /** An upper bound of toolsTokens, without tokenizing (bytes; the estimate as it is). */

@@ -16,9 +16,27 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        if (req.url === '/echo') return void res.writeHead(200, { 'content-type': 'application/json', 'x-multi': ['a', 'b'] }).end(JSON.stringify({ method: req.method, body, type: req.headers['content-type'], length: req.headers['content-length'] }));
-        if (req.url?.startsWith('/who')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ host: req.headers.host, authorization: req.headers.authorization ?? null, path: req.url }));
-        if (req.url === '/limited') return void res.writeHead(429, { 'retry-after-ms': '1234', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
+        if (req.url === '/echo')
+          return void res.writeHead(200, { 'content-type': 'application/json', 'x-multi': ['a', 'b'] }).end(
+            JSON.stringify({
+              method: req.method,
+              body,
+              type: req.headers['content-type'],
+              length: req.headers['content-length'],
+            }),
+          );
+        if (req.url?.startsWith('/who'))
+          return void res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              host: req.headers.host,
+              authorization: req.headers.authorization ?? null,
+              path: req.url,
+            }),
+          );
+        if (req.url === '/limited')
+          return void res
+            .writeHead(429, { 'retry-after-ms': '1234', 'content-type': 'application/json' })
+            .end('{"error":{"message":"slow down"}}');
         if (req.url === '/empty') return void res.writeHead(204).end();
         if (req.url === '/stream') {
           res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -36,7 +54,11 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
   });
 
   it('sends method, headers and body; reads status, headers (repeated ones too) and JSON', async () => {
-    const r = await nodeFetch(`${base}/echo`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"a":1}' });
+    const r = await nodeFetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get('x-multi')).toBe('a, b');
     expect(await r.json()).toEqual({ method: 'POST', body: '{"a":1}', type: 'application/json', length: '7' });
@@ -44,10 +66,22 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
 
   it('sends Host, the path with its query, and credentials in the URL as Basic authorization unless one is given', async () => {
     const host = new URL(base).host;
-    expect(await (await nodeFetch(`${base}/who?a=1&b=2`, { method: 'POST', body: '' })).json()).toEqual({ host, authorization: null, path: '/who?a=1&b=2' });
+    expect(await (await nodeFetch(`${base}/who?a=1&b=2`, { method: 'POST', body: '' })).json()).toEqual({
+      host,
+      authorization: null,
+      path: '/who?a=1&b=2',
+    });
     const withUser = base.replace('http://', 'http://us%40er:p%3Ass@');
-    expect(await (await nodeFetch(`${withUser}/who`, { method: 'POST', body: '' })).json()).toEqual({ host, authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`, path: '/who' });
-    expect(await (await nodeFetch(`${withUser}/who`, { method: 'POST', body: '', headers: { Authorization: 'Bearer k' } })).json()).toMatchObject({ authorization: 'Bearer k' });
+    expect(await (await nodeFetch(`${withUser}/who`, { method: 'POST', body: '' })).json()).toEqual({
+      host,
+      authorization: `Basic ${Buffer.from('us@er:p:ss').toString('base64')}`,
+      path: '/who',
+    });
+    expect(
+      await (
+        await nodeFetch(`${withUser}/who`, { method: 'POST', body: '', headers: { Authorization: 'Bearer k' } })
+      ).json(),
+    ).toMatchObject({ authorization: 'Bearer k' });
   });
 
   it('streams: the first event is readable before the response ends', async () => {
@@ -66,7 +100,10 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
     const reader = r.body!.getReader();
     await reader.read();
     ac.abort();
-    const err = await reader.read().then(() => null, (e) => e);
+    const err = await reader.read().then(
+      () => null,
+      (e) => e,
+    );
     expect(err?.name).toBe('AbortError');
     release();
   });
@@ -86,7 +123,9 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
 
   it('the OpenAI SDK on it sees HTTP errors with their headers (retry-after-ms) and connection errors as such', async () => {
     const client = new OpenAI({ apiKey: 'k', baseURL: base, maxRetries: 0, fetch: nodeFetch });
-    const limited = (await client.post('/limited', { body: {} }).catch((e) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
+    const limited = (await client.post('/limited', { body: {} }).catch((e) => e)) as InstanceType<
+      typeof OpenAI.RateLimitError
+    >;
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(limited.headers.get('retry-after-ms')).toBe('1234');
     const down = new OpenAI({ apiKey: 'k', baseURL: 'http://127.0.0.1:1', maxRetries: 0, fetch: nodeFetch });
@@ -96,7 +135,8 @@ describe('nodeFetch: the SDKs’ transport over node:http (real HTTP server)', (
 
 describe('transport choice', () => {
   const spec = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
-  const transport = (settings: ProviderSettings) => (new ProviderRegistry({ openai: { apiKey: 'k' }, ...settings }).clientFor(spec) as OpenAIChatModel).transport;
+  const transport = (settings: ProviderSettings) =>
+    (new ProviderRegistry({ openai: { apiKey: 'k' }, ...settings }).clientFor(spec) as OpenAIChatModel).transport;
   it('node:http by default; global fetch when asked, or when a proxy is configured', () => {
     expect(transport({})).toBe('node');
     expect(transport({ httpClient: 'fetch' })).toBe('fetch');

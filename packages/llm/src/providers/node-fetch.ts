@@ -41,7 +41,8 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
   const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
   const body = bodyBytes(init.body);
   const proto = url.slice(0, url.indexOf(':') + 1) as 'http:' | 'https:';
-  if (body === undefined || !(proto in agents) || !(typeof input === 'string' || input instanceof URL)) return fetch(input, init);
+  if (body === undefined || !(proto in agents) || !(typeof input === 'string' || input instanceof URL))
+    return fetch(input, init);
   return send(url, proto, init.method ?? 'GET', headerRecord(init.headers), body, init.signal ?? undefined);
 };
 
@@ -52,13 +53,21 @@ export const nodeFetch: typeof fetch = async (input, init = {}) => {
  * (the form of `rawHeaders`), Host included: from an object it would keep a dictionary of them per request
  * besides the header block it writes.
  */
-function send(url: string, proto: 'http:' | 'https:', method: string, record: Record<string, string>, body: Buffer | null, signal: AbortSignal | undefined): Promise<Response> {
+function send(
+  url: string,
+  proto: 'http:' | 'https:',
+  method: string,
+  record: Record<string, string>,
+  body: Buffer | null,
+  signal: AbortSignal | undefined,
+): Promise<Response> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   if (body) record['content-length'] = String(body.length);
   const u = new URL(url);
   if (!('host' in record)) record.host = u.host;
   // credentials in the URL, as node:http adds them to an object of headers without an Authorization (not to a list)
-  if (u.username && !('authorization' in record)) record.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  if (u.username && !('authorization' in record))
+    record.authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
   // sized once (pushed, it would keep the spare room its growth left: the socket keeps its first request's list)
   const names = Object.keys(record);
   const headers = new Array<string>(2 * names.length);
@@ -77,7 +86,13 @@ function send(url: string, proto: 'http:' | 'https:', method: string, record: Re
         }
         const empty = status === 204 || status === 304 || method === 'HEAD';
         if (empty) res.resume();
-        resolve(new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), { status, statusText: res.statusMessage ?? '', headers: h }));
+        resolve(
+          new Response(empty ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>), {
+            status,
+            statusText: res.statusMessage ?? '',
+            headers: h,
+          }),
+        );
       });
       // the body stream ends with the AbortError too (not the socket's own 'aborted')
       const onAbort = () => {

@@ -48,21 +48,45 @@ export class ProviderRegistry {
     let client = this.cache.get(key);
     if (!client) {
       const operatorEndpoint = spec.provider === 'openai' && spec.baseUrl === undefined;
-      const opts = { apiKey, baseURL, operatorEndpoint, customHeaders: this.settings.openaiCustomHeaders, ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}) };
-      client = responses ? new OpenAIResponsesModel({ ...opts, ...(this.hooks.warn ? { onWarn: this.hooks.warn } : {}) }) : new OpenAIChatModel({ provider, ...opts });
+      const opts = {
+        apiKey,
+        baseURL,
+        operatorEndpoint,
+        customHeaders: this.settings.openaiCustomHeaders,
+        ...(this.useNodeFetch() ? { fetch: nodeFetch } : {}),
+      };
+      client = responses
+        ? new OpenAIResponsesModel({ ...opts, ...(this.hooks.warn ? { onWarn: this.hooks.warn } : {}) })
+        : new OpenAIChatModel({ provider, ...opts });
       this.cache.set(key, client);
     }
     return client;
   }
 
-  private resolve(spec: ModelSpec): { provider: 'openai' | 'deepseek' | 'openai-compatible'; apiKey: string; baseURL?: string } {
+  private resolve(spec: ModelSpec): {
+    provider: 'openai' | 'deepseek' | 'openai-compatible';
+    apiKey: string;
+    baseURL?: string;
+  } {
     switch (spec.provider) {
       case 'openai':
-        return { provider: 'openai', apiKey: this.key(spec, 'OPENAI_API_KEY', this.settings.openai), baseURL: this.baseUrl(spec, this.settings.openai?.baseUrl) };
+        return {
+          provider: 'openai',
+          apiKey: this.key(spec, 'OPENAI_API_KEY', this.settings.openai),
+          baseURL: this.baseUrl(spec, this.settings.openai?.baseUrl),
+        };
       case 'deepseek':
-        return { provider: 'deepseek', apiKey: this.key(spec, 'DEEPSEEK_API_KEY', this.settings.deepseek), baseURL: this.baseUrl(spec, this.settings.deepseek?.baseUrl ?? DEEPSEEK_BASE_URL) };
+        return {
+          provider: 'deepseek',
+          apiKey: this.key(spec, 'DEEPSEEK_API_KEY', this.settings.deepseek),
+          baseURL: this.baseUrl(spec, this.settings.deepseek?.baseUrl ?? DEEPSEEK_BASE_URL),
+        };
       case 'openai-compatible':
-        return { provider: 'openai-compatible', apiKey: spec.apiKeyEnv ? this.key(spec, null, undefined) : 'none', baseURL: this.baseUrl(spec, undefined) };
+        return {
+          provider: 'openai-compatible',
+          apiKey: spec.apiKeyEnv ? this.key(spec, null, undefined) : 'none',
+          baseURL: this.baseUrl(spec, undefined),
+        };
       case 'google':
         throw new LlmError('config', 'unreachable: google is served by GeminiModel');
     }
@@ -79,10 +103,17 @@ export class ProviderRegistry {
    */
   private key(spec: ModelSpec, providerVar: string | null, provider: ProviderEndpoint | undefined): string {
     if (spec.apiKeyEnv !== undefined && !this.policy.keyEnvAllowed(spec.apiKeyEnv))
-      throw new LlmError('config', `model.apiKeyEnv names a variable the operator did not list in AGENTLOOP_MODEL_KEY_ENVS`);
+      throw new LlmError(
+        'config',
+        `model.apiKeyEnv names a variable the operator did not list in AGENTLOOP_MODEL_KEY_ENVS`,
+      );
     if (spec.apiKeyEnv === undefined && spec.baseUrl !== undefined) return 'none';
     const v = spec.apiKeyEnv !== undefined ? this.settings.modelKeys?.get(spec.apiKeyEnv) : provider?.apiKey;
-    if (!v) throw new LlmError('config', `${spec.apiKeyEnv ?? providerVar ?? 'model.apiKeyEnv'} is not set: provider ${spec.provider} cannot be called`);
+    if (!v)
+      throw new LlmError(
+        'config',
+        `${spec.apiKeyEnv ?? providerVar ?? 'model.apiKeyEnv'} is not set: provider ${spec.provider} cannot be called`,
+      );
     return v;
   }
 
@@ -90,7 +121,11 @@ export class ProviderRegistry {
   private baseUrl(spec: ModelSpec, fallback: string | undefined): string | undefined {
     if (spec.baseUrl === undefined) return fallback;
     const allowed = this.policy.allowedBaseUrl(spec.baseUrl);
-    if (allowed === null) throw new LlmError('config', `model.baseUrl is not under a prefix the operator listed in AGENTLOOP_MODEL_BASE_URLS`);
+    if (allowed === null)
+      throw new LlmError(
+        'config',
+        `model.baseUrl is not under a prefix the operator listed in AGENTLOOP_MODEL_BASE_URLS`,
+      );
     return allowed;
   }
 }

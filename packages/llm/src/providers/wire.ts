@@ -31,7 +31,10 @@ export function tokenCount(v: unknown): number {
 export const Count = z.unknown().optional().transform(tokenCount);
 
 /** The same, absent (undefined) when the field is: for a count another field stands in for. */
-export const MaybeCount = z.unknown().optional().transform((v) => (v === undefined || v === null ? undefined : tokenCount(v)));
+export const MaybeCount = z
+  .unknown()
+  .optional()
+  .transform((v) => (v === undefined || v === null ? undefined : tokenCount(v)));
 
 /** The text of a value that was to be JSON text but came as JSON itself (a call's arguments as an object). */
 export function jsonText(v: unknown): string {

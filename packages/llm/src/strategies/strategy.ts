@@ -39,7 +39,10 @@ export const functionCalling: Strategy = {
 export const react: Strategy = {
   name: 'react',
   begin(req) {
-    const parser = new ReactStreamParser({ reasoning: (t) => req.onReasoningDelta?.(t), answer: (t) => req.onTextDelta?.(t) });
+    const parser = new ReactStreamParser({
+      reasoning: (t) => req.onReasoningDelta?.(t),
+      answer: (t) => req.onTextDelta?.(t),
+    });
     // structured output: the schema is in the Final Answer instructions (a native JSON format would forbid the
     // Thought / Action text itself), and the final answer's text is the JSON
     const { output, ...rest } = req;

@@ -49,7 +49,11 @@ export class ToolCallAssembler {
   finish(): ToolCall[] {
     return [...(this.slots ?? [])]
       .sort(([a], [b]) => a - b)
-      .map(([, s]) => ({ id: s.id ?? newCallId(), name: s.name || UNNAMED_TOOL, arguments: s.args === '' ? '{}' : s.args }));
+      .map(([, s]) => ({
+        id: s.id ?? newCallId(),
+        name: s.name || UNNAMED_TOOL,
+        arguments: s.args === '' ? '{}' : s.args,
+      }));
   }
 
   private indexOf(f: ToolCallFragment): number {

@@ -5,15 +5,25 @@ import { geminiOutput } from '../providers/google/gemini-output.js';
 
 const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
 const output = { name: 'result', schema };
-const messages: Message[] = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'q' }];
+const messages: Message[] = [
+  { role: 'system', content: 'Be brief.' },
+  { role: 'user', content: 'q' },
+];
 const tool = [{ name: 't', description: '', parameters: {} }];
 const model = (name: string) => ({ provider: 'google' as const, name, params: {} });
 
 describe('structured output in each adapter’s request', () => {
   it('Chat: strict json_schema when the schema has a strict form, strict: false with the schema as given otherwise', () => {
-    expect(chatOutput('openai', { output, messages }).body).toEqual({ response_format: { type: 'json_schema', json_schema: { name: 'result', schema: { ...schema, additionalProperties: false }, strict: true } } });
+    expect(chatOutput('openai', { output, messages }).body).toEqual({
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'result', schema: { ...schema, additionalProperties: false }, strict: true },
+      },
+    });
     const open = { type: 'object', properties: { n: { type: 'integer' } } };
-    expect(chatOutput('openai-compatible', { output: { name: 'x', schema: open }, messages }).body).toEqual({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema: open, strict: false } } });
+    expect(chatOutput('openai-compatible', { output: { name: 'x', schema: open }, messages }).body).toEqual({
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: open, strict: false } },
+    });
     expect(chatOutput('openai', { messages })).toEqual({ body: {}, messages });
   });
   it('DeepSeek: JSON mode, the schema in a system message after the leading ones (with the word json)', () => {
@@ -30,7 +40,9 @@ describe('structured output in each adapter’s request', () => {
     const withTools = geminiOutput({ model: model('gemini-2.5-flash'), tools: tool, output, messages });
     expect(withTools.config).toEqual({});
     expect(withTools.messages[1]!.content).toContain(JSON.stringify(schema));
-    for (const name of ['gemini-1.5-pro', 'gemini-2.0-flash-001', 'gemini-flash-latest']) expect(geminiOutput({ model: model(name), tools: tool, output, messages }).config).toEqual({});
-    for (const name of ['gemini-3-pro-preview', 'gemini-3.1-flash', 'gemini-10-ultra']) expect(geminiOutput({ model: model(name), tools: tool, output, messages }).config).toEqual(native);
+    for (const name of ['gemini-1.5-pro', 'gemini-2.0-flash-001', 'gemini-flash-latest'])
+      expect(geminiOutput({ model: model(name), tools: tool, output, messages }).config).toEqual({});
+    for (const name of ['gemini-3-pro-preview', 'gemini-3.1-flash', 'gemini-10-ultra'])
+      expect(geminiOutput({ model: model(name), tools: tool, output, messages }).config).toEqual(native);
   });
 });

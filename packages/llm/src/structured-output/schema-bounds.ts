@@ -13,7 +13,7 @@ export const OUTPUT_SCHEMA_MAX_DEPTH = 32;
 export function regexHazard(source: string): string | null {
   if (/\\[1-9]|\\k</.test(source)) return 'it uses a backreference';
   const stack: Array<{ repeats: boolean; alternates: boolean }> = [{ repeats: false, alternates: false }];
-  for (let i = 0; i < source.length; ) {
+  for (let i = 0; i < source.length;) {
     const c = source[i]!;
     if (c === '\\') {
       i += 2;
@@ -26,7 +26,8 @@ export function regexHazard(source: string): string | null {
       const group = stack.pop()!;
       const q = quantifier(source, i + 1);
       const top = stack[stack.length - 1]!;
-      if (q?.many && (group.repeats || group.alternates)) return `a repeated group contains ${group.repeats ? 'a repetition' : 'an alternation'}`;
+      if (q?.many && (group.repeats || group.alternates))
+        return `a repeated group contains ${group.repeats ? 'a repetition' : 'an alternation'}`;
       top.repeats ||= group.repeats || !!q?.variable;
       top.alternates ||= group.alternates;
       i += 1 + (q?.length ?? 0);
@@ -90,17 +91,31 @@ function quantifier(s: string, i: number): { length: number; variable: boolean; 
  */
 export function outputSchemaProblem(schema: unknown): { path: string[]; message: string } | null {
   const chars = JSON.stringify(schema)?.length ?? 0;
-  if (chars > OUTPUT_SCHEMA_MAX_CHARS) return { path: [], message: `the schema is ${chars} characters of JSON, more than the ${OUTPUT_SCHEMA_MAX_CHARS} allowed` };
-  if (jsonDepth(schema, OUTPUT_SCHEMA_MAX_DEPTH + 1) > OUTPUT_SCHEMA_MAX_DEPTH) return { path: [], message: `the schema is nested deeper than ${OUTPUT_SCHEMA_MAX_DEPTH} levels` };
+  if (chars > OUTPUT_SCHEMA_MAX_CHARS)
+    return {
+      path: [],
+      message: `the schema is ${chars} characters of JSON, more than the ${OUTPUT_SCHEMA_MAX_CHARS} allowed`,
+    };
+  if (jsonDepth(schema, OUTPUT_SCHEMA_MAX_DEPTH + 1) > OUTPUT_SCHEMA_MAX_DEPTH)
+    return { path: [], message: `the schema is nested deeper than ${OUTPUT_SCHEMA_MAX_DEPTH} levels` };
   const stack: Array<[unknown, string[]]> = [[schema, []]];
   while (stack.length) {
     const [node, path] = stack.pop()!;
     if (node === null || typeof node !== 'object') continue;
     for (const [k, v] of Object.entries(node)) {
-      const sources = k === 'pattern' && typeof v === 'string' ? [v] : k === 'patternProperties' && v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v) : [];
+      const sources =
+        k === 'pattern' && typeof v === 'string'
+          ? [v]
+          : k === 'patternProperties' && v && typeof v === 'object' && !Array.isArray(v)
+            ? Object.keys(v)
+            : [];
       for (const src of sources) {
         const hazard = regexHazard(src);
-        if (hazard) return { path: [...path, k], message: `the regular expression ${JSON.stringify(src.slice(0, 80))} could take exponential time to match: ${hazard}` };
+        if (hazard)
+          return {
+            path: [...path, k],
+            message: `the regular expression ${JSON.stringify(src.slice(0, 80))} could take exponential time to match: ${hazard}`,
+          };
       }
       stack.push([v, [...path, k]]);
     }

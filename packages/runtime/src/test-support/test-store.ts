@@ -7,7 +7,11 @@ import { RunStore } from '../run-store.js';
  * A describe block's real Redis and RunStore under a fresh prefix (`name`), removed after it. Read them inside tests
  * (they exist from beforeAll on).
  */
-export function useTestStore(name: string): { readonly redis: Redis; readonly store: RunStore; readonly prefix: string } {
+export function useTestStore(name: string): {
+  readonly redis: Redis;
+  readonly store: RunStore;
+  readonly prefix: string;
+} {
   const prefix = testPrefix(name);
   const ctx = { prefix } as { redis: Redis; store: RunStore; prefix: string };
   beforeAll(() => {

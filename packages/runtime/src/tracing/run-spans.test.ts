@@ -11,11 +11,18 @@ const ROOT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const SECRET = 'HTTP 404: {"customer":"Jane Doe, SSN 123-45-6789"}';
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
-const run = { id: 'r1', tenant: 't', request: { model: { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} } } };
+const run = {
+  id: 'r1',
+  tenant: 't',
+  request: { model: { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} } },
+};
 
 function failBoth(): void {
   withTraceparent(ROOT, () => {
-    const tool = startToolSpan({ runId: 'r1', tenantId: 't', callId: 'c1', name: 'crm__getCustomer', arguments: '{"id":"42"}' }, 'default');
+    const tool = startToolSpan(
+      { runId: 'r1', tenantId: 't', callId: 'c1', name: 'crm__getCustomer', arguments: '{"id":"42"}' },
+      'default',
+    );
     endToolSpan(tool, { status: 'error', content: SECRET, error: { code: 'tool_error', message: SECRET } });
     const chat = startChatSpan(run, 0, () => []);
     endChatSpan(chat, { error: new LlmError('invalid_request', `400: your prompt "${SECRET}" is too long`) });

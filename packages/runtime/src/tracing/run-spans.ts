@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type Span, type Context } from '@opentelemetry/api';
+import {
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  context,
+  trace,
+  type Attributes,
+  type Span,
+  type Context,
+} from '@opentelemetry/api';
 import type { ModelResponse } from '@agentloop/llm';
 import type { RunRequest } from '@agentloop/protocol';
 import { contextOf, formatTraceparent, parseTraceparent } from './traceparent.js';
@@ -59,16 +68,28 @@ export function newRunTrace(): { traceparent: string } | null {
   if (!tracingState.on) return null;
   const ids = { traceId: randomHex(16), spanId: randomHex(8) };
   // the flag is the root sampler's decision, so the run's later spans (parent-based) are kept or dropped with it
-  return { traceparent: formatTraceparent({ ...ids, traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }) };
+  return {
+    traceparent: formatTraceparent({
+      ...ids,
+      traceFlags: tracingState.sampled(ids.traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    }),
+  };
 }
 
 /** One model call of the loop: `chat <model>` (null when tracing is off). `input`: the messages sent, recorded only when content capture is on. */
-export function startChatSpan(run: TracedRun & { traceparent?: string }, iteration: number, input: () => unknown): Span | null {
+export function startChatSpan(
+  run: TracedRun & { traceparent?: string },
+  iteration: number,
+  input: () => unknown,
+): Span | null {
   const parent = tracingState.on ? parentContext(run.traceparent) : null;
   if (!parent) return null; // off, or a run created with tracing off: no stray trace of its own
   const span = tracer().startSpan(
     `chat ${run.request.model.name}`,
-    { kind: SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat', ...runAttributes(run), 'agentloop.iteration': iteration } },
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'gen_ai.operation.name': 'chat', ...runAttributes(run), 'agentloop.iteration': iteration },
+    },
     parent,
   );
   if (tracingState.captureContent) span.setAttribute('gen_ai.input.messages', JSON.stringify(input()));
@@ -93,7 +114,11 @@ export function endChatSpan(span: Span | null, outcome: { response: ModelRespons
 }
 
 /** One tool execution: `execute_tool <tool>` (null when tracing is off). */
-export function startToolSpan(call: { runId: string; tenantId: string; callId: string; name: string; arguments: string }, pool: string, rootTp?: string): Span | null {
+export function startToolSpan(
+  call: { runId: string; tenantId: string; callId: string; name: string; arguments: string },
+  pool: string,
+  rootTp?: string,
+): Span | null {
   const parent = tracingState.on ? parentContext(rootTp) : null;
   if (!parent) return null;
   const span = tracer().startSpan(
@@ -101,8 +126,14 @@ export function startToolSpan(call: { runId: string; tenantId: string; callId: s
     {
       kind: SpanKind.INTERNAL,
       attributes: {
-        'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name, 'gen_ai.tool.call.id': call.callId, 'gen_ai.tool.type': 'function',
-        'gen_ai.conversation.id': call.runId, 'agentloop.run.id': call.runId, 'agentloop.tenant.id': call.tenantId, 'agentloop.tool.pool': pool,
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': call.name,
+        'gen_ai.tool.call.id': call.callId,
+        'gen_ai.tool.type': 'function',
+        'gen_ai.conversation.id': call.runId,
+        'agentloop.run.id': call.runId,
+        'agentloop.tenant.id': call.tenantId,
+        'agentloop.tool.pool': pool,
       },
     },
     parent,
@@ -116,32 +147,56 @@ export function inSpan<T>(span: Span | null, fn: () => T): T {
   return span ? context.with(trace.setSpan(context.active(), span), fn) : fn();
 }
 
-export function endToolSpan(span: Span | null, outcome: { status: string; content?: string; error?: { code: string; message: string } }): void {
+export function endToolSpan(
+  span: Span | null,
+  outcome: { status: string; content?: string; error?: { code: string; message: string } },
+): void {
   if (!span) return;
   span.setAttribute('agentloop.tool.status', outcome.status);
   if (outcome.error) failed(span, new Error(`${outcome.error.code}: ${outcome.error.message}`), outcome.error.code);
-  if (tracingState.captureContent && outcome.content !== undefined) span.setAttribute('gen_ai.tool.call.result', outcome.content);
+  if (tracingState.captureContent && outcome.content !== undefined)
+    span.setAttribute('gen_ai.tool.call.result', outcome.content);
   span.end();
 }
 
 /** A compressor's summary of a run's older turns: `compress` under the run's trace (null when tracing is off or the run has none). */
-export function startCompressSpan(run: { id: string; tenant: string }, iteration: number, parentTp: string | undefined): Span | null {
+export function startCompressSpan(
+  run: { id: string; tenant: string },
+  iteration: number,
+  parentTp: string | undefined,
+): Span | null {
   const parent = tracingState.on ? parentContext(parentTp) : null;
   if (!parent) return null;
   return tracer().startSpan(
     'compress',
-    { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.conversation.id': run.id, 'agentloop.run.id': run.id, 'agentloop.tenant.id': run.tenant, 'agentloop.iteration': iteration } },
+    {
+      kind: SpanKind.INTERNAL,
+      attributes: {
+        'gen_ai.conversation.id': run.id,
+        'agentloop.run.id': run.id,
+        'agentloop.tenant.id': run.tenant,
+        'agentloop.iteration': iteration,
+      },
+    },
     parent,
   );
 }
 
-export function endCompressSpan(span: Span | null, outcome: { outcome: string; tokensBefore?: number; tokensAfter?: number; reason?: string } | { error: unknown }): void {
+export function endCompressSpan(
+  span: Span | null,
+  outcome: { outcome: string; tokensBefore?: number; tokensAfter?: number; reason?: string } | { error: unknown },
+): void {
   if (!span) return;
   if ('error' in outcome) failed(span, outcome.error, errorCode(outcome.error));
   else {
     span.setAttribute('agentloop.compress.outcome', outcome.outcome);
-    if (outcome.tokensBefore !== undefined) span.setAttributes({ 'agentloop.compress.tokens_before': outcome.tokensBefore, 'agentloop.compress.tokens_after': outcome.tokensAfter ?? 0 });
-    if (outcome.outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason ?? 'failed' });
+    if (outcome.tokensBefore !== undefined)
+      span.setAttributes({
+        'agentloop.compress.tokens_before': outcome.tokensBefore,
+        'agentloop.compress.tokens_after': outcome.tokensAfter ?? 0,
+      });
+    if (outcome.outcome === 'failed')
+      span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason ?? 'failed' });
   }
   span.end();
 }

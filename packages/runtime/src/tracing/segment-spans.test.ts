@@ -2,7 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, RandomIdGenerator, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { pinned } from './pinned-trace.js';
-import { currentSegmentTp, endSegment, parseSegment, resumeSegment, type SegmentRead, type SegmentStore } from './segment-spans.js';
+import {
+  currentSegmentTp,
+  endSegment,
+  parseSegment,
+  resumeSegment,
+  type SegmentRead,
+  type SegmentStore,
+} from './segment-spans.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 import { tracingState } from './tracing-state.js';
 
@@ -16,8 +23,18 @@ const finished = async () => (await provider.forceFlush(), exporter.getFinishedS
 function run(fields: Partial<SegmentRead>): SegmentStore & { st: SegmentRead; reads: number } {
   const claimed = new Set<string>();
   const st: SegmentRead = {
-    tp: ROOT, seg: null, createdAt: '1000', tenant: 't1', model: JSON.stringify({ provider: 'openai', name: 'gpt-4o-mini' }), status: 'completed',
-    stopReason: 'final_answer', error: null, promptTokens: '120', completionTokens: '30', iteration: '2', ...fields,
+    tp: ROOT,
+    seg: null,
+    createdAt: '1000',
+    tenant: 't1',
+    model: JSON.stringify({ provider: 'openai', name: 'gpt-4o-mini' }),
+    status: 'completed',
+    stopReason: 'final_answer',
+    error: null,
+    promptTokens: '120',
+    completionTokens: '30',
+    iteration: '2',
+    ...fields,
   };
   const store = {
     st,
@@ -31,7 +48,10 @@ function run(fields: Partial<SegmentRead>): SegmentStore & { st: SegmentRead; re
 describe('segment spans (SPEC §8): each invoke_agent covers its segment, recorded once where it ends', () => {
   beforeAll(() => {
     const random = new RandomIdGenerator();
-    const idGenerator = { generateTraceId: () => pinned.traceId ?? random.generateTraceId(), generateSpanId: () => pinned.spanId ?? random.generateSpanId() };
+    const idGenerator = {
+      generateTraceId: () => pinned.traceId ?? random.generateTraceId(),
+      generateSpanId: () => pinned.spanId ?? random.generateSpanId(),
+    };
     provider = new TracerProvider({ idGenerator, spanProcessors: [new SimpleSpanProcessor({ exporter })] });
     trace.setGlobalTracerProvider(provider);
   });
@@ -52,39 +72,74 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     expect(await finished()).toEqual([]);
   });
 
-  it('the root: the stored ids, from the run\'s creation to the end, with the final attributes; once, however often the end is told', async () => {
+  it("the root: the stored ids, from the run's creation to the end, with the final attributes; once, however often the end is told", async () => {
     const r = run({});
     await endSegment('run_1', 'completed', r, undefined, () => 5000);
     await endSegment('run_1', 'completed', r, undefined, () => 6000);
     const [span, ...more] = await finished();
     expect(more).toEqual([]);
-    expect(span!.spanContext()).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' });
+    expect(span!.spanContext()).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+    });
     expect(span!.parentSpanContext).toBeUndefined();
-    expect([span!.startTime, span!.endTime]).toEqual([[1, 0], [5, 0]]);
+    expect([span!.startTime, span!.endTime]).toEqual([
+      [1, 0],
+      [5, 0],
+    ]);
     expect(span!.links).toEqual([]);
     expect(span!.attributes).toMatchObject({
-      'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.conversation.id': 'run_1', 'agentloop.tenant.id': 't1',
-      'agentloop.run.status': 'completed', 'gen_ai.response.finish_reasons': ['final_answer'], 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 30,
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.conversation.id': 'run_1',
+      'agentloop.tenant.id': 't1',
+      'agentloop.run.status': 'completed',
+      'gen_ai.response.finish_reasons': ['final_answer'],
+      'gen_ai.usage.input_tokens': 120,
+      'gen_ai.usage.output_tokens': 30,
     });
   });
 
   it('a resumed segment: its stored ids and start, linked to the root; a failed end has error status', async () => {
     const seg = resumeSegment(ROOT, null, 1, 2000)!;
     expect(seg.fresh).toBe(true);
-    expect(parseTraceparent(seg.traceparent)).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', traceFlags: 1 });
+    expect(parseTraceparent(seg.traceparent)).toMatchObject({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      traceFlags: 1,
+    });
     expect(resumeSegment(ROOT, seg.seg, 1, 9000)).toEqual({ ...seg, fresh: false }); // published again: the same segment
     expect(resumeSegment(ROOT, seg.seg, 3)!.traceparent).not.toBe(seg.traceparent); // a later resume: a new one
     expect(resumeSegment(undefined, null, 1)).toBeNull(); // created with tracing off
     // a job published without a trace (a reconciler's) joins the current segment, else the root
-    expect([currentSegmentTp({ tp: ROOT, seg: seg.seg }), currentSegmentTp({ tp: ROOT, seg: null }), currentSegmentTp(null)]).toEqual([seg.traceparent, ROOT, undefined]);
-    const r = run({ seg: seg.seg, status: 'failed', stopReason: null, error: JSON.stringify({ code: 'provider_error', message: 'down' }) });
+    expect([
+      currentSegmentTp({ tp: ROOT, seg: seg.seg }),
+      currentSegmentTp({ tp: ROOT, seg: null }),
+      currentSegmentTp(null),
+    ]).toEqual([seg.traceparent, ROOT, undefined]);
+    const r = run({
+      seg: seg.seg,
+      status: 'failed',
+      stopReason: null,
+      error: JSON.stringify({ code: 'provider_error', message: 'down' }),
+    });
     await endSegment('run_1', 'failed', r, undefined, () => 7000);
     const [span] = await finished();
     expect(formatTraceparent(span!.spanContext())).toBe(seg.traceparent);
-    expect([span!.startTime, span!.endTime]).toEqual([[2, 0], [7, 0]]);
-    expect(span!.links).toMatchObject([{ context: parseTraceparent(ROOT)!, attributes: { 'agentloop.link': 'run_root' } }]);
+    expect([span!.startTime, span!.endTime]).toEqual([
+      [2, 0],
+      [7, 0],
+    ]);
+    expect(span!.links).toMatchObject([
+      { context: parseTraceparent(ROOT)!, attributes: { 'agentloop.link': 'run_root' } },
+    ]);
     expect(span!.status).toEqual({ code: 2, message: 'provider_error: down' });
-    expect(span!.attributes).toMatchObject({ 'agentloop.resumed': true, 'agentloop.run.status': 'failed', 'gen_ai.response.finish_reasons': ['failed'], 'error.type': 'provider_error' });
+    expect(span!.attributes).toMatchObject({
+      'agentloop.resumed': true,
+      'agentloop.run.status': 'failed',
+      'gen_ai.response.finish_reasons': ['failed'],
+      'error.type': 'provider_error',
+    });
   });
 
   it('a run ended while parked: its segment was recorded at the park; a closing span of no length says how it ended', async () => {
@@ -100,12 +155,21 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     expect(root!.attributes['agentloop.run.status']).toBe('paused');
     expect(closing!.spanContext().spanId).not.toBe('b7ad6b7169203331');
     expect(closing!.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
-    expect([closing!.startTime, closing!.endTime]).toEqual([[8, 0], [8, 0]]);
-    expect(closing!.links).toMatchObject([{ context: parseTraceparent(ROOT), attributes: { 'agentloop.link': 'run_root' } }]);
-    expect(closing!.attributes).toMatchObject({ 'agentloop.run.status': 'cancelled', 'agentloop.ended_parked': true, 'gen_ai.response.finish_reasons': ['cancelled'] });
+    expect([closing!.startTime, closing!.endTime]).toEqual([
+      [8, 0],
+      [8, 0],
+    ]);
+    expect(closing!.links).toMatchObject([
+      { context: parseTraceparent(ROOT), attributes: { 'agentloop.link': 'run_root' } },
+    ]);
+    expect(closing!.attributes).toMatchObject({
+      'agentloop.run.status': 'cancelled',
+      'agentloop.ended_parked': true,
+      'gen_ai.response.finish_reasons': ['cancelled'],
+    });
   });
 
-  it('a park read after the run resumed, before the resume stored its segment, is still the parked segment\'s', async () => {
+  it("a park read after the run resumed, before the resume stored its segment, is still the parked segment's", async () => {
     const earlier = resumeSegment(ROOT, null, 1, 2000)!;
     await endSegment('run_1', 'paused', run({ status: 'running', seg: earlier.seg }), 3, () => 4000);
     const [span, ...more] = await finished();
@@ -120,7 +184,10 @@ describe('segment spans (SPEC §8): each invoke_agent covers its segment, record
     await endSegment('run_1', 'completed', run({ status: 'running' })); // moved on otherwise
     await endSegment('run_1', 'completed', run({ tp: null }));
     await endSegment('run_1', 'completed', { read: async () => null, claim: async () => true });
-    await endSegment('run_1', 'completed', { read: async () => Promise.reject(new Error('redis down')), claim: async () => true }); // never thrown
+    await endSegment('run_1', 'completed', {
+      read: async () => Promise.reject(new Error('redis down')),
+      claim: async () => true,
+    }); // never thrown
     expect(await finished()).toEqual([]);
     expect(parseSegment('1|garbage|5')).toBeNull();
     expect(parseSegment(`x|${ROOT}|5`)).toBeNull();

@@ -16,7 +16,19 @@ import { tracingState } from './tracing-state.js';
 /** The state field of the current resumed segment: `<iteration>|<traceparent>|<start ms>` (absent before the first resume). */
 export const SEGMENT_FIELD = 'seg';
 /** What the end of a segment reads of the run (one HMGET, only with tracing on). */
-export const SEGMENT_READ = ['tp', SEGMENT_FIELD, 'createdAt', 'tenant', 'model', 'status', 'stopReason', 'error', 'promptTokens', 'completionTokens', 'iteration'] as const;
+export const SEGMENT_READ = [
+  'tp',
+  SEGMENT_FIELD,
+  'createdAt',
+  'tenant',
+  'model',
+  'status',
+  'stopReason',
+  'error',
+  'promptTokens',
+  'completionTokens',
+  'iteration',
+] as const;
 export type SegmentRead = Record<(typeof SEGMENT_READ)[number], string | null>;
 export type SegmentEnd = 'paused' | 'completed' | 'failed' | 'cancelled';
 
@@ -42,7 +54,12 @@ export function currentSegmentTp(st: { tp?: string | null; seg?: string | null }
  * `seg` value to store and the traceparent its jobs carry. `current`: the stored `seg`; a resume published again (by
  * the reconciler) keeps the segment it already has. Null when the run has no stored root (created with tracing off).
  */
-export function resumeSegment(rootTp: string | undefined, current: string | null | undefined, iteration: number, now = Date.now()): { traceparent: string; seg: string; fresh: boolean } | null {
+export function resumeSegment(
+  rootTp: string | undefined,
+  current: string | null | undefined,
+  iteration: number,
+  now = Date.now(),
+): { traceparent: string; seg: string; fresh: boolean } | null {
   const root = parseTraceparent(rootTp);
   if (!root) return null;
   const kept = parseSegment(current);
@@ -78,7 +95,13 @@ export interface SegmentStore {
  * after (never recorded with the next segment's ids). Nothing when tracing is off (one branch, no read), the run has no
  * root, or it has moved on otherwise. A failure never fails the step.
  */
-export async function endSegment(runId: string, ended: SegmentEnd, store: SegmentStore, parkedAt?: number, now = Date.now): Promise<void> {
+export async function endSegment(
+  runId: string,
+  ended: SegmentEnd,
+  store: SegmentStore,
+  parkedAt?: number,
+  now = Date.now,
+): Promise<void> {
   if (!tracingState.on) return;
   try {
     const st = await store.read(SEGMENT_READ);
@@ -86,12 +109,28 @@ export async function endSegment(runId: string, ended: SegmentEnd, store: Segmen
     if (!st || !root) return;
     const seg = parseSegment(st[SEGMENT_FIELD]);
     // a park already resumed (or ended) by the time of this read: still the parked segment's, unless the resume's came in
-    if (st.status !== ended && !(ended === 'paused' && parkedAt !== undefined && (!seg || seg.iteration < parkedAt))) return;
+    if (st.status !== ended && !(ended === 'paused' && parkedAt !== undefined && (!seg || seg.iteration < parkedAt)))
+      return;
     const ids = seg ? parseTraceparent(seg.traceparent)! : root;
     const endTime = now();
     if (ended !== 'paused' && !(await store.claim('end'))) return; // the run's end was told already
-    if (await store.claim(ids.spanId)) recordSegment(runId, ended, st, { ids, root, startTime: seg ? seg.startTime : num(st.createdAt) || endTime, endTime, resumed: Boolean(seg) });
-    else if (ended !== 'paused') recordSegment(runId, ended, st, { ids: { traceId: root.traceId }, root, startTime: endTime, endTime, resumed: true, parked: true });
+    if (await store.claim(ids.spanId))
+      recordSegment(runId, ended, st, {
+        ids,
+        root,
+        startTime: seg ? seg.startTime : num(st.createdAt) || endTime,
+        endTime,
+        resumed: Boolean(seg),
+      });
+    else if (ended !== 'paused')
+      recordSegment(runId, ended, st, {
+        ids: { traceId: root.traceId },
+        root,
+        startTime: endTime,
+        endTime,
+        resumed: true,
+        parked: true,
+      });
   } catch {
     // tracing is best effort: the step it describes already happened
   }
@@ -135,7 +174,12 @@ function recordSegment(runId: string, ended: SegmentEnd, st: SegmentRead, span: 
     ...(error ? { 'error.type': error.code } : {}),
   };
   const links: Link[] = span.resumed ? [{ context: span.root, attributes: { 'agentloop.link': 'run_root' } }] : [];
-  const s = startPinned(span.ids, 'invoke_agent', { kind: SpanKind.INTERNAL, startTime: span.startTime, links, attributes });
+  const s = startPinned(span.ids, 'invoke_agent', {
+    kind: SpanKind.INTERNAL,
+    startTime: span.startTime,
+    links,
+    attributes,
+  });
   if (error) s.setStatus({ code: SpanStatusCode.ERROR, message: `${error.code}: ${error.message}` });
   s.end(Math.max(span.endTime, span.startTime));
 }

@@ -31,7 +31,10 @@ export function activeTraceparent(): string | undefined {
  * The trace a job's spans, published jobs and log lines join: its own `trace`, else (tracing on) the root stored with
  * the run — a job published without one (by a reconciler, or a thread's relay starting its next run) still joins it.
  */
-export async function traceOfJob(trace: string | undefined, storedRoot: () => Promise<string | null | undefined>): Promise<string | undefined> {
+export async function traceOfJob(
+  trace: string | undefined,
+  storedRoot: () => Promise<string | null | undefined>,
+): Promise<string | undefined> {
   if (trace || !tracingState.on) return trace;
   return (await storedRoot()) ?? undefined;
 }

@@ -17,8 +17,15 @@ export interface TracingSdk {
  * find the run's trace. Imported only when tracing is on: with it off, no SDK module is loaded at all.
  */
 export async function loadTracingSdk(config: TracingConfig, attributes: Record<string, string>): Promise<TracingSdk> {
-  const [sdk, resources, hooks] = await Promise.all([import('@opentelemetry/sdk-trace'), import('@opentelemetry/resources'), import('@opentelemetry/context-async-hooks')]);
-  const { OTLPTraceExporter } = config.protocol === 'http/json' ? await import('@opentelemetry/exporter-trace-otlp-http') : await import('@opentelemetry/exporter-trace-otlp-proto');
+  const [sdk, resources, hooks] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/context-async-hooks'),
+  ]);
+  const { OTLPTraceExporter } =
+    config.protocol === 'http/json'
+      ? await import('@opentelemetry/exporter-trace-otlp-http')
+      : await import('@opentelemetry/exporter-trace-otlp-proto');
   const random = new sdk.RandomIdGenerator();
   const idGenerator = {
     generateTraceId: () => pinned.traceId ?? random.generateTraceId(),
@@ -28,14 +35,29 @@ export async function loadTracingSdk(config: TracingConfig, attributes: Record<s
     .resourceFromAttributes({ 'service.name': config.serviceName, ...attributes })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const { kind, ratio } = config.sampler;
-  const root: Sampler = kind === 'always_off' ? new sdk.AlwaysOffSampler() : kind === 'ratio' ? new sdk.TraceIdRatioBasedSampler(ratio) : new sdk.AlwaysOnSampler();
+  const root: Sampler =
+    kind === 'always_off'
+      ? new sdk.AlwaysOffSampler()
+      : kind === 'ratio'
+        ? new sdk.TraceIdRatioBasedSampler(ratio)
+        : new sdk.AlwaysOnSampler();
   const sampler = new sdk.ParentBasedSampler({ root });
-  const spanLimits = config.attributeValueLengthLimit ? { attributeValueLengthLimit: config.attributeValueLengthLimit } : {};
-  const provider = new sdk.TracerProvider({ resource, idGenerator, sampler, spanLimits, spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })] });
+  const spanLimits = config.attributeValueLengthLimit
+    ? { attributeValueLengthLimit: config.attributeValueLengthLimit }
+    : {};
+  const provider = new sdk.TracerProvider({
+    resource,
+    idGenerator,
+    sampler,
+    spanLimits,
+    spanProcessors: [new sdk.BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...config.batch })],
+  });
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
   return {
     shutdown: () => provider.shutdown(),
-    sampled: (traceId) => root.shouldSample(ROOT_CONTEXT, traceId, 'invoke_agent', SpanKind.INTERNAL, {}, []).decision === sdk.SamplingDecision.RECORD_AND_SAMPLED,
+    sampled: (traceId) =>
+      root.shouldSample(ROOT_CONTEXT, traceId, 'invoke_agent', SpanKind.INTERNAL, {}, []).decision ===
+      sdk.SamplingDecision.RECORD_AND_SAMPLED,
   };
 }

@@ -17,7 +17,11 @@ export interface Tracing {
  * Turns tracing on when OTEL_* asks for it (SPEC §8), loading the SDK then and only then (a dynamic import: a process
  * without an endpoint loads no SDK module). `attributes`: the process's resource attributes (its roles).
  */
-export async function startTracing(env: Record<string, string | undefined>, attributes: Record<string, string>, warn: (message: string) => void): Promise<Tracing> {
+export async function startTracing(
+  env: Record<string, string | undefined>,
+  attributes: Record<string, string>,
+  warn: (message: string) => void,
+): Promise<Tracing> {
   const config = tracingConfig(env);
   if (config.problem) warn(config.problem);
   if (!config.enabled) return { shutdown: async () => undefined };

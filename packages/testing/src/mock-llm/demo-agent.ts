@@ -1,7 +1,8 @@
 import type { MockRequest, ReplySpec, Script } from './types.js';
 
 /** How many tool-calling steps the conversation already holds (0 on the first call of a run). */
-export const stepOf = (req: MockRequest) => req.messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
+export const stepOf = (req: MockRequest) =>
+  req.messages.filter((m) => m.role === 'assistant' && m.toolCalls?.length).length;
 
 /** The tool result contents of the given step, in call order. */
 export function stepResults(req: MockRequest, step: number): string[] {
@@ -24,7 +25,12 @@ const field = (content: string, key: string): unknown => {
  */
 export function demoAgentScript(opts: { delayMs?: number } = {}): Script {
   return (req): ReplySpec => {
-    if (!req.tools.length) return { text: 'I can only answer from what I have: no tools were available.', chunking: 'fine', delayMs: opts.delayMs };
+    if (!req.tools.length)
+      return {
+        text: 'I can only answer from what I have: no tools were available.',
+        chunking: 'fine',
+        delayMs: opts.delayMs,
+      };
     switch (stepOf(req)) {
       case 0:
         return {
@@ -40,7 +46,11 @@ export function demoAgentScript(opts: { delayMs?: number } = {}): Script {
       default: {
         const [a, b] = stepResults(req, 0).map((c) => field(c, 'value'));
         const [t] = stepResults(req, 1).map((c) => field(c, 'iso'));
-        return { text: `17 × 23 = ${a}, and (2 + 3) × 4 = ${b}. In Tokyo it is now ${t}.`, chunking: 'fine', delayMs: opts.delayMs };
+        return {
+          text: `17 × 23 = ${a}, and (2 + 3) × 4 = ${b}. In Tokyo it is now ${t}.`,
+          chunking: 'fine',
+          delayMs: opts.delayMs,
+        };
       }
     }
   };

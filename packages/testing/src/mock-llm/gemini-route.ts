@@ -15,11 +15,29 @@ export interface GeminiHost {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Gemini API (`:streamGenerateContent?alt=sse`): scripted replies rendered in Gemini's SSE format, or raw replays. */
-export async function serveGemini(host: GeminiHost, req: http.IncomingMessage, res: http.ServerResponse, model: string, stream: boolean, receivedAt: bigint): Promise<void> {
+export async function serveGemini(
+  host: GeminiHost,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  model: string,
+  stream: boolean,
+  receivedAt: bigint,
+): Promise<void> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-  const entryReq: MockRequest = { seq: host.nextSeq(), provider: 'google', wire: 'gemini', model, stream, messages: [], tools: [], body, headers: req.headers, receivedAt };
+  const entryReq: MockRequest = {
+    seq: host.nextSeq(),
+    provider: 'google',
+    wire: 'gemini',
+    model,
+    stream,
+    messages: [],
+    tools: [],
+    body,
+    headers: req.headers,
+    receivedAt,
+  };
   try {
     Object.assign(entryReq, parseGeminiRequest(body, model));
   } catch (e) {
@@ -33,7 +51,17 @@ export async function serveGemini(host: GeminiHost, req: http.IncomingMessage, r
   if (spec.error) {
     host.journal.push({ req: entryReq, status: spec.error.status, error: spec.error.message, injected: true });
     res.writeHead(spec.error.status, { 'content-type': 'application/json', ...(spec.error.headers ?? {}) });
-    res.end(JSON.stringify(spec.error.body ?? { error: { code: spec.error.status, message: spec.error.message ?? 'injected', status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL' } }));
+    res.end(
+      JSON.stringify(
+        spec.error.body ?? {
+          error: {
+            code: spec.error.status,
+            message: spec.error.message ?? 'injected',
+            status: spec.error.status === 429 ? 'RESOURCE_EXHAUSTED' : 'INTERNAL',
+          },
+        },
+      ),
+    );
     return;
   }
   // rendered before the status line: a reply the Gemini wire cannot carry (args that are not a JSON object) is the

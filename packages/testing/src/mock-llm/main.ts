@@ -28,13 +28,19 @@ const firstUser = (req: MockRequest) => {
 /** N model calls (a run whose input has `[len=K]`: K), each but the last calling `tool` (with the JSON `args`). */
 const toolLoop = (req: MockRequest, tool = 'noop', args?: string): ReturnType<Script> => {
   const len = Number(/\[len=(\d+)\]/.exec(firstUser(req))?.[1] ?? n);
-  return turnStep(req) < len - 1 ? { toolCalls: [{ name: tool, args: args ? (JSON.parse(args) as Record<string, unknown>) : { i: turnStep(req) } }] } : { text: 'done' };
+  return turnStep(req) < len - 1
+    ? { toolCalls: [{ name: tool, args: args ? (JSON.parse(args) as Record<string, unknown>) : { i: turnStep(req) } }] }
+    : { text: 'done' };
 };
 const scripts: Record<string, Script> = {
   'slow-loop': async (req) => {
     const input = firstUser(req);
-    if (input.includes('[park]')) return req.messages.some((m) => m.role === 'tool') ? { text: 'ok' } : { toolCalls: [{ name: 'notify', args: {} }] };
-    if (!input.includes('[fast]')) await new Promise((r) => setTimeout(r, Number(minMs) + Math.random() * (Number(maxMs) - Number(minMs))));
+    if (input.includes('[park]'))
+      return req.messages.some((m) => m.role === 'tool')
+        ? { text: 'ok' }
+        : { toolCalls: [{ name: 'notify', args: {} }] };
+    if (!input.includes('[fast]'))
+      await new Promise((r) => setTimeout(r, Number(minMs) + Math.random() * (Number(maxMs) - Number(minMs))));
     return toolLoop(req);
   },
   demo: demoAgentScript(),

@@ -6,7 +6,8 @@ import { chatResponseFormat } from './structured-output-wire.js';
 export const OPENAI_REASONING_MODEL = /^(o1|o3|o4|gpt-5)/;
 
 export const OPENAI_ERRORS = {
-  orphanTool: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+  orphanTool:
+    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
   missingResults: (ids: string[]) =>
     `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${ids.join(', ')}`,
   unsupportedStop: "Unsupported parameter: 'stop' is not supported with this model.",
@@ -37,12 +38,22 @@ const text = (c: unknown): string | null => {
 };
 
 /** Parse and validate a Chat Completions body like the real API: throws WireError with the API's own text. */
-export function parseOpenAIRequest(body: Record<string, unknown>, provider: MockRequest['provider']): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools' | 'output'> {
-  if (typeof body.model !== 'string' || !body.model) throw new WireError(400, 'you must provide a model parameter', 'model');
+export function parseOpenAIRequest(
+  body: Record<string, unknown>,
+  provider: MockRequest['provider'],
+): Pick<MockRequest, 'model' | 'stream' | 'messages' | 'tools' | 'output'> {
+  if (typeof body.model !== 'string' || !body.model)
+    throw new WireError(400, 'you must provide a model parameter', 'model');
   // OpenAI's reasoning models (o-series, gpt-5) reject stop sequences
   if (provider === 'openai' && body.stop !== undefined && body.stop !== null && OPENAI_REASONING_MODEL.test(body.model))
     throw new WireError(400, OPENAI_ERRORS.unsupportedStop, 'stop', 'unsupported_parameter');
-  if (!Array.isArray(body.messages) || body.messages.length === 0) throw new WireError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", 'messages', 'empty_array');
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    throw new WireError(
+      400,
+      "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      'messages',
+      'empty_array',
+    );
   const messages: Message[] = [];
   let open: { ids: string[]; answered: Set<string> } | null = null;
   const closeOpen = () => {
@@ -55,10 +66,21 @@ export function parseOpenAIRequest(body: Record<string, unknown>, provider: Mock
   body.messages.forEach((raw: Record<string, unknown>, i: number) => {
     const role = raw?.role === 'developer' ? 'system' : raw?.role;
     if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool')
-      throw new WireError(400, `Invalid value: '${String(raw?.role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'.`, `messages[${i}].role`, 'invalid_value');
+      throw new WireError(
+        400,
+        `Invalid value: '${String(raw?.role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'.`,
+        `messages[${i}].role`,
+        'invalid_value',
+      );
     if (role === 'tool') {
       const id = raw.tool_call_id;
-      if (typeof id !== 'string') throw new WireError(400, `Missing required parameter: 'messages[${i}].tool_call_id'.`, `messages[${i}].tool_call_id`, 'missing_required_parameter');
+      if (typeof id !== 'string')
+        throw new WireError(
+          400,
+          `Missing required parameter: 'messages[${i}].tool_call_id'.`,
+          `messages[${i}].tool_call_id`,
+          'missing_required_parameter',
+        );
       if (!open || !open.ids.includes(id)) throw new WireError(400, OPENAI_ERRORS.orphanTool, `messages.[${i}].role`);
       open.answered.add(id);
       messages.push({ role: 'tool', content: text(raw.content) ?? '', toolCallId: id });
@@ -70,19 +92,38 @@ export function parseOpenAIRequest(body: Record<string, unknown>, provider: Mock
       const tcs = Array.isArray(raw.tool_calls) ? (raw.tool_calls as Array<Record<string, any>>) : [];
       if (tcs.length) {
         m.toolCalls = tcs.map((tc, k) => {
-          if (typeof tc?.id !== 'string') throw new WireError(400, `Missing required parameter: 'messages[${i}].tool_calls[${k}].id'.`, `messages[${i}].tool_calls[${k}].id`, 'missing_required_parameter');
+          if (typeof tc?.id !== 'string')
+            throw new WireError(
+              400,
+              `Missing required parameter: 'messages[${i}].tool_calls[${k}].id'.`,
+              `messages[${i}].tool_calls[${k}].id`,
+              'missing_required_parameter',
+            );
           return { id: tc.id, name: String(tc.function?.name ?? ''), arguments: String(tc.function?.arguments ?? '') };
         });
         open = { ids: m.toolCalls.map((c) => c.id), answered: new Set() };
       }
       if (typeof raw.reasoning_content === 'string') m.reasoning = raw.reasoning_content;
-      if (provider === 'deepseek' && m.toolCalls?.length && typeof raw.reasoning_content !== 'string' && stepHasReasoning(body))
-        throw new WireError(400, 'Missing `reasoning_content` field in the assistant message at message index ' + i + '. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls', null);
+      if (
+        provider === 'deepseek' &&
+        m.toolCalls?.length &&
+        typeof raw.reasoning_content !== 'string' &&
+        stepHasReasoning(body)
+      )
+        throw new WireError(
+          400,
+          'Missing `reasoning_content` field in the assistant message at message index ' +
+            i +
+            '. For more information, please refer to https://api-docs.deepseek.com/guides/thinking_mode#tool-calls',
+          null,
+        );
     }
     messages.push(m);
   });
   closeOpen();
-  const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, any>>).map((t) => String(t?.function?.name ?? '')) : [];
+  const tools = Array.isArray(body.tools)
+    ? (body.tools as Array<Record<string, any>>).map((t) => String(t?.function?.name ?? ''))
+    : [];
   const output = chatResponseFormat(body, provider);
   return { model: body.model, stream: body.stream === true, messages, tools, ...(output ? { output } : {}) };
 }
@@ -118,10 +159,18 @@ export function openAIDeltas(spec: ReplySpec, ids: string[]): Delta[] {
   if (spec.text) for (const p of pieces(spec.text)) out.push({ content: p });
   const calls = (spec.toolCalls ?? []).map((c, index) => {
     const args = c.arguments ?? JSON.stringify(c.args ?? {});
-    const head = { index, ...(ids[index] ? { id: ids[index] } : {}), type: 'function' as const, function: { name: c.name, arguments: '' } };
+    const head = {
+      index,
+      ...(ids[index] ? { id: ids[index] } : {}),
+      type: 'function' as const,
+      function: { name: c.name, arguments: '' },
+    };
     const frags = mode === 'whole' ? [args] : (args.match(/[\s\S]{1,4}/g) ?? ['']);
     if (mode === 'restated') frags.push(args);
-    return [{ tool_calls: [head] }, ...frags.map((a) => ({ tool_calls: [{ index, function: { arguments: a } }] }))] as Delta[];
+    return [
+      { tool_calls: [head] },
+      ...frags.map((a) => ({ tool_calls: [{ index, function: { arguments: a } }] })),
+    ] as Delta[];
   });
   if (mode === 'interleaved') {
     const max = Math.max(0, ...calls.map((c) => c.length));

@@ -19,15 +19,35 @@ export interface ResponsesHost {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function sendError(host: ResponsesHost, res: http.ServerResponse, err: WireError, req: MockRequest, headers: Record<string, string> = {}, injected = false, body?: unknown): void {
+function sendError(
+  host: ResponsesHost,
+  res: http.ServerResponse,
+  err: WireError,
+  req: MockRequest,
+  headers: Record<string, string> = {},
+  injected = false,
+  body?: unknown,
+): void {
   host.journal.push({ req, status: err.status, error: err.message, injected });
   res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body ?? err.body()));
 }
 
-function renderContext(entry: MockRequest, ledger: ResponsesLedger, promptTokens: number, callIds: string[]): RenderContext {
+function renderContext(
+  entry: MockRequest,
+  ledger: ResponsesLedger,
+  promptTokens: number,
+  callIds: string[],
+): RenderContext {
   const include = Array.isArray(entry.body.include) ? entry.body.include : [];
-  return { model: entry.model, reasons: RESPONSES_REASONING_MODEL.test(entry.model), encrypted: include.includes('reasoning.encrypted_content'), promptTokens, callIds, ledger };
+  return {
+    model: entry.model,
+    reasons: RESPONSES_REASONING_MODEL.test(entry.model),
+    encrypted: include.includes('reasoning.encrypted_content'),
+    promptTokens,
+    callIds,
+    ledger,
+  };
 }
 
 /**
@@ -36,7 +56,8 @@ function renderContext(entry: MockRequest, ledger: ResponsesLedger, promptTokens
  */
 export async function serveResponses(host: ResponsesHost, entry: MockRequest, res: http.ServerResponse): Promise<void> {
   const body = entry.body;
-  if (body.previous_response_id !== undefined && body.previous_response_id !== null) host.violations.push(`request ${entry.seq} sent previous_response_id ${String(body.previous_response_id)}`);
+  if (body.previous_response_id !== undefined && body.previous_response_id !== null)
+    host.violations.push(`request ${entry.seq} sent previous_response_id ${String(body.previous_response_id)}`);
   try {
     Object.assign(entry, parseResponsesRequest(body, host.ledger));
   } catch (e) {
@@ -47,10 +68,19 @@ export async function serveResponses(host: ResponsesHost, entry: MockRequest, re
   const limit = host.contextWindows?.[entry.model];
   const ctx = renderContext(entry, host.ledger, tokens, []);
   if (limit && tokens > limit) {
-    if (!entry.stream) return sendError(host, res, new WireError(400, RESPONSES_ERRORS.contextLength, 'input', 'context_length_exceeded'), entry);
+    if (!entry.stream)
+      return sendError(
+        host,
+        res,
+        new WireError(400, RESPONSES_ERRORS.contextLength, 'input', 'context_length_exceeded'),
+        entry,
+      );
     // streamed, the real API answers 200 and reports it as an `error` event (journaled as the rejection it is)
     host.journal.push({ req: entry, status: 400, error: RESPONSES_ERRORS.contextLength, injected: false });
-    const events = responsesEvents({ failure: { code: 'context_length_exceeded', message: RESPONSES_ERRORS.contextLength, param: 'input' } }, ctx).slice(0, 3);
+    const events = responsesEvents(
+      { failure: { code: 'context_length_exceeded', message: RESPONSES_ERRORS.contextLength, param: 'input' } },
+      ctx,
+    ).slice(0, 3);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(events.map((e) => sseFrame(e.event)).join(''));
     return;
@@ -58,7 +88,13 @@ export async function serveResponses(host: ResponsesHost, entry: MockRequest, re
   const spec = await host.script(entry);
   if (spec.error) {
     const e = spec.error;
-    const err = new WireError(e.status, e.message ?? `injected ${e.status}`, null, e.code ?? null, e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'));
+    const err = new WireError(
+      e.status,
+      e.message ?? `injected ${e.status}`,
+      null,
+      e.code ?? null,
+      e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'),
+    );
     return sendError(host, res, err, entry, e.headers, true, e.body);
   }
   host.journal.push({ req: entry, status: 200, injected: false });

@@ -15,7 +15,12 @@ describe('mock LLM server: strict like the real API', () => {
   });
 
   it('streams SSE with a usage chunk and [DONE], and answers non-streaming requests', async () => {
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage = null;
     for await (const c of stream) {
@@ -29,7 +34,15 @@ describe('mock LLM server: strict like the real API', () => {
   });
 
   it('refuses a tool message without a preceding call with OpenAI’s own text', async () => {
-    const err = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'tool', tool_call_id: 'c1', content: 'r' },
+        ],
+      })
+      .catch((e) => e);
     expect(err.status).toBe(400);
     expect(err.error.message).toBe(OPENAI_ERRORS.orphanTool);
   });
@@ -40,7 +53,11 @@ describe('mock LLM server: strict like the real API', () => {
         model: 'm',
         messages: [
           { role: 'user', content: 'x' },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+          },
           { role: 'user', content: 'y' },
         ],
       })
@@ -50,14 +67,18 @@ describe('mock LLM server: strict like the real API', () => {
   });
 
   it('enforces a context window with context_length_exceeded', async () => {
-    const err = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'z'.repeat(1000) }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: 'tiny', messages: [{ role: 'user', content: 'z'.repeat(1000) }] })
+      .catch((e) => e);
     expect(err.status).toBe(400);
     expect(err.code).toBe('context_length_exceeded');
   });
 
   it('injects errors with retry headers', async () => {
     mock.setScript(() => ({ error: { status: 429, message: 'slow down', headers: { 'retry-after-ms': '10' } } }));
-    const err = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+    const err = await client.chat.completions
+      .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e) => e);
     expect(err.status).toBe(429);
     expect(err.headers.get('retry-after-ms')).toBe('10');
     expect(mock.journal.at(-1)!.injected).toBe(true);

@@ -97,12 +97,28 @@ export class MockLlmServer {
     });
     const url = new URL(req.url ?? '/', 'http://x');
     const gemini = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(url.pathname);
-    if (req.method === 'POST' && gemini) return serveGemini({ journal: this.journal, script: (r) => this.script(r), nextSeq: () => ++this.seq }, req, res, decodeURIComponent(gemini[1]!), gemini[2] === 'streamGenerateContent', receivedAt);
+    if (req.method === 'POST' && gemini)
+      return serveGemini(
+        { journal: this.journal, script: (r) => this.script(r), nextSeq: () => ++this.seq },
+        req,
+        res,
+        decodeURIComponent(gemini[1]!),
+        gemini[2] === 'streamGenerateContent',
+        receivedAt,
+      );
     const responses = req.method === 'POST' && url.pathname === '/v1/responses' && this.responsesApi;
     const m = /^\/(?:(deepseek|compat)(?:\/v1)?|v1)\/chat\/completions$/.exec(url.pathname);
     if (!responses && (req.method !== 'POST' || !m)) {
       res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `Unknown request URL: ${req.method} ${url.pathname}`, type: 'invalid_request_error', code: 'unknown_url' } }));
+      res.end(
+        JSON.stringify({
+          error: {
+            message: `Unknown request URL: ${req.method} ${url.pathname}`,
+            type: 'invalid_request_error',
+            code: 'unknown_url',
+          },
+        }),
+      );
       return;
     }
     const provider = (m?.[1] ?? 'openai') as MockRequest['provider'];
@@ -114,10 +130,36 @@ export class MockLlmServer {
     } catch {
       return this.sendError(res, new WireError(400, 'We could not parse the JSON body of your request.'), null);
     }
-    const entryReq: MockRequest = { seq: ++this.seq, provider, wire: responses ? 'responses' : 'chat', model: String(body.model ?? ''), stream: body.stream === true, messages: [], tools: [], body, headers: req.headers, receivedAt };
+    const entryReq: MockRequest = {
+      seq: ++this.seq,
+      provider,
+      wire: responses ? 'responses' : 'chat',
+      model: String(body.model ?? ''),
+      stream: body.stream === true,
+      messages: [],
+      tools: [],
+      body,
+      headers: req.headers,
+      receivedAt,
+    };
     if (!String(req.headers.authorization ?? '').startsWith('Bearer '))
-      return this.sendError(res, new WireError(401, 'You didn\'t provide an API key.', null, null, 'invalid_request_error'), entryReq);
-    if (responses) return serveResponses({ journal: this.journal, ledger: this.ledger, violations: this.violations, contextWindows: this.opts.contextWindows, script: async (r) => this.script(r) }, entryReq, res);
+      return this.sendError(
+        res,
+        new WireError(401, "You didn't provide an API key.", null, null, 'invalid_request_error'),
+        entryReq,
+      );
+    if (responses)
+      return serveResponses(
+        {
+          journal: this.journal,
+          ledger: this.ledger,
+          violations: this.violations,
+          contextWindows: this.opts.contextWindows,
+          script: async (r) => this.script(r),
+        },
+        entryReq,
+        res,
+      );
     try {
       Object.assign(entryReq, parseOpenAIRequest(body, provider));
     } catch (e) {
@@ -126,11 +168,22 @@ export class MockLlmServer {
     }
     const limit = this.opts.contextWindows?.[entryReq.model];
     const tokens = estimateTokens(entryReq);
-    if (limit && tokens > limit) return this.sendError(res, new WireError(400, OPENAI_ERRORS.contextLength(limit, tokens), 'messages', 'context_length_exceeded'), entryReq);
+    if (limit && tokens > limit)
+      return this.sendError(
+        res,
+        new WireError(400, OPENAI_ERRORS.contextLength(limit, tokens), 'messages', 'context_length_exceeded'),
+        entryReq,
+      );
     const spec = applyStop(await this.script(entryReq), body.stop);
     if (spec.error) {
       const e = spec.error;
-      const err = new WireError(e.status, e.message ?? `injected ${e.status}`, null, e.code ?? null, e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'));
+      const err = new WireError(
+        e.status,
+        e.message ?? `injected ${e.status}`,
+        null,
+        e.code ?? null,
+        e.type ?? (e.status >= 500 ? 'server_error' : 'invalid_request_error'),
+      );
       return this.sendError(res, err, entryReq, e.headers, true);
     }
     this.journal.push({ req: entryReq, status: 200, injected: false });
@@ -150,7 +203,13 @@ export class MockLlmServer {
     else completeChat(res, entryReq, spec, ids, usage);
   }
 
-  private sendError(res: http.ServerResponse, err: WireError, req: MockRequest | null, headers: Record<string, string> = {}, injected = false): void {
+  private sendError(
+    res: http.ServerResponse,
+    err: WireError,
+    req: MockRequest | null,
+    headers: Record<string, string> = {},
+    injected = false,
+  ): void {
     if (req) this.journal.push({ req, status: err.status, error: err.message, injected });
     res.writeHead(err.status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify(err.body()));

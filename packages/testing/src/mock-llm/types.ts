@@ -48,7 +48,14 @@ export interface ReplySpec {
   /** Delay between chunks (slow streams). */
   delayMs?: number;
   /** Answer with an HTTP error instead. */
-  error?: { status: number; message?: string; type?: string; code?: string | null; headers?: Record<string, string>; /** a recorded error body, served as is */ body?: unknown };
+  error?: {
+    status: number;
+    message?: string;
+    type?: string;
+    code?: string | null;
+    headers?: Record<string, string>;
+    /** a recorded error body, served as is */ body?: unknown;
+  };
   /** Stop the stream (destroy the socket) after this many content frames: a stream cut mid-way. */
   cutAfterFrames?: number;
   /** Serve this raw SSE body verbatim (fixture replay). */

@@ -37,10 +37,20 @@ export interface BullBoard {
  */
 export async function loadBullBoard(): Promise<BullBoard> {
   try {
-    const [api, adapter, expressAdapter] = await Promise.all([import('@bull-board/api'), import('@bull-board/api/bullMQAdapter'), import('@bull-board/express')]);
-    return { createBullBoard: api.createBullBoard, BullMQAdapter: adapter.BullMQAdapter, ExpressAdapter: expressAdapter.ExpressAdapter };
+    const [api, adapter, expressAdapter] = await Promise.all([
+      import('@bull-board/api'),
+      import('@bull-board/api/bullMQAdapter'),
+      import('@bull-board/express'),
+    ]);
+    return {
+      createBullBoard: api.createBullBoard,
+      BullMQAdapter: adapter.BullMQAdapter,
+      ExpressAdapter: expressAdapter.ExpressAdapter,
+    };
   } catch (e) {
-    throw new Error(`AGENTLOOP_ADMIN_KEY is set, but Bull Board could not be loaded: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(
+      `AGENTLOOP_ADMIN_KEY is set, but Bull Board could not be loaded: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }
 
@@ -48,16 +58,26 @@ export async function loadBullBoard(): Promise<BullBoard> {
  * Bull Board over the deployment's queues, behind the admin key; read-only unless `writable` (retrying, removing
  * or promoting jobs by hand can break a run's exactly-once bookkeeping, so it is opt-in).
  */
-export function adminRouter(board: BullBoard, queues: Queue[], opts: { key: string; writable: boolean }): express.Router {
+export function adminRouter(
+  board: BullBoard,
+  queues: Queue[],
+  opts: { key: string; writable: boolean },
+): express.Router {
   const { createBullBoard, BullMQAdapter, ExpressAdapter } = board;
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_PATH);
-  createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })), serverAdapter: adapter });
+  createBullBoard({
+    queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })),
+    serverAdapter: adapter,
+  });
   const router = express.Router();
   router.use((req: Request, res: Response, next: NextFunction) => {
     const key = presentedKey(req);
     if (key && sameSecret(key, opts.key)) return next();
-    res.set('www-authenticate', 'Basic realm="agentloop admin"').status(401).json({ error: { code: 'unauthorized', message: 'the admin key is required' } });
+    res
+      .set('www-authenticate', 'Basic realm="agentloop admin"')
+      .status(401)
+      .json({ error: { code: 'unauthorized', message: 'the admin key is required' } });
   });
   router.use(adapter.getRouter());
   return router;

@@ -24,13 +24,19 @@ export function createApp(d: ApiDeps): express.Express {
   if (d.corsOrigins?.length) app.use(corsMiddleware(d.corsOrigins));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  app.get('/readyz', wrap(async (_req, res) => {
-    const answer = readyzAnswer(await d.ready().catch((e: unknown) => String(e)));
-    res.status(answer.status).json(answer.body);
-  }));
-  app.get('/metrics', wrap(async (_req, res) => {
-    res.type(d.metricsContentType ?? 'text/plain; version=0.0.4').send(await d.metricsText());
-  }));
+  app.get(
+    '/readyz',
+    wrap(async (_req, res) => {
+      const answer = readyzAnswer(await d.ready().catch((e: unknown) => String(e)));
+      res.status(answer.status).json(answer.body);
+    }),
+  );
+  app.get(
+    '/metrics',
+    wrap(async (_req, res) => {
+      res.type(d.metricsContentType ?? 'text/plain; version=0.0.4').send(await d.metricsText());
+    }),
+  );
   app.get('/v1/openapi.json', (_req, res) => void res.json(openApiDocument()));
   if (d.admin) app.use(ADMIN_PATH, d.admin);
   if (d.console !== false) app.use(CONSOLE_PATH, consoleRouter(d.console));
@@ -44,21 +50,28 @@ export function createApp(d: ApiDeps): express.Express {
     if (d.apiKeys.size === 0) return next(new ApiError('unauthorized', NO_API_KEYS_MESSAGE));
     const m = /^Bearer\s+(.+)$/i.exec(req.get('authorization') ?? '');
     const tenant = m ? d.apiKeys.get(m[1]!.trim()) : undefined;
-    if (!tenant) return next(new ApiError('unauthorized', m ? 'unknown API key' : 'missing Authorization: Bearer <key>'));
+    if (!tenant)
+      return next(new ApiError('unauthorized', m ? 'unknown API key' : 'missing Authorization: Bearer <key>'));
     req.tenant = tenant;
     next();
   });
 
   // tenant request rate (AGENTLOOP_TENANT_LIMITS): one Redis round trip, only for tenants with a rate
   if (d.limiter)
-    app.use('/v1', wrap(async (req, res) => {
-      const admitted = await d.limiter!.admitRequest(req.tenant!);
-      if (!admitted.ok) {
-        d.metrics?.rateLimited.inc({ limit: 'requests' });
-        res.set('retry-after', String(Math.max(1, Math.ceil(admitted.retryAfterMs / 1000))));
-        throw new ApiError('rate_limited', 'too many requests for this tenant (AGENTLOOP_TENANT_LIMITS requestsPerSecond)');
-      }
-    }, true));
+    app.use(
+      '/v1',
+      wrap(async (req, res) => {
+        const admitted = await d.limiter!.admitRequest(req.tenant!);
+        if (!admitted.ok) {
+          d.metrics?.rateLimited.inc({ limit: 'requests' });
+          res.set('retry-after', String(Math.max(1, Math.ceil(admitted.retryAfterMs / 1000))));
+          throw new ApiError(
+            'rate_limited',
+            'too many requests for this tenant (AGENTLOOP_TENANT_LIMITS requestsPerSecond)',
+          );
+        }
+      }, true),
+    );
 
   const ownRun = async (req: Authed) => {
     const st = await d.store.load(String(req.params.id));
@@ -67,86 +80,127 @@ export function createApp(d: ApiDeps): express.Express {
   };
   const created = (id: string, status: string) => ({ id, status, eventsUrl: `/v1/runs/${id}/events` });
 
-  app.post('/v1/runs', body, wrap(async (req, res) => {
-    const payload = jsonBody(req);
-    const key = req.get('idempotency-key') ?? undefined;
-    if (key !== undefined && (key.length === 0 || key.length > 255)) throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters');
-    const r = await d.intake.create(req.tenant!, payload, { idempotencyKey: key });
-    switch (r.kind) {
-      case 'invalid':
-        throw new ApiError('invalid_request', r.message, r.issues);
-      case 'mismatch':
-        throw new ApiError('idempotency_mismatch', 'this Idempotency-Key was used with a different request body');
-      case 'existing':
-        res.status(200).json(created(r.runId, r.status));
-        return;
-      case 'limited':
-        res.set('retry-after', '1');
-        throw new ApiError('rate_limited', `the tenant has ${r.activeRuns} active runs, its activeRuns limit (AGENTLOOP_TENANT_LIMITS)`);
-      case 'thread_busy':
-        throw new ApiError('conflict', `the thread has an active run (${r.activeRunId}); threadPolicy "enqueue" queues behind it, "interrupt" cancels it`);
-      case 'created':
-        res.status(202).location(`/v1/runs/${r.runId}`).json(created(r.runId, 'queued'));
-    }
-  }));
+  app.post(
+    '/v1/runs',
+    body,
+    wrap(async (req, res) => {
+      const payload = jsonBody(req);
+      const key = req.get('idempotency-key') ?? undefined;
+      if (key !== undefined && (key.length === 0 || key.length > 255))
+        throw new ApiError('invalid_request', 'Idempotency-Key must be 1 to 255 characters');
+      const r = await d.intake.create(req.tenant!, payload, { idempotencyKey: key });
+      switch (r.kind) {
+        case 'invalid':
+          throw new ApiError('invalid_request', r.message, r.issues);
+        case 'mismatch':
+          throw new ApiError('idempotency_mismatch', 'this Idempotency-Key was used with a different request body');
+        case 'existing':
+          res.status(200).json(created(r.runId, r.status));
+          return;
+        case 'limited':
+          res.set('retry-after', '1');
+          throw new ApiError(
+            'rate_limited',
+            `the tenant has ${r.activeRuns} active runs, its activeRuns limit (AGENTLOOP_TENANT_LIMITS)`,
+          );
+        case 'thread_busy':
+          throw new ApiError(
+            'conflict',
+            `the thread has an active run (${r.activeRunId}); threadPolicy "enqueue" queues behind it, "interrupt" cancels it`,
+          );
+        case 'created':
+          res.status(202).location(`/v1/runs/${r.runId}`).json(created(r.runId, 'queued'));
+      }
+    }),
+  );
 
-  app.get('/v1/threads/:id', wrap(async (req, res) => {
-    const id = ThreadIdSchema.safeParse(req.params.id);
-    const thread = id.success ? await d.threads.get(req.tenant!, id.data) : null;
-    if (!thread) throw new ApiError('not_found', `thread ${String(req.params.id).slice(0, 128)} not found`);
-    res.json(thread);
-  }));
+  app.get(
+    '/v1/threads/:id',
+    wrap(async (req, res) => {
+      const id = ThreadIdSchema.safeParse(req.params.id);
+      const thread = id.success ? await d.threads.get(req.tenant!, id.data) : null;
+      if (!thread) throw new ApiError('not_found', `thread ${String(req.params.id).slice(0, 128)} not found`);
+      res.json(thread);
+    }),
+  );
 
   addRunReadRoutes(app, d, ownRun);
 
-  app.post('/v1/runs/:id/cancel', wrap(async (req, res) => { // (its body is not read: ownership is the first check)
-    const st = await ownRun(req);
-    const r = await d.store.requestCancel(st.id, 'cancelled by request');
-    if (r.kind === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
-    if (r.kind === 'requested') await d.publishCancel(st.id);
-    else {
-      d.metrics?.countCalls(r.closed, 'cancelled', await d.catalog.all(), 'cancelled'); // a paused run's calls
-      d.metrics?.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
-    }
-    res.status(202).json({ id: st.id, status: r.kind === 'ended' ? 'cancelled' : 'cancelling' });
-  }));
+  app.post(
+    '/v1/runs/:id/cancel',
+    wrap(async (req, res) => {
+      // (its body is not read: ownership is the first check)
+      const st = await ownRun(req);
+      const r = await d.store.requestCancel(st.id, 'cancelled by request');
+      if (r.kind === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
+      if (r.kind === 'requested') await d.publishCancel(st.id);
+      else {
+        d.metrics?.countCalls(r.closed, 'cancelled', await d.catalog.all(), 'cancelled'); // a paused run's calls
+        d.metrics?.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
+      }
+      res.status(202).json({ id: st.id, status: r.kind === 'ended' ? 'cancelled' : 'cancelling' });
+    }),
+  );
 
   // another tenant's run answers like a missing one, before any other check: before the body is even read
   const ownedBeforeBody = wrap(async (req) => {
-    if ((await d.store.tenantOf(String(req.params.id))) !== req.tenant) throw new ApiError('not_found', `run ${req.params.id} not found`);
+    if ((await d.store.tenantOf(String(req.params.id))) !== req.tenant)
+      throw new ApiError('not_found', `run ${req.params.id} not found`);
   }, true);
 
-  app.post('/v1/runs/:id/decisions', ownedBeforeBody, body, wrap(async (req, res) => {
-    const id = String(req.params.id);
-    const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
-    if (!parsed.success) throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
-    // the decision script checks again that the run is this tenant's, and that it is paused (one step, no read)
-    const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions, undefined, { ownerChecked: true });
-    switch (r.kind) {
-      case 'not_found':
-        throw new ApiError('not_found', `run ${id} not found`);
-      case 'conflict':
-        throw new ApiError('conflict', r.message);
-      case 'invalid':
-        throw new ApiError('invalid_request', r.message, r.details);
-      case 'applied':
-        res.status(202).json({ status: r.status, remaining: r.remaining });
-    }
-  }));
+  app.post(
+    '/v1/runs/:id/decisions',
+    ownedBeforeBody,
+    body,
+    wrap(async (req, res) => {
+      const id = String(req.params.id);
+      const parsed = DecisionRequestSchema.safeParse(jsonBody(req));
+      if (!parsed.success)
+        throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
+      // the decision script checks again that the run is this tenant's, and that it is paused (one step, no read)
+      const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions, undefined, { ownerChecked: true });
+      switch (r.kind) {
+        case 'not_found':
+          throw new ApiError('not_found', `run ${id} not found`);
+        case 'conflict':
+          throw new ApiError('conflict', r.message);
+        case 'invalid':
+          throw new ApiError('invalid_request', r.message, r.details);
+        case 'applied':
+          res.status(202).json({ status: r.status, remaining: r.remaining });
+      }
+    }),
+  );
 
-  app.get('/v1/tools', wrap(async (_req, res) => {
-    const all = await d.catalog.all();
-    res.json({ data: [...all.values()].map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, sideEffect: t.sideEffect, pool: t.pool })) });
-  }));
+  app.get(
+    '/v1/tools',
+    wrap(async (_req, res) => {
+      const all = await d.catalog.all();
+      res.json({
+        data: [...all.values()].map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+          sideEffect: t.sideEffect,
+          pool: t.pool,
+        })),
+      });
+    }),
+  );
 
   app.use((_req: Request, _res: Response, next: NextFunction) => next(new ApiError('not_found', 'no such route')));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
     if (err instanceof ApiError) return sendError(res, err);
     const e = err as { type?: string; status?: number; message?: string };
-    if (e?.type === 'entity.too.large') return sendError(res, new ApiError('payload_too_large', 'the request body is larger than 1 MiB'));
+    if (e?.type === 'entity.too.large')
+      return sendError(res, new ApiError('payload_too_large', 'the request body is larger than 1 MiB'));
     // a body that cannot be read (unknown Content-Encoding or charset, broken compression, aborted upload): 400
-    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return sendError(res, new ApiError('invalid_request', `the request body cannot be decoded: ${e.message ?? 'bad request'}`));
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
+      return sendError(
+        res,
+        new ApiError('invalid_request', `the request body cannot be decoded: ${e.message ?? 'bad request'}`),
+      );
     d.logger.error({ err }, 'unhandled API error');
     sendError(res, new ApiError('internal', 'internal error'));
   });

@@ -4,6 +4,8 @@ import type { NextFunction, Request, Response } from 'express';
 export type Authed = Request & { tenant?: string };
 
 /** An async handler; `passThrough`: a middleware that calls next() when it resolves. */
-export const wrap = (fn: (req: Authed, res: Response) => Promise<void>, passThrough = false) => (req: Request, res: Response, next: NextFunction) => {
-  fn(req as Authed, res).then(() => passThrough && next(), next);
-};
+export const wrap =
+  (fn: (req: Authed, res: Response) => Promise<void>, passThrough = false) =>
+  (req: Request, res: Response, next: NextFunction) => {
+    fn(req as Authed, res).then(() => passThrough && next(), next);
+  };

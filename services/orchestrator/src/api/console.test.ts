@@ -22,7 +22,10 @@ describe('/console: the built web console, with strict headers', () => {
   let served: Awaited<ReturnType<typeof serveConsole>>;
   beforeAll(async () => {
     fs.mkdirSync(path.join(dir, 'assets'), { recursive: true });
-    fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><script type="module" src="/console/assets/app.js"></script>');
+    fs.writeFileSync(
+      path.join(dir, 'index.html'),
+      '<!doctype html><script type="module" src="/console/assets/app.js"></script>',
+    );
     fs.writeFileSync(path.join(dir, 'assets/app.js'), 'console.log(1)');
     fs.writeFileSync(path.join(dir, '.secret'), 'SECRET-CONTENT');
     served = await serveConsole({ dir, traceUrl: 'http://jaeger.example:16686/trace/{traceId}' });
@@ -38,7 +41,12 @@ describe('/console: the built web console, with strict headers', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(await res.text()).toContain('/console/assets/app.js');
-    for (const [h, v] of Object.entries({ 'content-security-policy': CONSOLE_CSP, 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }))
+    for (const [h, v] of Object.entries({
+      'content-security-policy': CONSOLE_CSP,
+      'x-content-type-options': 'nosniff',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+    }))
       expect(res.headers.get(h), h).toBe(v);
     expect(CONSOLE_CSP).toContain("script-src 'self'");
     expect(CONSOLE_CSP).not.toMatch(/unsafe-(inline|eval)/);

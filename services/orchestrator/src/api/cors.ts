@@ -21,7 +21,8 @@ export function corsMiddleware(origins: readonly string[]) {
     res.vary('Origin');
     const origin = req.get('origin');
     const allowed = origin !== undefined && listed.has(origin);
-    const preflight = req.method === 'OPTIONS' && origin !== undefined && req.get('access-control-request-method') !== undefined;
+    const preflight =
+      req.method === 'OPTIONS' && origin !== undefined && req.get('access-control-request-method') !== undefined;
     if (!preflight) {
       if (allowed) res.set({ 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSE_HEADERS });
       return next();

@@ -8,10 +8,12 @@ const JSON_MEDIA_TYPE = /^\s*(application\/(json|[\w.-]+\+json)|text\/plain)\s*(
 /** Parses a JSON body read as text: depth-limited before parsing, 400 on malformed JSON. */
 export function jsonBody(req: Request): unknown {
   const type = req.get('content-type');
-  if (type !== undefined && !JSON_MEDIA_TYPE.test(type)) throw new ApiError('invalid_request', 'unsupported media type: send the body as application/json');
+  if (type !== undefined && !JSON_MEDIA_TYPE.test(type))
+    throw new ApiError('invalid_request', 'unsupported media type: send the body as application/json');
   const text = typeof req.body === 'string' ? req.body : '';
   if (text.trim() === '') throw new ApiError('invalid_request', 'the request body must be a JSON object');
-  if (textJsonDepth(text) > MAX_JSON_DEPTH) throw new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (textJsonDepth(text) > MAX_JSON_DEPTH)
+    throw new ApiError('invalid_request', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text);
   } catch (e) {

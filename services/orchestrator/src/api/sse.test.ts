@@ -21,7 +21,10 @@ describe('SSE replay (real Redis, real HTTP)', () => {
     store = new RunStore(redis, prefix);
     const hub = new EventHub(subscriber);
     const app = express();
-    app.get('/runs/:id/events', (req, res, next) => void streamEvents(res, req.params.id, Number(req.query.after ?? 0), store, hub).catch(next));
+    app.get(
+      '/runs/:id/events',
+      (req, res, next) => void streamEvents(res, req.params.id, Number(req.query.after ?? 0), store, hub).catch(next),
+    );
     server = http.createServer(app);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -38,11 +41,29 @@ describe('SSE replay (real Redis, real HTTP)', () => {
   const endedRun = async (deltas: number) => {
     const runId = newRunId();
     await store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await store.startIteration(runId, { iteration: 1, expectPhase: 'queued', expectPendingFinal: '', callMode: 'tools', events: [{ type: 'run.started', data: {} }, { type: 'iteration.started', data: { iteration: 1 } }] });
-    const events: NewEvent[] = Array.from({ length: deltas }, (_, i) => ({ type: 'message.delta', data: { iteration: 1, text: `${i}` } }));
+    await store.startIteration(runId, {
+      iteration: 1,
+      expectPhase: 'queued',
+      expectPendingFinal: '',
+      callMode: 'tools',
+      events: [
+        { type: 'run.started', data: {} },
+        { type: 'iteration.started', data: { iteration: 1 } },
+      ],
+    });
+    const events: NewEvent[] = Array.from({ length: deltas }, (_, i) => ({
+      type: 'message.delta',
+      data: { iteration: 1, text: `${i}` },
+    }));
     await store.appendEvents(runId, 1, events);
     expect((await store.requestCancel(runId, 'test')).kind).toBe('requested');
-    await store.finish(runId, { expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null, events: [{ type: 'run.cancelled', data: { reason: 'test' } }] });
+    await store.finish(runId, {
+      expectIteration: null,
+      status: 'cancelled',
+      stopReason: 'cancelled',
+      error: null,
+      events: [{ type: 'run.cancelled', data: { reason: 'test' } }],
+    });
     const last = Number(await redis.hget(store.keys.run(runId).state, 'seq'));
     expect(last).toBeGreaterThan(deltas);
     return { runId, seqs: Array.from({ length: last }, (_, i) => i + 1) };

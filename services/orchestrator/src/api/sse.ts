@@ -36,13 +36,14 @@ export interface StreamOptions {
 }
 
 /** Until the response's buffer drains (or the client leaves): a replay holds about one page in memory. */
-const drained = (res: Response) => new Promise<void>((resolve) => {
-  const done = () => {
-    res.off('drain', done).off('close', done);
-    resolve();
-  };
-  res.on('drain', done).on('close', done);
-});
+const drained = (res: Response) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 
 /**
  * Streams a run's events as SSE: replays everything after `after` (a page of events per read, each page written out
@@ -56,7 +57,14 @@ const drained = (res: Response) => new Promise<void>((resolve) => {
  * handler was called): everything the stream holds is registered with `hold`, which releases it at once when the
  * stream is already closed, and `close` releases all of it, once.
  */
-export async function streamEvents(res: Response, runId: string, after: number, store: RunStore, hub: EventHub, opts: StreamOptions = {}): Promise<void> {
+export async function streamEvents(
+  res: Response,
+  runId: string,
+  after: number,
+  store: RunStore,
+  hub: EventHub,
+  opts: StreamOptions = {},
+): Promise<void> {
   const { slot, server } = opts;
   let last = after;
   let closed = false;
@@ -136,7 +144,11 @@ export async function streamEvents(res: Response, runId: string, after: number, 
       void watch();
       if (!closed) slot?.renew().catch(() => undefined); // a failed renewal: the next one retries (the lease outlasts two)
     };
-    for (const [fn, ms] of [[renew, Math.min(WATCH_LEASE_MS, STREAM_LEASE_MS) / 3], [() => void pump(), 2000], [() => !closed && res.write(': ping\n\n'), 15_000]] as const) {
+    for (const [fn, ms] of [
+      [renew, Math.min(WATCH_LEASE_MS, STREAM_LEASE_MS) / 3],
+      [() => void pump(), 2000],
+      [() => !closed && res.write(': ping\n\n'), 15_000],
+    ] as const) {
       const t = setInterval(fn, ms);
       hold(() => clearInterval(t));
     }

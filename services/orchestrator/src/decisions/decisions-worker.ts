@@ -22,7 +22,12 @@ export class DecisionsWorker {
   ) {}
 
   async start(): Promise<void> {
-    this.worker = new Worker(QUEUES.decisions, (job) => this.process(job), { connection: this.redis.duplicate(), prefix: this.prefix, concurrency: 20, drainDelay: IDLE_BLOCK_S });
+    this.worker = new Worker(QUEUES.decisions, (job) => this.process(job), {
+      connection: this.redis.duplicate(),
+      prefix: this.prefix,
+      concurrency: 20,
+      drainDelay: IDLE_BLOCK_S,
+    });
     this.worker.on('error', (err) => this.logger.error({ err }, 'decisions worker error'));
     await this.worker.waitUntilReady();
     this.reconciler = setInterval(() => void this.reconcile(), this.reconcileEveryMs);
@@ -42,8 +47,10 @@ export class DecisionsWorker {
   }
 
   private async process(job: Job): Promise<DecisionResult> {
-    if (jsonDepth(job.data) > MAX_JSON_DEPTH) return { kind: 'invalid', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, details: [] };
-    if (JSON.stringify(job.data).length > 1_048_576) return { kind: 'invalid', message: 'the decision job is larger than 1 MiB (the HTTP body limit)', details: [] };
+    if (jsonDepth(job.data) > MAX_JSON_DEPTH)
+      return { kind: 'invalid', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, details: [] };
+    if (JSON.stringify(job.data).length > 1_048_576)
+      return { kind: 'invalid', message: 'the decision job is larger than 1 MiB (the HTTP body limit)', details: [] };
     const parsed = DecisionJobSchema.safeParse(job.data);
     if (!parsed.success) return { kind: 'invalid', message: 'not a valid decision job', details: parsed.error.issues };
     return this.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);
@@ -56,7 +63,8 @@ export class DecisionsWorker {
    */
   async reconcile(): Promise<void> {
     try {
-      for (const runId of await this.store.indexes.resumingSince(Date.now() - this.reconcileEveryMs)) await this.decisions.publishResume(runId);
+      for (const runId of await this.store.indexes.resumingSince(Date.now() - this.reconcileEveryMs))
+        await this.decisions.publishResume(runId);
     } catch (err) {
       this.logger.warn({ err }, 'resume reconciliation failed');
     }

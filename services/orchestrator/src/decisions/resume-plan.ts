@@ -10,7 +10,13 @@ export function resumePlan(st: RunState): AdvanceJob['plan'] {
   // a wall-clock budget may run out while the resume waits in the queue: its job reads the clock when it starts
   if (st.request.limits.maxWallMs !== null) return undefined;
   const k = st.iteration + 1;
-  const action = decideAdvance({ ...st, status: 'running', phase: 'tools', resuming: true, pending: [] }, k, Date.now());
+  const action = decideAdvance(
+    { ...st, status: 'running', phase: 'tools', resuming: true, pending: [] },
+    k,
+    Date.now(),
+  );
   // (a repair call carries a message the plan cannot: its job reads the state; a paused run never owes one anyway)
-  return action.kind === 'start' && !action.repair ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage } : undefined;
+  return action.kind === 'start' && !action.repair
+    ? { callMode: action.callMode, pendingFinal: st.pendingFinal, iterUsage: st.iterUsage }
+    : undefined;
 }

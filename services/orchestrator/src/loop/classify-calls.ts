@@ -1,4 +1,18 @@
-import { type FinalizeReason, argumentsForDisplay, canonicalJson, clipText, jsonTextProblem, toolCallData, toolErrorOutcome, tryParseJson, type NewEvent, type RunRequest, type ToolCall, type ToolOutcome, wellFormedJson } from '@agentloop/protocol';
+import {
+  type FinalizeReason,
+  argumentsForDisplay,
+  canonicalJson,
+  clipText,
+  jsonTextProblem,
+  toolCallData,
+  toolErrorOutcome,
+  tryParseJson,
+  type NewEvent,
+  type RunRequest,
+  type ToolCall,
+  type ToolOutcome,
+  wellFormedJson,
+} from '@agentloop/protocol';
 import type { CallMeta, CatalogEntry } from '@agentloop/runtime';
 
 export type PauseType = 'awaiting_approval' | 'requires_client_execution';
@@ -62,33 +76,80 @@ export function classifyCalls(input: ClassifyInput): ClassifyResult {
   const available = [...allowed].filter((name) => catalog.has(name) || clientNames.has(name));
   const out: ClassifiedCall[] = input.calls.map((call) => {
     const entry = catalog.get(call.name);
-    const meta: CallMeta = { name: call.name, arguments: call.arguments, display: wellFormedJson(argumentsForDisplay(call.arguments)), pool: entry?.pool ?? 'default', iteration: 0 };
+    const meta: CallMeta = {
+      name: call.name,
+      arguments: call.arguments,
+      display: wellFormedJson(argumentsForDisplay(call.arguments)),
+      pool: entry?.pool ?? 'default',
+      iteration: 0,
+    };
     const f = fingerprint(call);
     count = f === fp ? count + 1 : 1;
     fp = f;
-    const answered = (outcome: ToolOutcome, skipReason?: ClassifiedCall['skipReason']): ClassifiedCall => ({ call, meta, outcome, ...(skipReason ? { skipReason } : {}) });
+    const answered = (outcome: ToolOutcome, skipReason?: ClassifiedCall['skipReason']): ClassifiedCall => ({
+      call,
+      meta,
+      outcome,
+      ...(skipReason ? { skipReason } : {}),
+    });
     if (count >= request.limits.repeatLimit) {
       pendingFinal ||= 'loop_detected';
-      return answered(toolErrorOutcome('loop_detected', `The same call to ${clipText(call.name, 100)} with the same arguments was made ${count} times in a row; it was not executed again.`), 'loop_detected');
+      return answered(
+        toolErrorOutcome(
+          'loop_detected',
+          `The same call to ${clipText(call.name, 100)} with the same arguments was made ${count} times in a row; it was not executed again.`,
+        ),
+        'loop_detected',
+      );
     }
-    if (input.budgetExhausted) return answered(toolErrorOutcome('skipped', 'Skipped: the run has used up its token or cost budget.'), 'budget_exceeded');
+    if (input.budgetExhausted)
+      return answered(
+        toolErrorOutcome('skipped', 'Skipped: the run has used up its token or cost budget.'),
+        'budget_exceeded',
+      );
     const malformed = call.providerData?.malformed;
     if (typeof malformed === 'string')
-      return answered(toolErrorOutcome('invalid_arguments', `Your function call could not be parsed (${malformed}). Call the function again with its arguments as a JSON object matching its parameters.`));
+      return answered(
+        toolErrorOutcome(
+          'invalid_arguments',
+          `Your function call could not be parsed (${malformed}). Call the function again with its arguments as a JSON object matching its parameters.`,
+        ),
+      );
     // checked on the text, before anything parses or walks it (a model may send any size and nesting)
     const unsafe = jsonTextProblem(call.arguments);
-    if (unsafe) return answered(toolErrorOutcome('invalid_arguments', `The arguments of this call cannot be used: ${unsafe}. Call the function again with a JSON object matching its parameters.`));
+    if (unsafe)
+      return answered(
+        toolErrorOutcome(
+          'invalid_arguments',
+          `The arguments of this call cannot be used: ${unsafe}. Call the function again with a JSON object matching its parameters.`,
+        ),
+      );
     if (!allowed.has(call.name) || (!entry && !clientNames.has(call.name)))
-      return answered(toolErrorOutcome('unknown_tool', `Unknown tool '${clipText(call.name, 100)}'. Available tools: ${available.join(', ') || 'none'}.`));
+      return answered(
+        toolErrorOutcome(
+          'unknown_tool',
+          `Unknown tool '${clipText(call.name, 100)}'. Available tools: ${available.join(', ') || 'none'}.`,
+        ),
+      );
     if (left <= 0) {
       pendingFinal ||= 'budget_exceeded';
-      return answered(toolErrorOutcome('skipped', 'Skipped: the run reached its maximum number of tool calls (maxToolCalls).'), 'budget_exceeded');
+      return answered(
+        toolErrorOutcome('skipped', 'Skipped: the run reached its maximum number of tool calls (maxToolCalls).'),
+        'budget_exceeded',
+      );
     }
     const pause = pauseReason(entry, call.name, request);
     if (pause) {
-      const autoOk = pause === 'awaiting_approval' && entry?.sideEffect !== 'critical' && request.approval.autoApprove.includes(call.name) && !request.approval.require.includes(call.name);
+      const autoOk =
+        pause === 'awaiting_approval' &&
+        entry?.sideEffect !== 'critical' &&
+        request.approval.autoApprove.includes(call.name) &&
+        !request.approval.require.includes(call.name);
       if (request.mode === 'headless' && !autoOk) {
-        const why = pause === 'requires_client_execution' ? `${call.name} must be executed by the client, and nobody is attached in headless mode` : `${call.name} requires approval (side effect: ${entry?.sideEffect ?? 'client'}), and nobody can approve in headless mode`;
+        const why =
+          pause === 'requires_client_execution'
+            ? `${call.name} must be executed by the client, and nobody is attached in headless mode`
+            : `${call.name} requires approval (side effect: ${entry?.sideEffect ?? 'client'}), and nobody can approve in headless mode`;
         return answered(toolErrorOutcome('denied', `Tool denied (headless): ${why}.`), 'headless');
       }
       if (!autoOk) {

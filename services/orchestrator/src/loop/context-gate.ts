@@ -1,4 +1,13 @@
-import { contextWindowOf, lastUserIndex, messageTokens, prunedView, toolsTokenBound, toolsTokens, type TokenCounter, type ToolSpec } from '@agentloop/llm';
+import {
+  contextWindowOf,
+  lastUserIndex,
+  messageTokens,
+  prunedView,
+  toolsTokenBound,
+  toolsTokens,
+  type TokenCounter,
+  type ToolSpec,
+} from '@agentloop/llm';
 import { SUMMARY_DEADLINE_MS, toolErrorOutcome, type CallMode, type Message, type NewEvent } from '@agentloop/protocol';
 import type { IterationDelivery, Metrics, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
@@ -38,17 +47,29 @@ export class ContextGate {
    */
   nearThreshold(request: RunState['request'], fitted: Fitted): boolean {
     const { view, tools } = fitted;
-    return Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) >= 0.5 * request.context.compressAt * contextWindowOf(request.model);
+    return (
+      Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) >=
+      0.5 * request.context.compressAt * contextWindowOf(request.model)
+    );
   }
 
   /** Whether the call fits as it is, by the cheap bound or the estimate: fit() then changes nothing. */
   fitsAsIs(request: RunState['request'], fitted: Fitted): boolean {
     const { view, tools } = fitted;
     const threshold = request.context.compressAt * contextWindowOf(request.model);
-    return Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold || Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration) < threshold;
+    return (
+      Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold ||
+      Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration) < threshold
+    );
   }
 
-  async fit(delivery: IterationDelivery, st: RunState, k: number, fitted: Fitted, force = false): Promise<Fitted | ShellCommand> {
+  async fit(
+    delivery: IterationDelivery,
+    st: RunState,
+    k: number,
+    fitted: Fitted,
+    force = false,
+  ): Promise<Fitted | ShellCommand> {
     const request = st.request;
     const window = contextWindowOf(request.model);
     const threshold = request.context.compressAt * window;
@@ -57,7 +78,8 @@ export class ContextGate {
     let stage = delivery.compressStage as Stage;
     const estimate = () => Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration);
     // far from full by a byte bound: no tokenizing before the call (the view counts itself afterwards)
-    if (!force && Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold) return fitted;
+    if (!force && Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold)
+      return fitted;
     if (!force && estimate() < threshold) return fitted;
     const setStage = async (s: Stage) => {
       stage = s;
@@ -80,8 +102,17 @@ export class ContextGate {
       const pruned = prunedView(view.messages);
       const after = tokensOf(view.counter, pruned) + toolsTokens(view.counter, tools);
       const ok = await this.store.applyCompression(st.id, {
-        iteration: k, tv: st.tv, prefix: pruned, from: view.historyLength,
-        record: { at: new Date().toISOString(), strategy: 'prune', tokensBefore: before, tokensAfter: after, from: view.historyLength },
+        iteration: k,
+        tv: st.tv,
+        prefix: pruned,
+        from: view.historyLength,
+        record: {
+          at: new Date().toISOString(),
+          strategy: 'prune',
+          tokensBefore: before,
+          tokensAfter: after,
+          from: view.historyLength,
+        },
         events: [{ type: 'context.compressed', data: { strategy: 'prune', tokensBefore: before, tokensAfter: after } }],
       });
       await reload();
@@ -115,9 +146,17 @@ export class ContextGate {
     }
     prefix.push({ role: 'user', content: finalizeInstruction('context_limit') });
     const before = view.tokens + toolsTokens(view.counter, tools);
-    const events: NewEvent[] = [{ type: 'context.compressed', data: { strategy: 'prune', tokensBefore: before, tokensAfter: tokensOf(view.counter, prefix) } }];
+    const events: NewEvent[] = [
+      {
+        type: 'context.compressed',
+        data: { strategy: 'prune', tokensBefore: before, tokensAfter: tokensOf(view.counter, prefix) },
+      },
+    ];
     await this.store.applyCompression(st.id, {
-      iteration: k, tv: st.tv, prefix, from: view.historyLength,
+      iteration: k,
+      tv: st.tv,
+      prefix,
+      from: view.historyLength,
       record: { at: new Date().toISOString(), strategy: 'context_limit', tokensBefore: before, skipped },
       events,
     });
@@ -129,4 +168,5 @@ export class ContextGate {
   }
 }
 
-const tokensOf = (counter: TokenCounter, msgs: readonly Message[]) => msgs.reduce((n, m) => n + messageTokens(counter, m), 0);
+const tokensOf = (counter: TokenCounter, msgs: readonly Message[]) =>
+  msgs.reduce((n, m) => n + messageTokens(counter, m), 0);

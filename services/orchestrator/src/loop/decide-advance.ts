@@ -21,7 +21,13 @@ export const ownerJobId = (owner: string): string => owner.split('@')[0]!;
  * the chain stopped. Any other job id leaves `k` as it is (an owner id is unique to the job that started the call).
  */
 export function chainedIteration(st: RunState, k: number, jobId?: string): number {
-  return jobId !== undefined && st.owner && ownerJobId(st.owner) === jobId && st.iteration > k && ['model', 'tools', 'paused'].includes(st.phase) ? st.iteration : k;
+  return jobId !== undefined &&
+    st.owner &&
+    ownerJobId(st.owner) === jobId &&
+    st.iteration > k &&
+    ['model', 'tools', 'paused'].includes(st.phase)
+    ? st.iteration
+    : k;
 }
 
 /**
@@ -30,24 +36,36 @@ export function chainedIteration(st: RunState, k: number, jobId?: string): numbe
  * stream the model a second time, its deltas interleaved with the first's.
  */
 export function decideAdvance(st: RunState, k: number, nowMs: number, jobId?: string): AdvanceAction {
-  if (st.status === 'completed' || st.status === 'failed' || st.status === 'cancelled') return { kind: 'noop', why: 'run ended' };
+  if (st.status === 'completed' || st.status === 'failed' || st.status === 'cancelled')
+    return { kind: 'noop', why: 'run ended' };
   if (st.cancel) return { kind: 'cancel' };
   if (st.iteration === k && st.phase === 'model') {
-    if (st.owner && jobId !== undefined && jobId !== ownerJobId(st.owner)) return { kind: 'noop', why: `job ${ownerJobId(st.owner)} owns iteration ${k}'s model call` };
+    if (st.owner && jobId !== undefined && jobId !== ownerJobId(st.owner))
+      return { kind: 'noop', why: `job ${ownerJobId(st.owner)} owns iteration ${k}'s model call` };
     return { kind: 'resume_call', callMode: st.callMode || 'tools' };
   }
   // the job of iteration k died after its checkpoint: publish its calls again (fixed job ids make it idempotent)
-  if (st.iteration === k && (st.phase === 'paused' || (st.phase === 'tools' && !st.resuming))) return { kind: 'redispatch' };
+  if (st.iteration === k && (st.phase === 'paused' || (st.phase === 'tools' && !st.resuming)))
+    return { kind: 'redispatch' };
   const startable = st.iteration === k - 1 && ((k === 1 && st.phase === 'queued') || (k > 1 && st.phase === 'tools'));
-  if (!startable) return { kind: 'noop', why: `run is at iteration ${st.iteration} phase ${st.phase}, job is for ${k}` };
+  if (!startable)
+    return { kind: 'noop', why: `run is at iteration ${st.iteration} phase ${st.phase}, job is for ${k}` };
   const limits = st.request.limits;
   let reason: FinalizeReason | '' = st.pendingFinal;
   const overWall = limits.maxWallMs !== null && nowMs - st.createdAt > limits.maxWallMs;
   // the structured-output repair call is made whatever the iteration cap says (it is not counted against it), in
   // the call mode of the answer it repairs — without tools once the wall clock, tokens or cost are spent
   if (st.outputRepair?.iteration === k) {
-    const spent = overWall || (limits.maxTotalTokens !== null && st.usage.totalTokens >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && st.usage.costUsd >= limits.maxCostUsd);
-    return { kind: 'start', expectPhase: 'tools', callMode: reason || (spent ? 'budget_exceeded' : 'tools'), repair: true };
+    const spent =
+      overWall ||
+      (limits.maxTotalTokens !== null && st.usage.totalTokens >= limits.maxTotalTokens) ||
+      (limits.maxCostUsd !== null && st.usage.costUsd >= limits.maxCostUsd);
+    return {
+      kind: 'start',
+      expectPhase: 'tools',
+      callMode: reason || (spent ? 'budget_exceeded' : 'tools'),
+      repair: true,
+    };
   }
   const repairCalls = st.outputRepair && st.outputRepair.iteration < k ? 1 : 0;
   if (!reason && overWall) reason = 'budget_exceeded';

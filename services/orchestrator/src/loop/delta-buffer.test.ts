@@ -12,7 +12,12 @@ describe('DeltaBuffer', () => {
     await new Promise((r) => setTimeout(r, 20));
     b.text('tail');
     const rest = await b.drain();
-    expect(writes.flat().map((e) => (e.data as { text: string }).text).join('|')).toBe('hello world, this is long|hm');
+    expect(
+      writes
+        .flat()
+        .map((e) => (e.data as { text: string }).text)
+        .join('|'),
+    ).toBe('hello world, this is long|hm');
     expect(rest.map((e) => (e.data as { text: string }).text)).toEqual(['tail']);
   });
 
@@ -22,10 +27,15 @@ describe('DeltaBuffer', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       let calls = 0;
-      const b = new DeltaBuffer(1, async () => {
-        calls++;
-        throw new Error('redis down');
-      }, 1, 3);
+      const b = new DeltaBuffer(
+        1,
+        async () => {
+          calls++;
+          throw new Error('redis down');
+        },
+        1,
+        3,
+      );
       b.text('abcdef'); // over maxChars: written at once, and fails
       b.text('ghijkl');
       await new Promise((r) => setTimeout(r, 20));

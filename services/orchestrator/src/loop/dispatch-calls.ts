@@ -1,5 +1,13 @@
 import { LOCAL_POOL, type CallToRun, type ToolJob } from '@agentloop/protocol';
-import { maxResultTokens, type IterationDelivery, type LocalResult, type RecordAnswer, type RunScheduler, type RunState, type RunStore } from '@agentloop/runtime';
+import {
+  maxResultTokens,
+  type IterationDelivery,
+  type LocalResult,
+  type RecordAnswer,
+  type RunScheduler,
+  type RunState,
+  type RunStore,
+} from '@agentloop/runtime';
 
 /** Runs local calls in this process (SPEC §6): the tool-runner's own execution path, without a tool job. */
 export interface LocalCalls {
@@ -7,7 +15,13 @@ export interface LocalCalls {
    * A batch's local calls, their results recorded in one step. `owner`: the iteration's delivery; `mayTakeOver(from)`:
    * whether it may take over a call `from` started; `fresh`: the calls were made by this delivery's checkpoint.
    */
-  runLocal(calls: ToolJob[], owner: string, mayTakeOver: (from: string) => Promise<boolean>, fresh?: boolean, defer?: boolean): Promise<LocalResult[]>;
+  runLocal(
+    calls: ToolJob[],
+    owner: string,
+    mayTakeOver: (from: string) => Promise<boolean>,
+    fresh?: boolean,
+    defer?: boolean,
+  ): Promise<LocalResult[]>;
   /** What recording results runLocal handed back answered (logs, metrics). */
   recordedLater(results: LocalResult[], answers: Array<RecordAnswer | undefined>): void;
   /** Whether every one of these tools is local, a read and safe to retry: it may run before its checkpoint. */
@@ -19,7 +33,15 @@ export interface LocalCalls {
 /** The tool jobs of iteration k's calls, as a tool-runner takes them. */
 export function toolJobs(st: RunState, k: number, calls: CallToRun[]): ToolJob[] {
   const cap = maxResultTokens(st.request);
-  return calls.map((c) => ({ runId: st.id, tenantId: st.tenant, callId: c.callId, name: c.name, arguments: c.arguments, iteration: k, maxResultTokens: cap }));
+  return calls.map((c) => ({
+    runId: st.id,
+    tenantId: st.tenant,
+    callId: c.callId,
+    name: c.name,
+    arguments: c.arguments,
+    iteration: k,
+    maxResultTokens: cap,
+  }));
 }
 
 export interface DispatchDeps {
@@ -49,7 +71,15 @@ export interface DispatchDeps {
  * Returns true when no job was published because iteration k+1 goes on in this job: every call of the batch ran here
  * (or none was left to run), the run is not parked, and the worker has room (DispatchDeps.mayContinue).
  */
-export async function dispatchCalls(d: DispatchDeps, delivery: IterationDelivery, st: RunState, k: number, calls: CallToRun[], pausedUntil: number | null, fresh = false): Promise<boolean> {
+export async function dispatchCalls(
+  d: DispatchDeps,
+  delivery: IterationDelivery,
+  st: RunState,
+  k: number,
+  calls: CallToRun[],
+  pausedUntil: number | null,
+  fresh = false,
+): Promise<boolean> {
   const local = d.local ? calls.filter((c) => c.pool === LOCAL_POOL) : [];
   const pooled = local.length ? calls.filter((c) => c.pool !== LOCAL_POOL) : calls;
   const goesOn = !pooled.length && pausedUntil === null && !!d.mayContinue?.(delivery, k);
@@ -57,7 +87,13 @@ export async function dispatchCalls(d: DispatchDeps, delivery: IterationDelivery
     // a local call another delivery started is taken over only when this delivery still holds its own job and that
     // one no longer holds its (it crashed, or stalled past its lock): a rival job of the iteration (a duplicate
     // publish, a reconciler's) never runs a call beside a live delivery that is running it
-    const deferred = await d.local!.runLocal(toolJobs(st, k, local), delivery.owner, (from) => delivery.mayTakeOver(from), fresh, goesOn);
+    const deferred = await d.local!.runLocal(
+      toolJobs(st, k, local),
+      delivery.owner,
+      (from) => delivery.mayTakeOver(from),
+      fresh,
+      goesOn,
+    );
     if (deferred.length) d.deferResults!(delivery, deferred);
   }
   if (goesOn) return true;
@@ -69,9 +105,19 @@ export async function dispatchCalls(d: DispatchDeps, delivery: IterationDelivery
  * Iteration k's batch again, after the delivery that checkpointed it died before its jobs were published (or while its
  * local calls ran): the calls recorded, unanswered, and not waiting for a decision.
  */
-export async function redispatchCalls(d: DispatchDeps, store: RunStore, delivery: IterationDelivery, st: RunState, k: number): Promise<boolean> {
+export async function redispatchCalls(
+  d: DispatchDeps,
+  store: RunStore,
+  delivery: IterationDelivery,
+  st: RunState,
+  k: number,
+): Promise<boolean> {
   const recorded = await store.calls.metaAndOutcomes(st.id, st.batch);
   const waiting = new Set(st.pending.map((p) => p.callId));
-  const toRun = recorded.flatMap(({ meta: m, outcome }, i) => (m && !outcome && !waiting.has(st.batch[i]!) ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }] : []));
+  const toRun = recorded.flatMap(({ meta: m, outcome }, i) =>
+    m && !outcome && !waiting.has(st.batch[i]!)
+      ? [{ callId: st.batch[i]!, name: m.name, arguments: m.arguments, pool: m.pool }]
+      : [],
+  );
   return dispatchCalls(d, delivery, st, k, toRun, st.phase === 'paused' ? st.pausedUntil : null);
 }

@@ -31,7 +31,12 @@ export class IterationPass {
    * checkpointing iteration k-1; the state in Redis. Each guess is checked by the start script's compare-and-set; a
    * stale one costs a read.
    */
-  async advance(delivery: IterationDelivery, runId: string, k: number, plan: AdvanceJob['plan']): Promise<IterationOutcome> {
+  async advance(
+    delivery: IterationDelivery,
+    runId: string,
+    k: number,
+    plan: AdvanceJob['plan'],
+  ): Promise<IterationOutcome> {
     const { p } = this;
     const ahead = p.continuations.takeStarted(delivery, k);
     if (ahead) return this.afterStart(delivery, ahead.state, k, ahead.callMode, ahead.started, ahead.confirm);
@@ -62,7 +67,13 @@ export class IterationPass {
   }
 
   /** Carries out the decision: 'stale' when a start lost its compare-and-set. */
-  private async act(delivery: IterationDelivery, st: RunState, k: number, action: AdvanceAction, results?: LocalResult[]): Promise<IterationOutcome | 'stale'> {
+  private async act(
+    delivery: IterationDelivery,
+    st: RunState,
+    k: number,
+    action: AdvanceAction,
+    results?: LocalResult[],
+  ): Promise<IterationOutcome | 'stale'> {
     const { p } = this;
     const runId = st.id;
     if (results && action.kind !== 'start') await p.starter.recordResults(runId, results); // a start records them itself
@@ -90,14 +101,26 @@ export class IterationPass {
     }
   }
 
-  private started(delivery: IterationDelivery, k: number, s: StartAnswer): Promise<IterationOutcome> | 'stale' | 'done' {
+  private started(
+    delivery: IterationDelivery,
+    k: number,
+    s: StartAnswer,
+  ): Promise<IterationOutcome> | 'stale' | 'done' {
     return typeof s === 'object' ? this.afterStart(delivery, s.state, k, s.callMode, s.started) : s;
   }
 
-  private async afterStart(delivery: IterationDelivery, current: RunState, k: number, callMode: CallMode, started: { length: number | null; edited: boolean; appended: Message[] }, confirm?: Promise<Confirmation>): Promise<IterationOutcome> {
+  private async afterStart(
+    delivery: IterationDelivery,
+    current: RunState,
+    k: number,
+    callMode: CallMode,
+    started: { length: number | null; edited: boolean; appended: Message[] },
+    confirm?: Promise<Confirmation>,
+  ): Promise<IterationOutcome> {
     const { p } = this;
     if (k === 1) p.o.metrics.runsStarted.inc();
-    if (started.edited) p.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
+    if (started.edited)
+      p.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
     else if (started.length !== null) p.transcripts.appended(current.id, started.length, started.appended);
     return this.model.call(delivery, current, k, callMode, false, started.length ?? undefined, confirm);
   }

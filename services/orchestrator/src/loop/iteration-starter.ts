@@ -24,31 +24,72 @@ export class IterationStarter {
   }
 
   /** Starts iteration k as `action` decided from `st`, recording `results` (the batch's reads this job ran) first. */
-  async start(delivery: IterationDelivery, st: RunState, k: number, action: Extract<AdvanceAction, { kind: 'start' }>, results?: LocalResult[]): Promise<StartAnswer> {
+  async start(
+    delivery: IterationDelivery,
+    st: RunState,
+    k: number,
+    action: Extract<AdvanceAction, { kind: 'start' }>,
+    results?: LocalResult[],
+  ): Promise<StartAnswer> {
     const runId = st.id;
     const repair = action.repair ? st.outputRepair?.message : undefined; // the structured-output repair turn
-    const params = startParams(delivery, k, action.expectPhase, action.callMode, st.pendingFinal, st.iterUsage, false, repair, st.batch);
-    let started = results ? await this.startRecording(runId, params, results) : await this.store.startIteration(runId, params);
+    const params = startParams(
+      delivery,
+      k,
+      action.expectPhase,
+      action.callMode,
+      st.pendingFinal,
+      st.iterUsage,
+      false,
+      repair,
+      st.batch,
+    );
+    let started = results
+      ? await this.startRecording(runId, params, results)
+      : await this.store.startIteration(runId, params);
     // a call of a resumed batch is unanswered: when its job is a child of this one that failed for good, answer it
     // and start; otherwise it still runs, and its own flow's parent starts the iteration when it is done
-    if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId))) started = await this.store.startIteration(runId, params);
+    if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId)))
+      started = await this.store.startIteration(runId, params);
     if (started === 'stale') return 'stale';
     if (started === 'waiting') return 'done';
-    return { state: stateAfterStart(st, k, action.callMode, delivery.owner, started.toolCalls), callMode: action.callMode, started };
+    return {
+      state: stateAfterStart(st, k, action.callMode, delivery.owner, started.toolCalls),
+      callMode: action.callMode,
+      started,
+    };
   }
 
   /** A first or resumed iteration started as its publisher planned, in one step: 'stale' when the plan no longer holds. */
-  async startPlanned(delivery: IterationDelivery, runId: string, k: number, plan: NonNullable<AdvanceJob['plan']>): Promise<StartAnswer> {
-    const params = startParams(delivery, k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true);
+  async startPlanned(
+    delivery: IterationDelivery,
+    runId: string,
+    k: number,
+    plan: NonNullable<AdvanceJob['plan']>,
+  ): Promise<StartAnswer> {
+    const params = startParams(
+      delivery,
+      k,
+      k === 1 ? 'queued' : 'tools',
+      plan.callMode,
+      plan.pendingFinal,
+      plan.iterUsage,
+      true,
+    );
     let started = await this.store.startIteration(runId, params);
-    if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId))) started = await this.store.startIteration(runId, params);
+    if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId)))
+      started = await this.store.startIteration(runId, params);
     if (started === 'waiting') return 'done';
     if (started === 'stale' || !started.state) return 'stale';
     return { state: started.state, callMode: plan.callMode, started };
   }
 
   /** The start that records the batch's reads first, in the same step (their answers in the logs and metrics). */
-  private async startRecording(runId: string, params: StartParams, results: LocalResult[]): Promise<Started | 'stale' | 'waiting'> {
+  private async startRecording(
+    runId: string,
+    params: StartParams,
+    results: LocalResult[],
+  ): Promise<Started | 'stale' | 'waiting'> {
     const { started, recorded } = await this.store.startIterationRecording(runId, { ...params, results });
     this.local?.recordedLater(results, recorded);
     return started;

@@ -27,7 +27,13 @@ export interface IterationWorkerOptions {
   /** Model prices (built-in table + AGENTLOOP_MODEL_PRICES). */
   prices?: PriceTable;
   /** Called after every iteration job with its timings (benchmarks). */
-  onIterationTimed?: (t: { runId: string; iteration: number; startedAt: number; overheadSeconds: number; modelSeconds: number }) => void;
+  onIterationTimed?: (t: {
+    runId: string;
+    iteration: number;
+    startedAt: number;
+    overheadSeconds: number;
+    modelSeconds: number;
+  }) => void;
   /** The pure deciders [decideAdvance, planResponse]; a recorder wraps them to capture histories for replay tests. */
   planner?: Planner;
   /** This process's local tools (SPEC §6): their calls run in the iteration, with no tool job. */

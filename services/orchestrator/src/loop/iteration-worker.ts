@@ -1,6 +1,14 @@
 import { DelayedError, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
 import { AdvanceJobSchema, QUEUES } from '@agentloop/protocol';
-import { HandedBackError, currentSegmentTp, traceIdOf, traceOfJob, withTraceparent, workerOptions, workerTakingJobs } from '@agentloop/runtime';
+import {
+  HandedBackError,
+  currentSegmentTp,
+  traceIdOf,
+  traceOfJob,
+  withTraceparent,
+  workerOptions,
+  workerTakingJobs,
+} from '@agentloop/runtime';
 import { jobDelivery } from './job-delivery.js';
 import type { IterationWorkerOptions } from './iteration-worker-options.js';
 import { TimerJobs } from './timer-jobs.js';
@@ -47,8 +55,18 @@ export class IterationWorker {
     this.worker.on('failed', (job, err) => {
       // a job that failed for good ends its run (a malformed job names no run: nothing to end)
       const data = AdvanceJobSchema.safeParse(job?.data);
-      if (!job || job.name !== 'advance' || !data.success || (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')) return;
-      this.parts.end.failedJob(job.id, data.data.runId, err).catch((e: unknown) => this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'));
+      if (
+        !job ||
+        job.name !== 'advance' ||
+        !data.success ||
+        (job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError')
+      )
+        return;
+      this.parts.end
+        .failedJob(job.id, data.data.runId, err)
+        .catch((e: unknown) =>
+          this.o.logger.error({ err: e, runId: data.data.runId }, 'could not end the run of a failed iteration job'),
+        );
     });
     await this.worker.waitUntilReady();
   }
@@ -75,9 +93,15 @@ export class IterationWorker {
     const { continuations } = this.parts;
     continuations.begin();
     try {
-      for (let k: number | undefined = advance.data.iteration, plan = advance.data.plan; k !== undefined; plan = undefined) {
+      for (
+        let k: number | undefined = advance.data.iteration, plan = advance.data.plan;
+        k !== undefined;
+        plan = undefined
+      ) {
         const t0 = performance.now();
-        const parent = await traceOfJob(trace, async () => currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg']))); // SPEC §8
+        const parent = await traceOfJob(trace, async () =>
+          currentSegmentTp(await this.o.store.fieldsOf(runId, ['tp', 'seg'])),
+        ); // SPEC §8
         const at = k;
         const outcome = await withTraceparent(parent, () => this.pass.advance(delivery, runId, at, plan));
         const modelSeconds = typeof outcome === 'number' ? outcome : 0; // not overhead

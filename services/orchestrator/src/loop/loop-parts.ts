@@ -44,9 +44,22 @@ export function loopParts(o: IterationWorkerOptions, handingBack: () => boolean)
   };
   const end = new RunEnder(o.store, o.metrics, forget, () => catalog.all());
   const continuations = new Continuations(o.concurrency);
-  const dispatch: DispatchDeps = { scheduler: o.scheduler, local: o.localTools, mayContinue: (d, k) => continuations.take(d, k), deferResults: (d, r) => continuations.defer(d, r) };
+  const dispatch: DispatchDeps = {
+    scheduler: o.scheduler,
+    local: o.localTools,
+    mayContinue: (d, k) => continuations.take(d, k),
+    deferResults: (d, r) => continuations.defer(d, r),
+  };
   return {
-    o, planner, prices, catalog, transcripts, states, end, continuations, dispatch,
+    o,
+    planner,
+    prices,
+    catalog,
+    transcripts,
+    states,
+    end,
+    continuations,
+    dispatch,
     context: new ContextGate(o.store, transcripts, o.metrics, o.summaryDeadlineMs),
     streamer: new ModelStreamer({ ...o, maxWaitMs: o.llmMaxWaitMs ?? 30_000, prices, end, handingBack }),
     ahead: new StartAhead(dispatch, o.store, (st, k, now, jobId) => planner.decideAdvance(st, k, now, jobId)),

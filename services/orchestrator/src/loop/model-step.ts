@@ -18,7 +18,15 @@ export class ModelStep {
 
   /** Returns the seconds spent waiting on the model, or what the shell must do first (a summary, a delay). */
   /** `confirm`: the start was predicted (ResponseStep): nothing the call streamed is used, nor any write made, before it says 'go'. */
-  async call(delivery: IterationDelivery, st: RunState, k: number, mode: CallMode, resumed: boolean, knownLength?: number, confirm?: Promise<Confirmation>): Promise<number | ShellCommand> {
+  async call(
+    delivery: IterationDelivery,
+    st: RunState,
+    k: number,
+    mode: CallMode,
+    resumed: boolean,
+    knownLength?: number,
+    confirm?: Promise<Confirmation>,
+  ): Promise<number | ShellCommand> {
     const { p } = this;
     const runId = st.id;
     const request = st.request;
@@ -27,7 +35,11 @@ export class ModelStep {
       await p.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${first.problems[0]}`);
       return 0;
     }
-    let fitted: Fitted | ShellCommand = { view: first, tools: mode === 'tools' ? await toolSpecsFor(p.catalog, request) : null, callMode: mode };
+    let fitted: Fitted | ShellCommand = {
+      view: first,
+      tools: mode === 'tools' ? await toolSpecsFor(p.catalog, request) : null,
+      callMode: mode,
+    };
     const confirmed = async (): Promise<ShellCommand | 'done' | null> => {
       const c = confirm ? await confirm : 'go';
       confirm = undefined;
@@ -47,8 +59,20 @@ export class ModelStep {
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
         // calibrating takes an exact count: worth it only once the transcript nears the compression threshold
-        if (p.context.nearThreshold(request, fitted)) p.transcripts.calibrate(runId, fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools), outcome.response.usage.promptTokens);
-        await this.response.record(delivery, { st, k, callMode: fitted.callMode, res: outcome.response, tailDeltas: outcome.tailDeltas, transcriptLength: fitted.view.historyLength });
+        if (p.context.nearThreshold(request, fitted))
+          p.transcripts.calibrate(
+            runId,
+            fitted.view.tokens + toolsTokens(fitted.view.counter, fitted.tools),
+            outcome.response.usage.promptTokens,
+          );
+        await this.response.record(delivery, {
+          st,
+          k,
+          callMode: fitted.callMode,
+          res: outcome.response,
+          tailDeltas: outcome.tailDeltas,
+          transcriptLength: fitted.view.historyLength,
+        });
         return modelSeconds;
       }
       if (outcome.kind === 'context_length' && contextRetries < 3 && fitted.callMode !== 'context_limit') {
@@ -62,11 +86,26 @@ export class ModelStep {
         // every model of the chain asks for a long pause: the job waits as a delayed job, not in this worker
         const { provider, name } = request.model;
         if (!outcome.quiet)
-          await p.o.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider, model: name, attempt: 1, reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`, discardOutput: false } }]);
+          await p.o.store.appendEvents(runId, k, [
+            {
+              type: 'llm.retry',
+              data: {
+                provider,
+                model: name,
+                attempt: 1,
+                reason: `rate_limit (deferred ${Math.round(outcome.ms / 1000)} s)`,
+                discardOutput: false,
+              },
+            },
+          ]);
         return { kind: 'delay', ms: outcome.ms };
       }
       if (outcome.kind === 'context_length') {
-        await p.end.withoutAnswer(st, k, 'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.');
+        await p.end.withoutAnswer(
+          st,
+          k,
+          'The conversation no longer fits the model context window, even reduced to the last request; no answer could be produced.',
+        );
       }
       return (performance.now() - t0) / 1000;
     }

@@ -1,6 +1,22 @@
-import { LlmError, callModelChain, providerReadyOutput, strategyFor, type ModelResponse, type PriceTable, type ProviderGate, type ProviderRegistry } from '@agentloop/llm';
+import {
+  LlmError,
+  callModelChain,
+  providerReadyOutput,
+  strategyFor,
+  type ModelResponse,
+  type PriceTable,
+  type ProviderGate,
+  type ProviderRegistry,
+} from '@agentloop/llm';
 import type { NewEvent } from '@agentloop/protocol';
-import { HandedBackError, endChatSpan, startChatSpan, type Metrics, type RunState, type RunStore } from '@agentloop/runtime';
+import {
+  HandedBackError,
+  endChatSpan,
+  startChatSpan,
+  type Metrics,
+  type RunState,
+  type RunStore,
+} from '@agentloop/runtime';
 import type { Fitted } from './context-gate.js';
 import { DeltaBuffer } from './delta-buffer.js';
 import type { RunEnder } from './run-ender.js';
@@ -55,12 +71,7 @@ export class ModelStreamer {
   }
 
   /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
-  async stream(
-    st: RunState,
-    k: number,
-    resumed: boolean,
-    fitted: Fitted,
-  ): Promise<StreamOutcome> {
+  async stream(st: RunState, k: number, resumed: boolean, fitted: Fitted): Promise<StreamOutcome> {
     const runId = st.id;
     const request = st.request;
     const ac = new AbortController();
@@ -71,7 +82,9 @@ export class ModelStreamer {
       this.d.metrics.fenced.inc({ step: 'model_events' });
       ac.abort(new LostIterationError(runId, k));
     };
-    const deltas = new DeltaBuffer(k, async (events, first) => appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)));
+    const deltas = new DeltaBuffer(k, async (events, first) =>
+      appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)),
+    );
     this.inFlight.set(runId, ac);
     const span = startChatSpan(st, k, () => fitted.view.messages);
     const traceId = span?.isRecording() ? span.spanContext().traceId : ''; // the exemplar of a sampled call only
@@ -80,27 +93,68 @@ export class ModelStreamer {
         this.d.providers,
         [request.model, ...request.fallbacks],
         {
-          messages: fitted.view.messages, tools: fitted.tools, signal: ac.signal, onTextDelta: (t) => deltas.text(t), onReasoningDelta: (t) => deltas.reasoning(t),
+          messages: fitted.view.messages,
+          tools: fitted.tools,
+          signal: ac.signal,
+          onTextDelta: (t) => deltas.text(t),
+          onReasoningDelta: (t) => deltas.reasoning(t),
           // the provider's prompt cache keeps the requests of one conversation together (OpenAI's prompt_cache_key)
           cacheKey: request.threadId ?? runId,
           // structured output on every loop call of the run (finalize and repair calls included)
-          ...(request.output ? { output: providerReadyOutput(request.output, [request.model, ...request.fallbacks]) } : {}),
+          ...(request.output
+            ? { output: providerReadyOutput(request.output, [request.model, ...request.fallbacks]) }
+            : {}),
         },
         {
           onRetry: async (r) => {
-            span?.addEvent('llm.retry', { 'gen_ai.provider.name': r.provider, 'gen_ai.request.model': r.model, 'agentloop.attempt': r.attempt, 'agentloop.reason': r.reason });
+            span?.addEvent('llm.retry', {
+              'gen_ai.provider.name': r.provider,
+              'gen_ai.request.model': r.model,
+              'agentloop.attempt': r.attempt,
+              'agentloop.reason': r.reason,
+            });
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
-            appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.retry', data: { provider: r.provider, model: r.model, attempt: r.attempt, reason: r.reason, discardOutput: r.discardOutput } }], false, st.owner));
+            appended(
+              await this.d.store.appendEvents(
+                runId,
+                k,
+                [
+                  {
+                    type: 'llm.retry',
+                    data: {
+                      provider: r.provider,
+                      model: r.model,
+                      attempt: r.attempt,
+                      reason: r.reason,
+                      discardOutput: r.discardOutput,
+                    },
+                  },
+                ],
+                false,
+                st.owner,
+              ),
+            );
           },
           onFallback: async (f) => {
             span?.addEvent('llm.fallback', { 'agentloop.from': f.from, 'agentloop.to': f.to });
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
-          onAttempt: (a) => this.d.metrics.observeLlmDuration({ provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome }, a.seconds, traceId),
+          onAttempt: (a) =>
+            this.d.metrics.observeLlmDuration(
+              { provider: a.provider, model: this.d.prices.metricLabel(a.provider, a.model), outcome: a.outcome },
+              a.seconds,
+              traceId,
+            ),
         },
-        { attemptsPerModel: this.d.llmAttempts, baseDelayMs: this.d.llmRetryBaseMs, maxDelayMs: this.d.maxWaitMs, strategy: strategyFor(request.strategy), gate: this.d.gate },
+        {
+          attemptsPerModel: this.d.llmAttempts,
+          baseDelayMs: this.d.llmRetryBaseMs,
+          maxDelayMs: this.d.maxWaitMs,
+          strategy: strategyFor(request.strategy),
+          gate: this.d.gate,
+        },
       );
       endChatSpan(span, { response });
       return { kind: 'ok', response, tailDeltas: await deltas.drain() };
@@ -118,14 +172,27 @@ export class ModelStreamer {
       }
       if (err?.kind === 'context_length') return { kind: 'context_length' };
       // our own per-provider limit: come back later as a delayed job (quietly: nothing failed)
-      if (err?.opts.throttled) return { kind: 'defer', ms: err.opts.retryAfterMs ?? 250, reason: err.message, quiet: true };
+      if (err?.opts.throttled)
+        return { kind: 'defer', ms: err.opts.retryAfterMs ?? 250, reason: err.message, quiet: true };
       const wait = err?.kind === 'rate_limit' ? (err.opts.retryAfterMs ?? 0) : 0;
       if (wait > this.d.maxWaitMs) return { kind: 'defer', ms: wait, reason: err!.message };
       if (err?.kind === 'content_filter') {
-        await this.d.end.failed(runId, 'content_filtered', `the provider refused the content: ${err.message}`, k, st.owner);
+        await this.d.end.failed(
+          runId,
+          'content_filtered',
+          `the provider refused the content: ${err.message}`,
+          k,
+          st.owner,
+        );
         return { kind: 'ended' };
       }
-      await this.d.end.failed(runId, err ? `llm_${err.kind}` : 'llm_error', `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`, k, st.owner);
+      await this.d.end.failed(
+        runId,
+        err ? `llm_${err.kind}` : 'llm_error',
+        `every model in the chain failed; last error: ${e instanceof Error ? e.message : String(e)}`,
+        k,
+        st.owner,
+      );
       return { kind: 'ended' };
     } finally {
       // only its own: a delivery fenced out in this process must not drop the handle of the one that took over
@@ -136,6 +203,8 @@ export class ModelStreamer {
   /** A chain entry (`provider/model`) as a metric label: unknown model names as `provider/other`. */
   private chainLabel(entry: string): string {
     const slash = entry.indexOf('/');
-    return slash < 0 ? entry : `${entry.slice(0, slash)}/${this.d.prices.metricLabel(entry.slice(0, slash), entry.slice(slash + 1))}`;
+    return slash < 0
+      ? entry
+      : `${entry.slice(0, slash)}/${this.d.prices.metricLabel(entry.slice(0, slash), entry.slice(slash + 1))}`;
   }
 }

@@ -1,4 +1,13 @@
-import { argumentsForDisplay, iterationCompletedData, type CallMode, type ErrorInfo, type Message, type NewEvent, type StopReason, type Usage } from '@agentloop/protocol';
+import {
+  argumentsForDisplay,
+  iterationCompletedData,
+  type CallMode,
+  type ErrorInfo,
+  type Message,
+  type NewEvent,
+  type StopReason,
+  type Usage,
+} from '@agentloop/protocol';
 import type { ModelResponse, PriceTable } from '@agentloop/llm';
 import { maxResultTokens, type CatalogEntry, type CheckpointInput, type RunState } from '@agentloop/runtime';
 import { classificationEvents, classifyCalls, type ClassifiedCall } from './classify-calls.js';
@@ -50,7 +59,8 @@ export interface PlanInput {
 }
 
 /** Whether a response is the run's answer: a call without tools, or one that asked for no tool. */
-export const isFinalAnswer = (callMode: CallMode, res: { message: Pick<Message, 'toolCalls'> }): boolean => callMode !== 'tools' || !res.message.toolCalls?.length;
+export const isFinalAnswer = (callMode: CallMode, res: { message: Pick<Message, 'toolCalls'> }): boolean =>
+  callMode !== 'tools' || !res.message.toolCalls?.length;
 
 /**
  * Iteration k's model response → the checkpoint and what follows it. Pure: no I/O, the same input always gives the
@@ -62,9 +72,20 @@ export function planResponse(p: PlanInput): ResponsePlan {
   const u = res.usage;
   const cost = p.prices.cost(res.provider, res.model, u);
   const total = u.promptTokens + u.completionTokens;
-  const iterationUsage = { promptTokens: u.promptTokens, completionTokens: u.completionTokens, reasoningTokens: u.reasoningTokens, cachedTokens: u.cachedTokens, totalTokens: total, costUsd: cost };
+  const iterationUsage = {
+    promptTokens: u.promptTokens,
+    completionTokens: u.completionTokens,
+    reasoningTokens: u.reasoningTokens,
+    cachedTokens: u.cachedTokens,
+    totalTokens: total,
+    costUsd: cost,
+  };
   // which provider and model answered is recorded on the message itself (fallbacks make it vary per iteration)
-  const message: Message = normalizeCallIds({ ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } }, res.provider, p.taken);
+  const message: Message = normalizeCallIds(
+    { ...res.message, providerData: { ...res.message.providerData, provider: res.provider, model: res.model } },
+    res.provider,
+    p.taken,
+  );
   const totals = {
     promptTokens: st.usage.promptTokens + u.promptTokens,
     completionTokens: st.usage.completionTokens + u.completionTokens,
@@ -76,12 +97,15 @@ export function planResponse(p: PlanInput): ResponsePlan {
   };
   const billed = { ...iterationUsage, llmCalls: 1 };
   const base = { iteration: k, message, totals, billed, iterationUsage };
-  if (p.callMode !== 'tools' || !message.toolCalls?.length) { // isFinalAnswer
+  if (p.callMode !== 'tools' || !message.toolCalls?.length) {
+    // isFinalAnswer
     delete message.toolCalls; // tools were withheld: a stray call cannot be answered, so it is not kept
     return finalAnswerPlan(p, base);
   }
   const limits = request.limits;
-  const budgetExhausted = (limits.maxTotalTokens !== null && totals.totalTokens >= limits.maxTotalTokens) || (limits.maxCostUsd !== null && st.usage.costUsd + cost >= limits.maxCostUsd);
+  const budgetExhausted =
+    (limits.maxTotalTokens !== null && totals.totalTokens >= limits.maxTotalTokens) ||
+    (limits.maxCostUsd !== null && st.usage.costUsd + cost >= limits.maxCostUsd);
   const classified = classifyCalls({
     calls: message.toolCalls,
     request,
@@ -98,25 +122,49 @@ export function planResponse(p: PlanInput): ResponsePlan {
   const paused = classified.calls.filter((c) => c.pause && !c.outcome);
   const pause = paused.length
     ? {
-        pending: paused.map((c) => ({ callId: c.call.id, name: c.call.name, arguments: argumentsForDisplay(c.call.arguments), pauseType: c.pause! })),
+        pending: paused.map((c) => ({
+          callId: c.call.id,
+          name: c.call.name,
+          arguments: argumentsForDisplay(c.call.arguments),
+          pauseType: c.pause!,
+        })),
         expiresAt: p.nowMs + request.approval.timeoutMs,
       }
     : undefined;
   const events = [...p.tailDeltas, ...classificationEvents(classified.calls)];
-  if (pause) events.push({ type: 'run.paused', data: { pending: pause.pending, expiresAt: new Date(pause.expiresAt).toISOString() } });
+  if (pause)
+    events.push({
+      type: 'run.paused',
+      data: { pending: pause.pending, expiresAt: new Date(pause.expiresAt).toISOString() },
+    });
   const checkpoint: CheckpointInput = {
-    ...base, final: null,
+    ...base,
+    final: null,
     calls: classified.calls.map((c) => ({ id: c.call.id, meta: c.meta, outcome: c.outcome })),
     pendingFinal: classified.pendingFinal,
     repeat: classified.repeat,
     events,
     pause,
   };
-  const toRun = classified.calls.filter((c) => !c.outcome && !c.pause).map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
-  return { checkpoint, iterationUsage, totals, final: null, failure: null, calls: classified.calls, toRun, pause, message };
+  const toRun = classified.calls
+    .filter((c) => !c.outcome && !c.pause)
+    .map((c) => ({ callId: c.call.id, name: c.call.name, arguments: c.call.arguments, pool: c.meta.pool }));
+  return {
+    checkpoint,
+    iterationUsage,
+    totals,
+    final: null,
+    failure: null,
+    calls: classified.calls,
+    toRun,
+    pause,
+    message,
+  };
 }
 
-type PlanBase = Pick<CheckpointInput, 'iteration' | 'message' | 'totals' | 'billed'> & { iterationUsage: ResponsePlan['iterationUsage'] };
+type PlanBase = Pick<CheckpointInput, 'iteration' | 'message' | 'totals' | 'billed'> & {
+  iterationUsage: ResponsePlan['iterationUsage'];
+};
 
 /**
  * A final answer (or a finalize call's). Without `output.schema` the run completes with it. With one, the answer is
@@ -132,26 +180,53 @@ function finalAnswerPlan(p: PlanInput, base: PlanBase): ResponsePlan {
   const repeat = { fingerprint: st.repeatFingerprint, count: st.repeatCount };
   const usage = { ...totals, toolCalls: st.usage.toolCalls };
   const spec = st.request.output;
-  if (spec && !p.outputCheck) throw new Error('planResponse: a final answer of a run with output.schema needs its outputCheck');
+  if (spec && !p.outputCheck)
+    throw new Error('planResponse: a final answer of a run with output.schema needs its outputCheck');
   const check = spec ? p.outputCheck! : null;
   const same = { iterationUsage, totals, calls: [], toRun: [], pause: undefined, message };
   if (check && !check.ok) {
     const repair = !st.outputRepair;
-    const events: NewEvent[] = [...p.tailDeltas, { type: 'output.invalid', data: { iteration: k, errors: check.errors, repair } }];
+    const events: NewEvent[] = [
+      ...p.tailDeltas,
+      { type: 'output.invalid', data: { iteration: k, errors: check.errors, repair } },
+    ];
     if (repair) {
       const outputRepair = { iteration: k + 1, message: repairMessage(spec!.name, check.errors) };
       // no calls: phase tools with an empty batch; a finalize call's reason carries over to the repair call
-      const checkpoint: CheckpointInput = { ...base, final: null, calls: [], pendingFinal: p.callMode === 'tools' ? '' : p.callMode, repeat, events, outputRepair };
+      const checkpoint: CheckpointInput = {
+        ...base,
+        final: null,
+        calls: [],
+        pendingFinal: p.callMode === 'tools' ? '' : p.callMode,
+        repeat,
+        events,
+        outputRepair,
+      };
       return { ...same, checkpoint, final: null, failure: null };
     }
-    const failure = { code: 'output_invalid', message: `the structured answer is still invalid after its repair turn: ${check.errors.join('; ')}` };
-    events.push({ type: 'iteration.completed', data: iterationCompletedData(k, iterationUsage) }, { type: 'run.failed', data: { error: failure } });
-    return { ...same, checkpoint: { ...base, final: null, failure, calls: [], pendingFinal: '', repeat, events }, final: null, failure };
+    const failure = {
+      code: 'output_invalid',
+      message: `the structured answer is still invalid after its repair turn: ${check.errors.join('; ')}`,
+    };
+    events.push(
+      { type: 'iteration.completed', data: iterationCompletedData(k, iterationUsage) },
+      { type: 'run.failed', data: { error: failure } },
+    );
+    return {
+      ...same,
+      checkpoint: { ...base, final: null, failure, calls: [], pendingFinal: '', repeat, events },
+      final: null,
+      failure,
+    };
   }
   const structured = check ? { outputJson: check.value } : {};
   const final = { stopReason, output, ...structured };
   const checkpoint: CheckpointInput = {
-    ...base, final, calls: [], pendingFinal: '', repeat,
+    ...base,
+    final,
+    calls: [],
+    pendingFinal: '',
+    repeat,
     events: [
       ...p.tailDeltas,
       { type: 'iteration.completed', data: iterationCompletedData(k, iterationUsage) },

@@ -9,13 +9,26 @@ import type { ResponsePlan } from './plan-response.js';
 export function stateAfterCheckpoint(st: RunState, k: number, plan: ResponsePlan): RunState {
   const { checkpoint } = plan;
   return {
-    ...st, phase: 'tools', iteration: k, iterUsage: plan.iterationUsage, pendingFinal: checkpoint.pendingFinal, batch: plan.calls.map((c) => c.call.id),
-    repeatFingerprint: checkpoint.repeat.fingerprint, repeatCount: checkpoint.repeat.count, usage: { ...plan.totals, toolCalls: st.usage.toolCalls },
+    ...st,
+    phase: 'tools',
+    iteration: k,
+    iterUsage: plan.iterationUsage,
+    pendingFinal: checkpoint.pendingFinal,
+    batch: plan.calls.map((c) => c.call.id),
+    repeatFingerprint: checkpoint.repeat.fingerprint,
+    repeatCount: checkpoint.repeat.count,
+    usage: { ...plan.totals, toolCalls: st.usage.toolCalls },
     outputRepair: checkpoint.outputRepair ?? st.outputRepair,
   };
 }
 
 /** The state iteration k's start leaves: its model call owned by `owner`, `toolCalls` as the start counted them. */
-export function stateAfterStart(st: RunState, k: number, callMode: CallMode, owner: string, toolCalls: number): RunState {
+export function stateAfterStart(
+  st: RunState,
+  k: number,
+  callMode: CallMode,
+  owner: string,
+  toolCalls: number,
+): RunState {
   return { ...st, iteration: k, phase: 'model', status: 'running', callMode, owner, usage: { ...st.usage, toolCalls } };
 }

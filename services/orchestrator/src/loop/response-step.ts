@@ -41,20 +41,38 @@ export class ResponseStep {
     const { st, k, callMode, res } = r;
     const catalog = await catalogForCalls(p.catalog, st.request, res.message.toolCalls);
     const outputCheck = await finalOutputCheck(st, callMode, res);
-    const plan = p.planner.planResponse({ st, k, callMode, response: res, tailDeltas: r.tailDeltas, catalog, prices: p.prices, nowMs: Date.now(), taken, outputCheck });
+    const plan = p.planner.planResponse({
+      st,
+      k,
+      callMode,
+      response: res,
+      tailDeltas: r.tailDeltas,
+      catalog,
+      prices: p.prices,
+      nowMs: Date.now(),
+      taken,
+      outputCheck,
+    });
     const after = plan.final || plan.failure || plan.pause ? null : stateAfterCheckpoint(st, k, plan);
     const ahead = after ? await p.ahead.prepare(delivery, after, k, plan.toRun) : null;
-    const predicted = ahead && !taken && p.transcripts.holds(st.id, r.transcriptLength) ? predictedStart(plan, ahead, r.transcriptLength, st.usage.toolCalls) : null;
+    const predicted =
+      ahead && !taken && p.transcripts.holds(st.id, r.transcriptLength)
+        ? predictedStart(plan, ahead, r.transcriptLength, st.usage.toolCalls)
+        : null;
     if (ahead && predicted) return this.startPredicted(delivery, r, plan, catalog, after!, ahead, predicted);
     const sent = ahead ? await this.checkpointAhead(delivery, st, after!, plan.checkpoint, ahead) : null;
-    const ok = sent ? sent.kind !== 'fenced' && (sent.kind === 'taken' ? { taken: sent.taken } : true) : await p.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
+    const ok = sent
+      ? sent.kind !== 'fenced' && (sent.kind === 'taken' ? { taken: sent.taken } : true)
+      : await p.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.record(delivery, r, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return void p.o.metrics.fenced.inc({ step: 'checkpoint' });
     this.checkpointed(r, plan, catalog);
     if (plan.final) return p.end.ended(st.id, 'completed', plan.final.stopReason);
     if (plan.failure) return p.end.ended(st.id, 'failed', 'none');
     const { pause } = plan;
-    if (pause) for (const type of new Set(pause.pending.map((x) => x.pauseType))) p.o.metrics.runsPaused.inc({ pause_type: type });
+    if (pause)
+      for (const type of new Set(pause.pending.map((x) => x.pauseType)))
+        p.o.metrics.runsPaused.inc({ pause_type: type });
     p.transcripts.appended(st.id, r.transcriptLength + 1, [plan.message]);
     if (after && sent?.kind !== 'started') p.states.put(after);
     if (!ahead) await dispatchCalls(p.dispatch, delivery, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
@@ -65,7 +83,8 @@ export class ResponseStep {
     const { metrics } = this.p.o;
     countResponse(metrics, this.p.prices, r.res);
     for (const c of plan.calls) {
-      if (c.outcome) metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
+      if (c.outcome)
+        metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
       if (c.skipReason) metrics.toolsSkipped.inc({ reason: c.skipReason });
     }
   }
@@ -74,34 +93,50 @@ export class ResponseStep {
    * The checkpoint and k+1's start go out; k+1 goes on at once with the start as predicted (its transcript cached), and
    * its model call waits for `confirm` before it uses anything it streamed.
    */
-  private startPredicted(delivery: IterationDelivery, r: Response, plan: ResponsePlan, catalog: ReadonlySet<string> | Map<string, unknown>, after: RunState, ahead: Ahead, predicted: Started): void {
+  private startPredicted(
+    delivery: IterationDelivery,
+    r: Response,
+    plan: ResponsePlan,
+    catalog: ReadonlySet<string> | Map<string, unknown>,
+    after: RunState,
+    ahead: Ahead,
+    predicted: Started,
+  ): void {
     const { p } = this;
     const { st } = r;
     p.transcripts.appended(st.id, r.transcriptLength + 1, [plan.message]);
-    const confirm = this.checkpointAhead(delivery, st, after, plan.checkpoint, ahead).then(async (sent): Promise<Confirmation> => {
-      if (sent.kind === 'taken') {
-        p.transcripts.forget(st.id);
-        await this.record(delivery, r, new Set(sent.taken)); // renamed, then k+1 again from what it set up
+    const confirm = this.checkpointAhead(delivery, st, after, plan.checkpoint, ahead).then(
+      async (sent): Promise<Confirmation> => {
+        if (sent.kind === 'taken') {
+          p.transcripts.forget(st.id);
+          await this.record(delivery, r, new Set(sent.taken)); // renamed, then k+1 again from what it set up
+          return 'again';
+        }
+        if (sent.kind === 'fenced') {
+          p.transcripts.forget(st.id);
+          p.o.metrics.fenced.inc({ step: 'checkpoint' });
+          return 'done';
+        }
+        this.checkpointed(r, plan, catalog);
+        if (sent.kind === 'started' && samePrediction(sent.started, predicted)) return 'go';
+        p.transcripts.forget(st.id); // the cache holds the prediction: read what Redis recorded
+        if (sent.kind === 'checkpointed') p.states.put(after);
         return 'again';
-      }
-      if (sent.kind === 'fenced') {
-        p.transcripts.forget(st.id);
-        p.o.metrics.fenced.inc({ step: 'checkpoint' });
-        return 'done';
-      }
-      this.checkpointed(r, plan, catalog);
-      if (sent.kind === 'started' && samePrediction(sent.started, predicted)) return 'go';
-      p.transcripts.forget(st.id); // the cache holds the prediction: read what Redis recorded
-      if (sent.kind === 'checkpointed') p.states.put(after);
-      return 'again';
-    });
+      },
+    );
     confirm.catch(() => undefined); // (awaited by k+1's model call, which fails its job on an error; never left unhandled)
     const state = stateAfterStart(after, ahead.k, ahead.callMode, delivery.owner, predicted.toolCalls);
     p.continuations.started(delivery, { state, k: ahead.k, callMode: ahead.callMode, started: predicted, confirm });
   }
 
   /** The checkpoint with iteration k+1's start behind it; what it answered. A start that applied is the job's next step. */
-  private async checkpointAhead(delivery: IterationDelivery, st: RunState, after: RunState, checkpoint: CheckpointInput, ahead: Ahead): Promise<AheadOutcome> {
+  private async checkpointAhead(
+    delivery: IterationDelivery,
+    st: RunState,
+    after: RunState,
+    checkpoint: CheckpointInput,
+    ahead: Ahead,
+  ): Promise<AheadOutcome> {
     const { continuations } = this.p;
     const outcome = await this.p.ahead.send(st.id, checkpoint, st.owner, ahead);
     if (outcome.kind === 'taken' || outcome.kind === 'fenced') continuations.withdraw(delivery);

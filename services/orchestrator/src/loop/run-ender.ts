@@ -13,15 +13,31 @@ export class RunEnder {
 
   async cancelled(st: RunState): Promise<void> {
     await this.finish(st.id, {
-      expectIteration: null, status: 'cancelled', stopReason: 'cancelled', error: null,
+      expectIteration: null,
+      status: 'cancelled',
+      stopReason: 'cancelled',
+      error: null,
       events: [{ type: 'run.cancelled', data: { reason: st.cancel || 'cancelled' } }],
     });
   }
 
   /** `owner`: the delivery whose model call failed; when another has taken the call over since, nothing ends. */
-  async failed(runId: string, code: string, message: string, iteration: number | null = null, owner = ''): Promise<void> {
+  async failed(
+    runId: string,
+    code: string,
+    message: string,
+    iteration: number | null = null,
+    owner = '',
+  ): Promise<void> {
     const error = { code, message };
-    await this.finish(runId, { expectIteration: iteration, status: 'failed', stopReason: null, error, events: [{ type: 'run.failed', data: { error } }], owner });
+    await this.finish(runId, {
+      expectIteration: iteration,
+      status: 'failed',
+      stopReason: null,
+      error,
+      events: [{ type: 'run.failed', data: { error } }],
+      owner,
+    });
   }
 
   /**
@@ -35,8 +51,17 @@ export class RunEnder {
   }
 
   async failedAtMaxIterations(st: RunState): Promise<void> {
-    const error = { code: 'max_iterations', message: `the run reached maxIterations (${st.request.limits.maxIterations})` };
-    await this.finish(st.id, { expectIteration: st.iteration, status: 'failed', stopReason: 'max_iterations', error, events: [{ type: 'run.failed', data: { error } }] });
+    const error = {
+      code: 'max_iterations',
+      message: `the run reached maxIterations (${st.request.limits.maxIterations})`,
+    };
+    await this.finish(st.id, {
+      expectIteration: st.iteration,
+      status: 'failed',
+      stopReason: 'max_iterations',
+      error,
+      events: [{ type: 'run.failed', data: { error } }],
+    });
   }
 
   /** Ends the run and counts it, and the open calls the end answered `cancelled`. */
@@ -53,15 +78,34 @@ export class RunEnder {
    */
   async withoutAnswer(st: RunState, k: number, output: string): Promise<void> {
     const message: Message = { role: 'assistant', content: output };
-    const ok = await this.store.checkpoint(st.id, {
-      iteration: k, message, totals: { ...st.usage }, iterationUsage: {}, final: { stopReason: 'context_limit', output }, calls: [], pendingFinal: '',
-      repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
-      events: [
-        { type: 'message.delta', data: { iteration: k, text: output } },
-        { type: 'iteration.completed', data: iterationCompletedData(k) },
-        { type: 'run.completed', data: { output, ...(st.request.output ? { outputJson: null } : {}), stopReason: 'context_limit', iterations: k, usage: st.usage } },
-      ],
-    }, st.owner);
+    const ok = await this.store.checkpoint(
+      st.id,
+      {
+        iteration: k,
+        message,
+        totals: { ...st.usage },
+        iterationUsage: {},
+        final: { stopReason: 'context_limit', output },
+        calls: [],
+        pendingFinal: '',
+        repeat: { fingerprint: st.repeatFingerprint, count: st.repeatCount },
+        events: [
+          { type: 'message.delta', data: { iteration: k, text: output } },
+          { type: 'iteration.completed', data: iterationCompletedData(k) },
+          {
+            type: 'run.completed',
+            data: {
+              output,
+              ...(st.request.output ? { outputJson: null } : {}),
+              stopReason: 'context_limit',
+              iterations: k,
+              usage: st.usage,
+            },
+          },
+        ],
+      },
+      st.owner,
+    );
     if (ok === true) this.ended(st.id, 'completed', 'context_limit');
   }
 

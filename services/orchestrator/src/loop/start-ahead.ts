@@ -1,5 +1,14 @@
 import { LOCAL_POOL, type CallMode, type CallToRun } from '@agentloop/protocol';
-import { recordableWithStart, type CheckpointInput, type IterationDelivery, type LocalResult, type RunState, type RunStore, type StartParams, type Started } from '@agentloop/runtime';
+import {
+  recordableWithStart,
+  type CheckpointInput,
+  type IterationDelivery,
+  type LocalResult,
+  type RunState,
+  type RunStore,
+  type StartParams,
+  type Started,
+} from '@agentloop/runtime';
 import { toolJobs, type DispatchDeps } from './dispatch-calls.js';
 import type { AdvanceAction } from './planner.js';
 import { startParams } from './start-iteration.js';
@@ -40,29 +49,50 @@ export class StartAhead {
    */
   async prepare(delivery: IterationDelivery, after: RunState, k: number, toRun: CallToRun[]): Promise<Ahead | null> {
     const local = this.d.local;
-    if (!local?.readsOnly || !toRun.every((c) => c.pool === LOCAL_POOL) || !local.readsOnly(toRun.map((c) => c.name))) return null;
+    if (!local?.readsOnly || !toRun.every((c) => c.pool === LOCAL_POOL) || !local.readsOnly(toRun.map((c) => c.name)))
+      return null;
     const action = this.decide(after, k + 1, Date.now(), delivery.jobId);
     if (action.kind !== 'start' || !this.d.mayContinue?.(delivery, k)) return null;
     const repair = action.repair ? after.outputRepair?.message : undefined;
-    const params = startParams(delivery, k + 1, action.expectPhase, action.callMode, after.pendingFinal, after.iterUsage, false, repair, after.batch);
+    const params = startParams(
+      delivery,
+      k + 1,
+      action.expectPhase,
+      action.callMode,
+      after.pendingFinal,
+      after.iterUsage,
+      false,
+      repair,
+      after.batch,
+    );
     const results = toRun.length ? await local.runReads!(toolJobs(after, k, toRun), delivery.owner) : [];
     return { k: k + 1, callMode: action.callMode, params: { ...params, results }, results };
   }
 
   /** Sends iteration k's checkpoint and the planned start behind it; what the results' answers were, logged and counted. */
   async send(runId: string, checkpoint: CheckpointInput, owner: string, ahead: Ahead): Promise<AheadOutcome> {
-    if (ahead.results.length && !recordableWithStart(ahead.results)) return this.sendApart(runId, checkpoint, owner, ahead);
+    if (ahead.results.length && !recordableWithStart(ahead.results))
+      return this.sendApart(runId, checkpoint, owner, ahead);
     const { checkpointed, start } = await this.store.checkpointThenStart(runId, checkpoint, owner, ahead.params);
     if (typeof checkpointed === 'object') return { kind: 'taken', taken: checkpointed.taken };
     if (!checkpointed) return { kind: 'fenced' };
     const recorded = start.recorded.map((a, i) => [ahead.results[i]!, a] as const).filter(([, a]) => a !== null);
-    if (recorded.length) this.d.local!.recordedLater(recorded.map(([r]) => r), recorded.map(([, a]) => a));
+    if (recorded.length)
+      this.d.local!.recordedLater(
+        recorded.map(([r]) => r),
+        recorded.map(([, a]) => a),
+      );
     if (typeof start.started === 'object') return { kind: 'started', started: start.started };
     return { kind: 'checkpointed', unrecorded: ahead.results.filter((_, i) => start.recorded[i] === null) };
   }
 
   /** Results too large for one step (a model-controlled batch of big reads): the checkpoint, then the results in steps of their own. */
-  private async sendApart(runId: string, checkpoint: CheckpointInput, owner: string, ahead: Ahead): Promise<AheadOutcome> {
+  private async sendApart(
+    runId: string,
+    checkpoint: CheckpointInput,
+    owner: string,
+    ahead: Ahead,
+  ): Promise<AheadOutcome> {
     const checkpointed = await this.store.checkpoint(runId, checkpoint, owner);
     if (typeof checkpointed === 'object') return { kind: 'taken', taken: checkpointed.taken };
     if (!checkpointed) return { kind: 'fenced' };

@@ -1,4 +1,11 @@
-import { callIdOfToolJob, iterationCompletedData, type CallMode, type FinalizeReason, type Message, type NewEvent } from '@agentloop/protocol';
+import {
+  callIdOfToolJob,
+  iterationCompletedData,
+  type CallMode,
+  type FinalizeReason,
+  type Message,
+  type NewEvent,
+} from '@agentloop/protocol';
 import type { IterationDelivery, RunState, RunStore } from '@agentloop/runtime';
 import { finalizeInstruction } from './decide-advance.js';
 
@@ -6,14 +13,35 @@ import { finalizeInstruction } from './decide-advance.js';
  * What starting iteration k records: its events, the finalize instruction of a call without tools — or, for the
  * structured-output repair call, its `repair` message instead —, its owner.
  */
-export function startParams(delivery: IterationDelivery, k: number, expectPhase: 'queued' | 'tools', callMode: CallMode, pendingFinal: FinalizeReason | '', iterUsage: RunState['iterUsage'], returnState: boolean, repair?: string, expectBatch?: readonly string[]) {
+export function startParams(
+  delivery: IterationDelivery,
+  k: number,
+  expectPhase: 'queued' | 'tools',
+  callMode: CallMode,
+  pendingFinal: FinalizeReason | '',
+  iterUsage: RunState['iterUsage'],
+  returnState: boolean,
+  repair?: string,
+  expectBatch?: readonly string[],
+) {
   const events: NewEvent[] = [];
   if (k === 1) events.push({ type: 'run.started', data: {} });
   else events.push({ type: 'iteration.completed', data: iterationCompletedData(k - 1, iterUsage) });
   events.push({ type: 'iteration.started', data: { iteration: k } });
   const instruction = repair ?? (callMode !== 'tools' ? finalizeInstruction(callMode) : undefined);
-  const extraMessage: Message | undefined = instruction !== undefined ? { role: 'user', content: instruction } : undefined;
-  return { iteration: k, expectPhase, expectPendingFinal: pendingFinal, callMode, extraMessage, events, returnState, owner: delivery.owner, expectBatch };
+  const extraMessage: Message | undefined =
+    instruction !== undefined ? { role: 'user', content: instruction } : undefined;
+  return {
+    iteration: k,
+    expectPhase,
+    expectPendingFinal: pendingFinal,
+    callMode,
+    extraMessage,
+    events,
+    returnState,
+    owner: delivery.owner,
+    expectBatch,
+  };
 }
 
 /**
@@ -21,7 +49,11 @@ export function startParams(delivery: IterationDelivery, k: number, expectPhase:
  * parent only after every child finished or failed, so the parent is the one job that always learns of a failure: no
  * extra job needs to be published for it. Returns whether a call was answered now.
  */
-export async function answerFailedChildren(store: RunStore, delivery: IterationDelivery, runId: string): Promise<boolean> {
+export async function answerFailedChildren(
+  store: RunStore,
+  delivery: IterationDelivery,
+  runId: string,
+): Promise<boolean> {
   const failed = await delivery.failedChildren();
   let answered = false;
   for (const key of failed) {
@@ -36,10 +68,24 @@ export async function answerFailedChildren(store: RunStore, delivery: IterationD
  * the earlier delivery had streamed deltas of this iteration, the claim itself tells clients to discard them (one step:
  * no delta of the earlier delivery can reach them after the `llm.retry` that says so).
  */
-export async function claimModelCall(store: RunStore, delivery: IterationDelivery, st: RunState, k: number): Promise<RunState | null> {
+export async function claimModelCall(
+  store: RunStore,
+  delivery: IterationDelivery,
+  st: RunState,
+  k: number,
+): Promise<RunState | null> {
   const owner = delivery.owner;
   if (st.owner === owner) return st;
-  const discard: NewEvent = { type: 'llm.retry', data: { provider: st.request.model.provider, model: st.request.model.name, attempt: 2, reason: 'worker_restarted', discardOutput: true } };
+  const discard: NewEvent = {
+    type: 'llm.retry',
+    data: {
+      provider: st.request.model.provider,
+      model: st.request.model.name,
+      attempt: 2,
+      reason: 'worker_restarted',
+      discardOutput: true,
+    },
+  };
   const claimed = await store.claimModelCall(st.id, k, st.owner, owner, discard);
   return claimed ? { ...st, owner } : null;
 }

@@ -1,5 +1,11 @@
 import { UnrecoverableError, type Job } from 'bullmq';
-import { ExpireJobSchema, QUEUES, SummaryDeadlineJobSchema, compressJobId, isTerminalStatus } from '@agentloop/protocol';
+import {
+  ExpireJobSchema,
+  QUEUES,
+  SummaryDeadlineJobSchema,
+  compressJobId,
+  isTerminalStatus,
+} from '@agentloop/protocol';
 import type { Logger, Metrics, RunScheduler, RunStore } from '@agentloop/runtime';
 import type { DecisionService } from '../decisions/decision-service.js';
 
@@ -40,6 +46,9 @@ export class TimerJobs {
     if (!st || isTerminalStatus(st.status) || st.iteration !== k || st.phase !== 'model' || st.tv !== tv) return;
     if (!(await this.scheduler.releaseChild(QUEUES.compressor, compressJobId(runId, k, tv)))) return;
     this.metrics.compressions.inc({ strategy: 'summarize', outcome: 'timeout' });
-    this.logger.warn({ runId, iteration: k }, 'no summary was recorded before its deadline (is a compressor running?): the iteration prunes instead');
+    this.logger.warn(
+      { runId, iteration: k },
+      'no summary was recorded before its deadline (is a compressor running?): the iteration prunes instead',
+    );
   }
 }

@@ -13,7 +13,8 @@ export async function toolSpecsFor(catalog: ToolCatalog, request: RunRequest): P
     const e = entries.get(name);
     if (e) specs.push({ name, description: e.description, parameters: e.parameters });
   }
-  for (const t of request.clientTools) specs.push({ name: t.name, description: t.description, parameters: t.parameters });
+  for (const t of request.clientTools)
+    specs.push({ name: t.name, description: t.description, parameters: t.parameters });
   return specs;
 }
 
@@ -22,7 +23,11 @@ export async function toolSpecsFor(catalog: ToolCatalog, request: RunRequest): P
  * run lists and the model called, so a call is answered unknown_tool only when Redis has no such tool. Names the run
  * does not list are unknown whatever the catalog holds: they cause no read.
  */
-export function catalogForCalls(catalog: ToolCatalog, request: RunRequest, calls: readonly ToolCall[] = []): Promise<Map<string, CatalogEntry>> {
+export function catalogForCalls(
+  catalog: ToolCatalog,
+  request: RunRequest,
+  calls: readonly ToolCall[] = [],
+): Promise<Map<string, CatalogEntry>> {
   const listed = new Set(request.tools);
   return catalog.lookup(calls.map((c) => c.name).filter((name) => listed.has(name)));
 }

@@ -23,11 +23,21 @@ describe('TranscriptCache (real Redis)', () => {
     const messages: Message[] = [
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Wie spät ist es in 東京? 🙂' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'current_time', arguments: '{"timezone":"Asia/Tokyo"}' }] },
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'c1', name: 'current_time', arguments: '{"timezone":"Asia/Tokyo"}' }],
+      },
       { role: 'tool', toolCallId: 'c1', content: '{"iso":"2026-11-30T10:00:00+09:00"}' },
     ];
     const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
-    await store.create({ runId, tenant: 't', request: RunRequestSchema.parse({ input: 'x', model }), messages, bodyHash: 'h' });
+    await store.create({
+      runId,
+      tenant: 't',
+      request: RunRequestSchema.parse({ input: 'x', model }),
+      messages,
+      bodyHash: 'h',
+    });
     const st = (await store.load(runId))!;
     const view = await new TranscriptCache(store).view(st);
     const counter = counterFor(model);
@@ -35,7 +45,10 @@ describe('TranscriptCache (real Redis)', () => {
     expect(view.upperBound).toBeGreaterThanOrEqual(exact);
     expect(view.tokens).toBe(exact);
     // the estimate counter (non-OpenAI families) is its own bound
-    const gem = await new TranscriptCache(store).view({ ...st, model: { provider: 'google', name: 'gemini-2.5-flash', params: {} } });
+    const gem = await new TranscriptCache(store).view({
+      ...st,
+      model: { provider: 'google', name: 'gemini-2.5-flash', params: {} },
+    });
     expect(gem.upperBound).toBe(gem.tokens);
   });
 
@@ -43,8 +56,18 @@ describe('TranscriptCache (real Redis)', () => {
     const store = new RunStore(redis, prefix);
     const runId = newRunId();
     const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
-    const messages: Message[] = [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] }, { role: 'tool', toolCallId: 'c1', content: 'r' }];
-    await store.create({ runId, tenant: 't', request: RunRequestSchema.parse({ input: 'x', model }), messages, bodyHash: 'h' });
+    const messages: Message[] = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c1', content: 'r' },
+    ];
+    await store.create({
+      runId,
+      tenant: 't',
+      request: RunRequestSchema.parse({ input: 'x', model }),
+      messages,
+      bodyHash: 'h',
+    });
     const st = (await store.load(runId))!;
     const cache = new TranscriptCache(store);
     expect((await cache.view(st)).problems).toEqual([]);
@@ -54,7 +77,10 @@ describe('TranscriptCache (real Redis)', () => {
     expect(broken.messages).toHaveLength(4);
     expect(broken.problems).toEqual([expect.stringMatching(/answers 'zz', which was not called/)]);
     // a compression that cut the broken message away (a new tv and cut): the view is checked from its start again
-    const compressed = await cache.view({ ...st, tv: st.tv + 1, viewFrom: 4, viewPrefix: [{ role: 'user', content: 'summary' }] }, 4);
+    const compressed = await cache.view(
+      { ...st, tv: st.tv + 1, viewFrom: 4, viewPrefix: [{ role: 'user', content: 'summary' }] },
+      4,
+    );
     expect(compressed.messages).toEqual([{ role: 'user', content: 'summary' }]);
     expect(compressed.problems).toEqual([]);
   });

@@ -61,7 +61,10 @@ class View implements ContextView {
   get tokens(): number {
     if (this.counted === null) {
       count(this.history, this.cum, this.counter);
-      this.counted = this.prefix.reduce((n, m) => n + messageTokens(this.counter, m), 0) + this.cum[this.historyLength]! - this.cum[this.from]!;
+      this.counted =
+        this.prefix.reduce((n, m) => n + messageTokens(this.counter, m), 0) +
+        this.cum[this.historyLength]! -
+        this.cum[this.from]!;
     }
     return this.counted;
   }
@@ -86,8 +89,18 @@ export class TranscriptCache {
 
   private entry(runId: string, model: ModelSpec): Entry {
     let e = this.entries.get(runId);
-    if (e) this.entries.delete(runId); // re-inserted below: Map order = recency
-    else e = { history: [], cum: [0], bound: [0], counter: counterFor(model), calibration: 1, check: new TranscriptCheck(), checked: '' };
+    if (e)
+      this.entries.delete(runId); // re-inserted below: Map order = recency
+    else
+      e = {
+        history: [],
+        cum: [0],
+        bound: [0],
+        counter: counterFor(model),
+        calibration: 1,
+        check: new TranscriptCheck(),
+        checked: '',
+      };
     this.entries.set(runId, e);
     if (this.entries.size > this.maxRuns) this.entries.delete(this.entries.keys().next().value!);
     return e;
@@ -101,7 +114,10 @@ export class TranscriptCache {
   }
 
   /** The view the model sees next; `knownLength` (from a script that just wrote the list) lets a consistent cache skip Redis. */
-  async view(st: Pick<RunState, 'id' | 'model' | 'viewPrefix' | 'viewFrom' | 'tv'>, knownLength?: number): Promise<ContextView> {
+  async view(
+    st: Pick<RunState, 'id' | 'model' | 'viewPrefix' | 'viewFrom' | 'tv'>,
+    knownLength?: number,
+  ): Promise<ContextView> {
     const e = this.entry(st.id, st.model);
     if (knownLength === undefined || e.history.length !== knownLength) {
       if (knownLength !== undefined && e.history.length > knownLength) {
@@ -124,7 +140,18 @@ export class TranscriptCache {
     e.check.push(e.history.slice(from + e.check.length - prefix.length));
     const messages = prefix.length || from ? [...prefix, ...e.history.slice(from)] : e.history;
     const upperBound = prefix.reduce((n, m) => n + messageTokenBound(e.counter, m), 0) + e.bound[len]! - e.bound[from]!;
-    return new View(messages, upperBound, e.counter, len, e.check.problems(), e.calibration, e.history, e.cum, prefix, from);
+    return new View(
+      messages,
+      upperBound,
+      e.counter,
+      len,
+      e.check.problems(),
+      e.calibration,
+      e.history,
+      e.cum,
+      prefix,
+      from,
+    );
   }
 
   /** Whether the run's history is cached exactly `length` long (a view of it needs no read). */

@@ -1,6 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { ResultJob } from '@agentloop/protocol';
-import { toSnapshot, type Logger, type QueueSet, type RunScheduler, type RunStore, type ThreadStore } from '@agentloop/runtime';
+import {
+  toSnapshot,
+  type Logger,
+  type QueueSet,
+  type RunScheduler,
+  type RunStore,
+  type ThreadStore,
+} from '@agentloop/runtime';
 import { QUEUES } from '@agentloop/protocol';
 import { publishDeliveryJob } from '../webhooks/delivery-jobs.js';
 
@@ -88,7 +95,8 @@ export class OutboxRelay {
 
   private async release(): Promise<void> {
     const r = this.store.redis;
-    if (r.status === 'ready' && (await r.get(this.keys.outboxLease).catch(() => null)) === this.token) await r.del(this.keys.outboxLease).catch(() => 0);
+    if (r.status === 'ready' && (await r.get(this.keys.outboxLease).catch(() => null)) === this.token)
+      await r.del(this.keys.outboxLease).catch(() => 0);
   }
 
   private async relay(entry: string): Promise<void> {
@@ -118,10 +126,18 @@ export class OutboxRelay {
     if (!st) return; // expired before it was relayed: nothing left to report
     const snap = toSnapshot(st, { structured: !!st.request.output });
     const data: ResultJob = {
-      runId, tenantId: st.tenant, status: snap.status, stopReason: snap.stopReason, output: snap.output,
+      runId,
+      tenantId: st.tenant,
+      status: snap.status,
+      stopReason: snap.stopReason,
+      output: snap.output,
       ...(st.request.output ? { outputJson: snap.outputJson ?? null } : {}),
-      error: snap.status === 'failed' ? snap.error : null, usage: snap.usage, metadata: snap.metadata,
+      error: snap.status === 'failed' ? snap.error : null,
+      usage: snap.usage,
+      metadata: snap.metadata,
     };
-    await this.queues.get(QUEUES.results).add('result', data, { jobId: runId, removeOnComplete: { age: this.keepS }, removeOnFail: { age: this.keepS } });
+    await this.queues
+      .get(QUEUES.results)
+      .add('result', data, { jobId: runId, removeOnComplete: { age: this.keepS }, removeOnFail: { age: this.keepS } });
   }
 }

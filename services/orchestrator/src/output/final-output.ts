@@ -10,7 +10,11 @@ import type { OutputCheck } from './output-validator.js';
  * planner's input is plain data (undefined: the run has no schema, or the response is not a final answer). It runs
  * in the validator's worker thread, within its budget (isolated-validator.ts).
  */
-export async function finalOutputCheck(st: Pick<RunState, 'request' | 'tenant'>, callMode: CallMode, res: Pick<ModelResponse, 'message'>): Promise<OutputCheck | undefined> {
+export async function finalOutputCheck(
+  st: Pick<RunState, 'request' | 'tenant'>,
+  callMode: CallMode,
+  res: Pick<ModelResponse, 'message'>,
+): Promise<OutputCheck | undefined> {
   const schema = st.request.output?.schema;
   if (!schema || !isFinalAnswer(callMode, res)) return undefined;
   return outputValidator.check(schema, res.message.content ?? '', st.tenant);

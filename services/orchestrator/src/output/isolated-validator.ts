@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { OutputCheck } from './output-validator.js';
 
-export type ValidatorRequest = { op: 'compile'; schema: Record<string, unknown> } | { op: 'check'; schema: Record<string, unknown>; text: string };
+export type ValidatorRequest =
+  { op: 'compile'; schema: Record<string, unknown> } | { op: 'check'; schema: Record<string, unknown>; text: string };
 export type ValidatorReply = OutputCheck | { ok: true } | { ok: false; message: string };
 
 /** The compiled worker, found from src/ (tests) and dist/ alike: both sit beside dist/ in the package. */
@@ -74,7 +75,11 @@ export class IsolatedOutputValidator {
   private startBudget(): void {
     if (!this.current || this.current.timer) return;
     const budget = this.limits.budgetMs ?? 2000;
-    this.current.timer = setTimeout(() => this.fail(`checking against output.schema took longer than ${budget} ms: the schema is too costly to check`), budget);
+    this.current.timer = setTimeout(
+      () =>
+        this.fail(`checking against output.schema took longer than ${budget} ms: the schema is too costly to check`),
+      budget,
+    );
   }
 
   private settle(reply: ValidatorReply): void {
@@ -101,7 +106,8 @@ export class IsolatedOutputValidator {
     w.unref();
     // a thread that never loads cannot hold its task forever either
     const boot = setTimeout(() => {
-      if (w === this.worker && !this.ready) this.fail('output.schema could not be checked: the validator did not start');
+      if (w === this.worker && !this.ready)
+        this.fail('output.schema could not be checked: the validator did not start');
     }, 30_000);
     boot.unref();
     w.on('message', (reply: ValidatorReply | { ready: true }) => {
@@ -114,7 +120,10 @@ export class IsolatedOutputValidator {
       this.settle(reply);
     });
     w.on('error', (err) => {
-      if (w === this.worker) this.fail(`output.schema could not be checked: ${/memory/i.test(err.message) ? 'the schema needs more memory than allowed' : err.message.slice(0, 300)}`);
+      if (w === this.worker)
+        this.fail(
+          `output.schema could not be checked: ${/memory/i.test(err.message) ? 'the schema needs more memory than allowed' : err.message.slice(0, 300)}`,
+        );
     });
     w.on('exit', () => {
       if (w === this.worker) this.fail('output.schema could not be checked: the validator stopped');
@@ -135,7 +144,10 @@ export class OutputValidatorPool {
   private readonly inFlight = new Set<string>();
 
   constructor(size = 2, limits: IsolationLimits = {}) {
-    this.lanes = Array.from({ length: Math.max(1, size) }, () => ({ v: new IsolatedOutputValidator(limits), busy: false }));
+    this.lanes = Array.from({ length: Math.max(1, size) }, () => ({
+      v: new IsolatedOutputValidator(limits),
+      busy: false,
+    }));
   }
 
   compile(schema: Record<string, unknown>, tenant = ''): Promise<{ ok: true } | { ok: false; message: string }> {

@@ -18,21 +18,35 @@ const pointer = (path: readonly string[]) => path.map((p) => `/${p.replace(/~/g,
  * OpenAI — a schema whose strict form would mean something else (optional properties, open objects, keywords strict
  * mode does not support). Paths point into the request (`output.schema…`).
  */
-export async function outputSchemaIssues(req: RunRequest, validator: Pick<IsolatedOutputValidator, 'compile'>): Promise<OutputIssue[]> {
+export async function outputSchemaIssues(
+  req: RunRequest,
+  validator: Pick<IsolatedOutputValidator, 'compile'>,
+): Promise<OutputIssue[]> {
   if (!req.output) return [];
   const schema = req.output.schema;
   const at = (path: readonly string[]) => ['output', 'schema', ...path];
   const bounds = outputSchemaProblem(schema);
   if (bounds) return [{ path: at(bounds.path), code: 'schema_too_complex', message: bounds.message }];
   const compiled = await validator.compile(schema);
-  if (!compiled.ok) return [{ path: at([]), code: 'invalid_schema', message: `output.schema is not a JSON Schema this service can compile: ${compiled.message}` }];
+  if (!compiled.ok)
+    return [
+      {
+        path: at([]),
+        code: 'invalid_schema',
+        message: `output.schema is not a JSON Schema this service can compile: ${compiled.message}`,
+      },
+    ];
   if (chainNeedsStrictSchema([req.model, ...req.fallbacks])) {
     const strict = toStrictSchema(schema);
     if (!strict.ok)
-      return [{
-        path: at(strict.path), code: 'not_strict_compatible', rule: strict.rule,
-        message: `OpenAI strict structured output, rule ${strict.rule}, at output.schema${pointer(strict.path)}: ${strict.message}`,
-      }];
+      return [
+        {
+          path: at(strict.path),
+          code: 'not_strict_compatible',
+          rule: strict.rule,
+          message: `OpenAI strict structured output, rule ${strict.rule}, at output.schema${pointer(strict.path)}: ${strict.message}`,
+        },
+      ];
   }
   return [];
 }

@@ -10,7 +10,16 @@ type Draft = '07' | '2019-09' | '2020-12';
 type Compiled = { ok: true; validate: ValidateFunction } | { ok: false; message: string };
 
 /** Keywords only 2019-09 / 2020-12 know: a schema without `$schema` that uses one is read as 2020-12. */
-const NEWER_KEYWORDS = new Set(['prefixItems', '$dynamicRef', '$dynamicAnchor', 'dependentRequired', 'dependentSchemas', 'unevaluatedItems', 'unevaluatedProperties', '$recursiveRef']);
+const NEWER_KEYWORDS = new Set([
+  'prefixItems',
+  '$dynamicRef',
+  '$dynamicAnchor',
+  'dependentRequired',
+  'dependentSchemas',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  '$recursiveRef',
+]);
 const MAX_ERRORS = 20;
 const MAX_ERROR_CHARS = 300;
 /** The longest answer text parsed as JSON (a model's answer is untrusted input). */
@@ -40,7 +49,12 @@ function draftOf(schema: Record<string, unknown>): Draft | null {
 /** One ajv error as a line the model (and the run's error) can read: where, what, and the detail that names it. */
 function errorLine(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
-  const detail = e.keyword === 'additionalProperties' ? ` ('${String(p.additionalProperty)}')` : e.keyword === 'enum' ? ` (${JSON.stringify(p.allowedValues)})` : '';
+  const detail =
+    e.keyword === 'additionalProperties'
+      ? ` ('${String(p.additionalProperty)}')`
+      : e.keyword === 'enum'
+        ? ` (${JSON.stringify(p.allowedValues)})`
+        : '';
   const line = `${e.instancePath || '/'} ${e.message ?? 'is invalid'}${detail}`;
   return line.length > MAX_ERROR_CHARS ? `${line.slice(0, MAX_ERROR_CHARS)}…` : line;
 }
@@ -56,7 +70,10 @@ export function parseAnswer(text: string): { ok: true; value: unknown } | { ok: 
   try {
     return { ok: true, value: JSON.parse(body) };
   } catch (e) {
-    return { ok: false, error: `the answer is not JSON (${e instanceof Error ? e.message : String(e)}): reply with the JSON value only` };
+    return {
+      ok: false,
+      error: `the answer is not JSON (${e instanceof Error ? e.message : String(e)}): reply with the JSON value only`,
+    };
   }
 }
 
@@ -76,7 +93,14 @@ export class OutputValidator {
   private static options() {
     // inlineRefs off: inlining copies a referenced schema into every place that names it, so code grew as refs × size
     // (a 42 KB schema of 800 refs to an 800-property definition took the process out of memory at intake)
-    return { allErrors: true, strict: false, validateFormats: false, addUsedSchema: false, logger: false, inlineRefs: false } as const;
+    return {
+      allErrors: true,
+      strict: false,
+      validateFormats: false,
+      addUsedSchema: false,
+      logger: false,
+      inlineRefs: false,
+    } as const;
   }
 
   /** Compiles (or finds) the validator of a schema; a schema ajv cannot compile gives ajv's reason. */
@@ -90,7 +114,11 @@ export class OutputValidator {
     }
     const draft = draftOf(schema);
     let compiled: Compiled;
-    if (!draft) compiled = { ok: false, message: `$schema ${JSON.stringify(String(schema.$schema).slice(0, 100))} is not draft-07, 2019-09 or 2020-12` };
+    if (!draft)
+      compiled = {
+        ok: false,
+        message: `$schema ${JSON.stringify(String(schema.$schema).slice(0, 100))} is not draft-07, 2019-09 or 2020-12`,
+      };
     else {
       const ajv = this.ajv[draft];
       const own = structuredClone(schema); // ajv keeps what it compiles until told to forget it
@@ -117,7 +145,10 @@ export class OutputValidator {
     try {
       valid = compiled.validate(parsed.value) as boolean;
     } catch (e) {
-      return { ok: false, errors: [`the answer could not be validated: ${e instanceof Error ? e.message : String(e)}`] };
+      return {
+        ok: false,
+        errors: [`the answer could not be validated: ${e instanceof Error ? e.message : String(e)}`],
+      };
     }
     if (valid) return { ok: true, value: parsed.value };
     const all = (compiled.validate.errors ?? []).map(errorLine);

@@ -55,7 +55,13 @@ export class LiveRunReconciler {
 
   private async sweepIfLeader(): Promise<void> {
     try {
-      const lease = await this.o.store.redis.set(this.o.store.keys.reconcileLease, this.token, 'PX', Math.max(1000, this.o.everyMs - 50), 'NX');
+      const lease = await this.o.store.redis.set(
+        this.o.store.keys.reconcileLease,
+        this.token,
+        'PX',
+        Math.max(1000, this.o.everyMs - 50),
+        'NX',
+      );
       if (lease === 'OK') await this.sweep();
     } catch (err) {
       this.o.logger.warn({ err }, 'live-run reconciliation failed');
@@ -76,7 +82,14 @@ export class LiveRunReconciler {
       found.set(runId, f);
       if (f !== 'ok') this.o.metrics.reconciled.inc({ outcome: f });
     }
-    for (const runId of await this.o.store.redis.zrangebyscore(this.o.store.keys.parkedRuns, '-inf', now - this.o.everyMs, 'LIMIT', 0, 100)) {
+    for (const runId of await this.o.store.redis.zrangebyscore(
+      this.o.store.keys.parkedRuns,
+      '-inf',
+      now - this.o.everyMs,
+      'LIMIT',
+      0,
+      100,
+    )) {
       const f = await this.checkParked(runId).catch(() => 'ok' as const);
       if (f !== 'ok') this.o.metrics.reconciled.inc({ outcome: f });
       found.set(runId, f);
@@ -85,7 +98,15 @@ export class LiveRunReconciler {
   }
 
   private async checkRunning(runId: string, quietSince: number): Promise<Found> {
-    const st = await this.o.store.fieldsOf(runId, ['status', 'phase', 'iteration', 'owner', 'resuming', 'updatedAt', 'batch']);
+    const st = await this.o.store.fieldsOf(runId, [
+      'status',
+      'phase',
+      'iteration',
+      'owner',
+      'resuming',
+      'updatedAt',
+      'batch',
+    ]);
     if (!st || st.status !== 'running') {
       await this.o.store.redis.zrem(this.o.store.keys.runningRuns, runId); // an index entry its run left behind
       return 'gone';
@@ -108,7 +129,10 @@ export class LiveRunReconciler {
   /** Publishes iteration k's batch again from its checkpoint: the iteration's job re-dispatches its open calls. */
   private async redispatch(runId: string, k: number): Promise<Found> {
     await this.o.scheduler.advance(runId, k, advanceJobId(runId, k, 'reconciled'));
-    this.o.logger.warn({ runId, iteration: k }, 'a running run had no job to advance it: its calls are published again from its checkpoint');
+    this.o.logger.warn(
+      { runId, iteration: k },
+      'a running run had no job to advance it: its calls are published again from its checkpoint',
+    );
     return 'republished';
   }
 
@@ -126,11 +150,20 @@ export class LiveRunReconciler {
       const job = await this.o.scheduler.job(QUEUES.tools(meta.pool), toolJobId(runId, batch[i]!));
       if (!job) return this.redispatch(runId, k); // (fixed job ids: the calls whose jobs are there are not run twice)
       const state = await job.getState();
-      if (state === 'failed' ? await this.o.store.calls.closeToolCall(runId, batch[i]!, 'job_failed') : await this.pickupTimedOut(runId, batch[i]!, meta.pool, job, state)) answered = true;
+      if (
+        state === 'failed'
+          ? await this.o.store.calls.closeToolCall(runId, batch[i]!, 'job_failed')
+          : await this.pickupTimedOut(runId, batch[i]!, meta.pool, job, state)
+      )
+        answered = true;
     }
-    if ((await this.o.store.calls.metaAndOutcomes(runId, batch)).some((c) => c.meta && !c.outcome)) return answered ? 'answered' : 'ok';
+    if ((await this.o.store.calls.metaAndOutcomes(runId, batch)).some((c) => c.meta && !c.outcome))
+      return answered ? 'answered' : 'ok';
     await this.o.scheduler.advance(runId, k + 1, advanceJobId(runId, k + 1, 'reconciled'));
-    this.o.logger.warn({ runId, iteration: k }, 'a running run\'s batch was answered and no job went on: its next iteration is published');
+    this.o.logger.warn(
+      { runId, iteration: k },
+      "a running run's batch was answered and no job went on: its next iteration is published",
+    );
     return answered ? 'answered' : 'republished';
   }
 
@@ -139,7 +172,11 @@ export class LiveRunReconciler {
     const bound = this.o.poolPickupMs[pool] ?? this.o.poolPickupMs['*'] ?? 300_000;
     if (!((state === 'waiting' || state === 'prioritized') && Date.now() - job.timestamp > bound)) return false;
     const answered = await this.o.store.calls.closeToolCall(runId, callId, 'no_runner');
-    if (answered) this.o.logger.warn({ runId, callId, pool, waitedMs: Date.now() - job.timestamp }, 'no tool-runner took the call up within its pool\'s bound: answered tool_error');
+    if (answered)
+      this.o.logger.warn(
+        { runId, callId, pool, waitedMs: Date.now() - job.timestamp },
+        "no tool-runner took the call up within its pool's bound: answered tool_error",
+      );
     await job.removeChildDependency().catch(() => false); // the iteration stops waiting for it (a flow's child)
     await job.remove().catch(() => undefined); // (taken up meanwhile: its runner finds it answered)
     return answered;
@@ -150,14 +187,22 @@ export class LiveRunReconciler {
     const job = await this.o.scheduler.job(QUEUES.orchestrator, jobId);
     if (!job) {
       await this.o.scheduler.advance(runId, k, jobId);
-      this.o.logger.warn({ runId, jobId }, 'a running run had no job to advance it: published again from its checkpoint');
+      this.o.logger.warn(
+        { runId, jobId },
+        'a running run had no job to advance it: published again from its checkpoint',
+      );
       return 'republished';
     }
     return (await job.getState()) === 'failed' ? this.endFailed(runId, jobId, k) : 'ok';
   }
 
   private async endFailed(runId: string, jobId: string, k: number): Promise<Found> {
-    await this.o.end.failed(runId, 'job_failed', `the job advancing iteration ${k} (${jobId}) failed for good and its run was not ended then`, k);
+    await this.o.end.failed(
+      runId,
+      'job_failed',
+      `the job advancing iteration ${k} (${jobId}) failed for good and its run was not ended then`,
+      k,
+    );
     return 'ended';
   }
 

@@ -13,5 +13,10 @@ const JOB_ATTEMPTS = 20;
  */
 export async function publishDeliveryJob(queues: QueueSet, runId: string, gen: number): Promise<void> {
   const data: WebhookJob = { runId, gen };
-  await queues.get(QUEUES.webhooks).add('deliver', data, { jobId: webhookJobId(runId, gen), attempts: JOB_ATTEMPTS, backoff: { type: 'exponential', delay: 1000 }, removeOnFail: true });
+  await queues.get(QUEUES.webhooks).add('deliver', data, {
+    jobId: webhookJobId(runId, gen),
+    attempts: JOB_ATTEMPTS,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnFail: true,
+  });
 }

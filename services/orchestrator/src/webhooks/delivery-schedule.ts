@@ -22,7 +22,12 @@ export interface AfterAttempt {
  * `baseMs`, doubling with each attempt (capped at MAX_RETRY_DELAY_MS), until an attempt fails RETRY_FOR_MS or more
  * after the first one; a refusal gives it up at once.
  */
-export function afterAttempt(r: WebhookRecord, result: AttemptResult | Refusal, now: number, baseMs: number): AfterAttempt {
+export function afterAttempt(
+  r: WebhookRecord,
+  result: AttemptResult | Refusal,
+  now: number,
+  baseMs: number,
+): AfterAttempt {
   const attempts = r.attempts + 1;
   const firstAttemptAt = r.firstAttemptAt ?? now;
   const lastStatusCode = result.kind === 'answered' ? result.status : null;
@@ -34,5 +39,9 @@ export function afterAttempt(r: WebhookRecord, result: AttemptResult | Refusal, 
   if (result.kind === 'answered' && result.status >= 200 && result.status < 300) return done('delivered');
   if (result.kind === 'refused' || now - firstAttemptAt >= RETRY_FOR_MS) return done('failed');
   const delay = Math.min(baseMs * 2 ** (attempts - 1), MAX_RETRY_DELAY_MS);
-  return { record: { ...r, attempts, lastStatusCode, nextAttemptAt: now + delay, firstAttemptAt }, finished: false, outcome: 'retried' };
+  return {
+    record: { ...r, attempts, lastStatusCode, nextAttemptAt: now + delay, firstAttemptAt },
+    finished: false,
+    outcome: 'retried',
+  };
 }

@@ -31,14 +31,25 @@ describe('one signed attempt (Standard Webhooks)', () => {
   });
   // `.invalid` names never resolve: only the pinned address can be reached
   const send = (path: string, timeoutMs = 5000) =>
-    sendWebhook({ url: new URL(`http://hooks.invalid:${port}${path}`), target: { address: '127.0.0.1', family: 4 }, id: 'msg_run_1_4', body: '{"type":"run.completed"}', secret, timeoutMs });
+    sendWebhook({
+      url: new URL(`http://hooks.invalid:${port}${path}`),
+      target: { address: '127.0.0.1', family: 4 },
+      id: 'msg_run_1_4',
+      body: '{"type":"run.completed"}',
+      secret,
+      timeoutMs,
+    });
 
   it('signs id, timestamp and body so that the standardwebhooks library verifies it, and reports the status', async () => {
     expect(await send('/ok')).toEqual({ kind: 'answered', status: 200 });
     const req = got.at(-1)!;
     expect(req.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': 'msg_run_1_4' });
     expect(Math.abs(Number(req.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
-    const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+    const headers = {
+      'webhook-id': String(req.headers['webhook-id']),
+      'webhook-timestamp': String(req.headers['webhook-timestamp']),
+      'webhook-signature': String(req.headers['webhook-signature']),
+    };
     expect(new Webhook(`whsec_${secretB64}`).verify(req.body, headers)).toEqual({ type: 'run.completed' });
     expect(() => new Webhook(Buffer.from('another secret').toString('base64')).verify(req.body, headers)).toThrow();
     expect(() => new Webhook(`whsec_${secretB64}`).verify(`${req.body} `, headers)).toThrow();
@@ -50,6 +61,17 @@ describe('one signed attempt (Standard Webhooks)', () => {
     expect(await send('/redirect')).toEqual({ kind: 'answered', status: 307 });
     expect(got.slice(before).map((r) => r.url)).toEqual(['/redirect']);
     expect(await send('/hang', 300)).toEqual({ kind: 'no_answer', message: 'no answer within 300 ms' });
-    expect((await sendWebhook({ url: new URL('http://hooks.invalid:1/'), target: { address: '127.0.0.1', family: 4 }, id: 'i', body: '{}', secret, timeoutMs: 1000 })).kind).toBe('no_answer');
+    expect(
+      (
+        await sendWebhook({
+          url: new URL('http://hooks.invalid:1/'),
+          target: { address: '127.0.0.1', family: 4 },
+          id: 'i',
+          body: '{}',
+          secret,
+          timeoutMs: 1000,
+        })
+      ).kind,
+    ).toBe('no_answer');
   });
 });

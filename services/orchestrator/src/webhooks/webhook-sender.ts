@@ -52,7 +52,12 @@ export function sendWebhook(r: WebhookRequest): Promise<AttemptResult> {
       res.on('error', () => {}); // a body cut by the timeout: the status was all it was asked for
       resolve({ kind: 'answered', status: res.statusCode ?? 0 });
     });
-    req.on('error', (e) => resolve({ kind: 'no_answer', message: signal.aborted && !r.signal?.aborted ? `no answer within ${r.timeoutMs} ms` : e.message }));
+    req.on('error', (e) =>
+      resolve({
+        kind: 'no_answer',
+        message: signal.aborted && !r.signal?.aborted ? `no answer within ${r.timeoutMs} ms` : e.message,
+      }),
+    );
     req.end(r.body);
   });
 }

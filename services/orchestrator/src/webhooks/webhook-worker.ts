@@ -1,7 +1,16 @@
 import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, WebhookJobSchema, webhookId } from '@agentloop/protocol';
-import { HandedBackError, workerOptions, workerTakingJobs, type DueDelivery, type Logger, type Metrics, type QueueSet, type RunStore } from '@agentloop/runtime';
+import {
+  HandedBackError,
+  workerOptions,
+  workerTakingJobs,
+  type DueDelivery,
+  type Logger,
+  type Metrics,
+  type QueueSet,
+  type RunStore,
+} from '@agentloop/runtime';
 import { afterAttempt, type Refusal } from './delivery-schedule.js';
 import { publishDeliveryJob } from './delivery-jobs.js';
 import { webhookBody } from './webhook-body.js';
@@ -89,21 +98,45 @@ export class WebhookWorker {
     if (!(await this.o.store.webhooks.recordAttempt(run.runId, run.gen, due, next.record, next.finished))) return;
     this.o.metrics.webhookDeliveries.inc({ outcome: next.outcome });
     if (next.outcome === 'delivered') return;
-    const fields = { runId: run.runId, webhookId: webhookId(run.runId, due.record.seq), attempts: next.record.attempts, result };
+    const fields = {
+      runId: run.runId,
+      webhookId: webhookId(run.runId, due.record.seq),
+      attempts: next.record.attempts,
+      result,
+    };
     if (next.outcome === 'failed') this.o.logger.warn(fields, 'webhook given up');
-    else this.o.logger.info({ ...fields, nextAttemptAt: new Date(next.record.nextAttemptAt!).toISOString() }, 'webhook attempt failed: retrying');
+    else
+      this.o.logger.info(
+        { ...fields, nextAttemptAt: new Date(next.record.nextAttemptAt!).toISOString() },
+        'webhook attempt failed: retrying',
+      );
   }
 
   private async send(run: Run, due: DueDelivery): Promise<AttemptResult | Refusal> {
     const secret = this.o.policy.secretOf(run.tenant);
-    if (!secret) return { kind: 'refused', message: `tenant ${run.tenant} has no webhook signing secret any more (AGENTLOOP_WEBHOOK_SECRETS)` };
+    if (!secret)
+      return {
+        kind: 'refused',
+        message: `tenant ${run.tenant} has no webhook signing secret any more (AGENTLOOP_WEBHOOK_SECRETS)`,
+      };
     const body = due.body ?? (await this.firstBody(run, due));
     if (body === null) return { kind: 'refused', message: 'the event to deliver is gone' };
     // checked again at every attempt: the name may resolve elsewhere now, or the operator's allowance be gone
     const target = await this.o.policy.target(run.url);
     // a name that does not resolve now (a DNS hiccup) is retried like a receiver that did not answer; a refused address is not
-    if (!target.ok) return target.transient ? { kind: 'no_answer', message: target.message } : { kind: 'refused', message: target.message };
-    return sendWebhook({ url: target.url, target: target.target, id: webhookId(run.runId, due.record.seq), body, secret, timeoutMs: this.o.policy.settings.timeoutMs, signal: this.inFlight.signal });
+    if (!target.ok)
+      return target.transient
+        ? { kind: 'no_answer', message: target.message }
+        : { kind: 'refused', message: target.message };
+    return sendWebhook({
+      url: target.url,
+      target: target.target,
+      id: webhookId(run.runId, due.record.seq),
+      body,
+      secret,
+      timeoutMs: this.o.policy.settings.timeoutMs,
+      signal: this.inFlight.signal,
+    });
   }
 
   /** The body built for the first attempt and kept (another delivery of this job may have kept one first). */
@@ -116,12 +149,18 @@ export class WebhookWorker {
   private async failed(job: Job | undefined, err: Error): Promise<void> {
     const parsed = WebhookJobSchema.safeParse(job?.data);
     if (!job || !parsed.success || job.attemptsMade < (job.opts.attempts ?? 1)) return;
-    this.o.logger.error({ err, runId: parsed.data.runId }, 'webhook delivery job failed for good: a new one takes its run over');
+    this.o.logger.error(
+      { err, runId: parsed.data.runId },
+      'webhook delivery job failed for good: a new one takes its run over',
+    );
     try {
       const r = await this.o.store.webhooks.enqueue(parsed.data.runId, null, '', parsed.data.gen);
       if (r.kind === 'queued') await publishDeliveryJob(this.o.queues, parsed.data.runId, r.gen);
     } catch (e) {
-      this.o.logger.error({ err: e, runId: parsed.data.runId }, 'webhook delivery job could not be replaced: the run\'s next event starts one');
+      this.o.logger.error(
+        { err: e, runId: parsed.data.runId },
+        "webhook delivery job could not be replaced: the run's next event starts one",
+      );
     }
   }
 }

@@ -5,9 +5,24 @@ export function evaluateExpression(source: string): number {
   if (source.length > 10_000) throw new Error('expression too long');
   let pos = 0;
   const FUNCS: Record<string, (...a: number[]) => number> = {
-    sqrt: Math.sqrt, abs: Math.abs, sin: Math.sin, cos: Math.cos, tan: Math.tan, asin: Math.asin, acos: Math.acos, atan: Math.atan,
-    ln: Math.log, log: Math.log10, log2: Math.log2, exp: Math.exp, floor: Math.floor, ceil: Math.ceil, round: Math.round,
-    min: Math.min, max: Math.max, pow: Math.pow,
+    sqrt: Math.sqrt,
+    abs: Math.abs,
+    sin: Math.sin,
+    cos: Math.cos,
+    tan: Math.tan,
+    asin: Math.asin,
+    acos: Math.acos,
+    atan: Math.atan,
+    ln: Math.log,
+    log: Math.log10,
+    log2: Math.log2,
+    exp: Math.exp,
+    floor: Math.floor,
+    ceil: Math.ceil,
+    round: Math.round,
+    min: Math.min,
+    max: Math.max,
+    pow: Math.pow,
   };
   const CONSTS: Record<string, number> = { pi: Math.PI, e: Math.E };
   const ws = () => {
@@ -103,7 +118,8 @@ export function evaluateExpression(source: string): number {
 
 export const calculator: ToolDefinition = {
   name: 'calculator',
-  description: 'Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt, abs, sin, cos, tan, ln, log, exp, floor, ceil, round, min, max, pow, pi, e.',
+  description:
+    'Evaluate an arithmetic expression: + - * / % ^, parentheses, sqrt, abs, sin, cos, tan, ln, log, exp, floor, ceil, round, min, max, pow, pi, e.',
   parameters: {
     type: 'object',
     properties: { expression: { type: 'string', minLength: 1, maxLength: 10000, description: 'for example (2+3)*4' } },

@@ -15,7 +15,17 @@ export const currentTime: ToolDefinition = {
     const timezone = (args as { timezone?: string }).timezone ?? 'UTC';
     let fmt: Intl.DateTimeFormat;
     try {
-      fmt = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' });
+      fmt = new Intl.DateTimeFormat('en-CA', {
+        timeZone: timezone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+        timeZoneName: 'longOffset',
+      });
     } catch {
       throw new Error(`unknown time zone '${timezone}'`);
     }

@@ -9,7 +9,8 @@ describe('http_get SSRF guard', () => {
   let port = 0;
   beforeAll(async () => {
     server = http.createServer((req, res) => {
-      if (req.url === '/redirect-to-metadata') res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+      if (req.url === '/redirect-to-metadata')
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
       else if (req.url === '/redirect-local') res.writeHead(301, { location: '/hello' }).end();
       else if (req.url === '/big') res.writeHead(200, { 'content-type': 'text/plain' }).end('z'.repeat(5000));
       else res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
@@ -36,7 +37,9 @@ describe('http_get SSRF guard', () => {
   it('fetches, follows redirects and re-checks every hop', async () => {
     const ok = await guardedGet(`http://127.0.0.1:${port}/redirect-local`, signal(), allowLoopback);
     expect(ok).toMatchObject({ status: 200, body: 'hello', contentType: 'text/plain' });
-    const err = await guardedGet(`http://127.0.0.1:${port}/redirect-to-metadata`, signal(), allowLoopback).catch((e) => e);
+    const err = await guardedGet(`http://127.0.0.1:${port}/redirect-to-metadata`, signal(), allowLoopback).catch(
+      (e) => e,
+    );
     expect(err.code).toBe('blocked_url');
   });
 

@@ -18,7 +18,12 @@ export function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
 export const sleep: ToolDefinition = {
   name: 'sleep',
   description: 'Wait for the given number of milliseconds (honours cancellation).',
-  parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 3_600_000 } }, required: ['ms'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { ms: { type: 'integer', minimum: 0, maximum: 3_600_000 } },
+    required: ['ms'],
+    additionalProperties: false,
+  },
   sideEffect: 'read',
   pool: 'default',
   timeoutMs: 3_600_000,

@@ -24,11 +24,15 @@ const send = (m: unknown): Promise<void> =>
     process.send(m, undefined, undefined, () => resolve());
   });
 
-const describe = (e: unknown): string => (e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e));
+const describe = (e: unknown): string =>
+  e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e);
 
 /** A thrown error as the parent rebuilds it: a ToolFailure keeps its code (the class is not shared across processes). */
 const errorMessage = (e: unknown, prefix = '') => {
-  const failure = e instanceof Error && e.constructor.name === 'ToolFailure' ? (e as Error & { code?: unknown; retryable?: unknown }) : null;
+  const failure =
+    e instanceof Error && e.constructor.name === 'ToolFailure'
+      ? (e as Error & { code?: unknown; retryable?: unknown })
+      : null;
   return {
     t: 'error',
     message: `${prefix}${failure ? failure.message : describe(e)}`,
@@ -47,10 +51,15 @@ const loggable = (a: unknown): unknown => {
     return String(a);
   }
 };
-const log = (level: string) => (...args: unknown[]) => void send({ t: 'log', level, args: args.map(loggable) });
+const log =
+  (level: string) =>
+  (...args: unknown[]) =>
+    void send({ t: 'log', level, args: args.map(loggable) });
 
 // imported before any call (the parent starts this child ahead of time); a failure is the call's answer
-const loaded: Promise<unknown> = import(pathToFileURL(path.resolve(modulePath)).href).then((m: { default?: unknown }) => m.default);
+const loaded: Promise<unknown> = import(pathToFileURL(path.resolve(modulePath)).href).then(
+  (m: { default?: unknown }) => m.default,
+);
 loaded.catch(() => undefined);
 
 async function runCall(m: CallMessage): Promise<void> {
@@ -61,10 +70,15 @@ async function runCall(m: CallMessage): Promise<void> {
     return end(errorMessage(e, `the tool's module failed to load in its process: `), 0);
   }
   const def = Array.isArray(defs) ? (defs as Definition[]).find((d) => d?.name === m.tool) : undefined;
-  if (!def || typeof def.execute !== 'function') return end({ t: 'error', message: `the tool's module has no tool ${m.tool} in its process` }, 0);
+  if (!def || typeof def.execute !== 'function')
+    return end({ t: 'error', message: `the tool's module has no tool ${m.tool} in its process` }, 0);
   let result: unknown;
   try {
-    result = await def.execute(m.args, { ...m.ctx, signal: controller.signal, logger: { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') } });
+    result = await def.execute(m.args, {
+      ...m.ctx,
+      signal: controller.signal,
+      logger: { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') },
+    });
   } catch (e) {
     return end(errorMessage(e), 0);
   }

@@ -18,19 +18,28 @@ export function isolationLimits(env: Record<string, string | undefined>): Isolat
   const raw = env.AGENTLOOP_ISOLATION_MEMORY_MB;
   if (raw === undefined || raw.trim() === '') return { memoryMb: DEFAULT_ISOLATION_MEMORY_MB };
   const parsed = z.coerce.number().int().min(16).max(65_536).safeParse(raw.trim());
-  if (!parsed.success) throw new Error(`AGENTLOOP_ISOLATION_MEMORY_MB: '${raw.slice(0, 32)}' is not a whole number of megabytes from 16 to 65536`);
+  if (!parsed.success)
+    throw new Error(
+      `AGENTLOOP_ISOLATION_MEMORY_MB: '${raw.slice(0, 32)}' is not a whole number of megabytes from 16 to 65536`,
+    );
   return { memoryMb: parsed.data };
 }
 
 const ChildMessageSchema = z.discriminatedUnion('t', [
   z.object({ t: z.literal('result'), value: z.unknown() }),
-  z.object({ t: z.literal('error'), message: z.string(), code: z.string().optional(), retryable: z.boolean().optional() }),
+  z.object({
+    t: z.literal('error'),
+    message: z.string(),
+    code: z.string().optional(),
+    retryable: z.boolean().optional(),
+  }),
   z.object({ t: z.literal('log'), level: z.enum(['info', 'warn', 'error', 'debug']), args: z.array(z.unknown()) }),
 ]);
 
 // the compiled child in dist; in tests (sources run as they are) Node strips the types of the .ts itself
 const here = fileURLToPath(new URL('.', import.meta.url));
-const CHILD_ENTRY = ['child-entry.js', 'child-entry.ts'].map((f) => here + f).find((f) => existsSync(f)) ?? `${here}child-entry.js`;
+const CHILD_ENTRY =
+  ['child-entry.js', 'child-entry.ts'].map((f) => here + f).find((f) => existsSync(f)) ?? `${here}child-entry.js`;
 
 /** How much of a child's stderr is kept to say why it died (V8's out-of-memory report is in its last lines). */
 const STDERR_TAIL = 8_192;
@@ -42,7 +51,10 @@ class ToolProcess {
   private stderrTail = '';
   private readonly closed: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
 
-  constructor(modulePath: string, private readonly limits: IsolationLimits) {
+  constructor(
+    modulePath: string,
+    private readonly limits: IsolationLimits,
+  ) {
     this.child = fork(CHILD_ENTRY, [modulePath], {
       execArgv: [`--max-old-space-size=${limits.memoryMb}`],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
@@ -55,12 +67,18 @@ class ToolProcess {
     let spawnError: Error | undefined;
     this.child.on('error', (e) => (spawnError ??= e));
     // 'close': after the child's stderr is read to its end (the report of a heap out of memory included)
-    this.closed = new Promise((resolve) => this.child.once('close', (code, signal) => resolve({ code, signal, ...(spawnError ? { error: spawnError } : {}) })));
+    this.closed = new Promise((resolve) =>
+      this.child.once('close', (code, signal) =>
+        resolve({ code, signal, ...(spawnError ? { error: spawnError } : {}) }),
+      ),
+    );
     this.setRef(false); // a child waiting for its call keeps no runner alive
   }
 
   private setRef(on: boolean): void {
-    const handles = [this.child, this.child.channel, this.child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null | undefined>;
+    const handles = [this.child, this.child.channel, this.child.stderr] as Array<
+      { ref?: () => void; unref?: () => void } | null | undefined
+    >;
     for (const h of handles) (on ? h?.ref : h?.unref)?.call(h);
   }
 
@@ -89,12 +107,19 @@ class ToolProcess {
       };
       const onAbort = () => {
         // killed hard: a tool that spins or blocks cannot be asked to stop
-        if (this.child.connected) this.child.send({ t: 'abort', reason: String((ctx.signal.reason as Error | undefined)?.message ?? 'aborted') }, () => undefined);
+        if (this.child.connected)
+          this.child.send(
+            { t: 'abort', reason: String((ctx.signal.reason as Error | undefined)?.message ?? 'aborted') },
+            () => undefined,
+          );
         finish(() => reject(ctx.signal.reason));
       };
       const onMessage = (raw: unknown) => {
         const m = ChildMessageSchema.safeParse(raw);
-        if (!m.success) return finish(() => reject(new ToolFailure('tool_error', "the tool's process sent a message that is not an answer")));
+        if (!m.success)
+          return finish(() =>
+            reject(new ToolFailure('tool_error', "the tool's process sent a message that is not an answer")),
+          );
         if (m.data.t === 'log') return (ctx.logger[m.data.level] as (...a: unknown[]) => void)(...m.data.args);
         if (m.data.t === 'result') {
           const { value } = m.data;
@@ -109,17 +134,28 @@ class ToolProcess {
       this.child.on('message', onMessage);
       void this.closed.then((how) => finish(() => reject(this.died(how))));
       const { runId, callId, tenantId, idempotencyKey } = ctx;
-      if (this.child.connected) this.child.send({ t: 'call', tool, args, ctx: { runId, callId, tenantId, idempotencyKey } }, () => undefined);
+      if (this.child.connected)
+        this.child.send({ t: 'call', tool, args, ctx: { runId, callId, tenantId, idempotencyKey } }, () => undefined);
     });
   }
 
   /** Why a child ended before it answered, as the call's error. */
   private died(how: { code: number | null; signal: NodeJS.Signals | null; error?: Error }): ToolFailure {
-    if (how.error) return new ToolFailure('tool_error', `the tool's process could not be started: ${how.error.message}`);
+    if (how.error)
+      return new ToolFailure('tool_error', `the tool's process could not be started: ${how.error.message}`);
     if (OUT_OF_MEMORY.test(this.stderrTail))
-      return new ToolFailure('tool_error', `the tool ran out of memory: its process may use ${this.limits.memoryMb} MB of heap (AGENTLOOP_ISOLATION_MEMORY_MB) and was stopped`, false);
-    if (how.signal) return new ToolFailure('tool_error', `the tool's process was killed by ${how.signal} before it answered`, false);
-    return new ToolFailure('tool_error', `the tool's process exited with code ${how.code ?? '?'} before it answered`, false);
+      return new ToolFailure(
+        'tool_error',
+        `the tool ran out of memory: its process may use ${this.limits.memoryMb} MB of heap (AGENTLOOP_ISOLATION_MEMORY_MB) and was stopped`,
+        false,
+      );
+    if (how.signal)
+      return new ToolFailure('tool_error', `the tool's process was killed by ${how.signal} before it answered`, false);
+    return new ToolFailure(
+      'tool_error',
+      `the tool's process exited with code ${how.code ?? '?'} before it answered`,
+      false,
+    );
   }
 }
 

@@ -36,7 +36,11 @@ export class McpTools {
    * Connects to the servers of `pools` and lists their tools. A server naming an unset variable is not started; one
    * that cannot be reached has no tools in the catalog until it is (both logged, neither stops the process).
    */
-  static async start(servers: McpServerConfig[], pools: (pool: string) => boolean, o: McpToolsOptions): Promise<McpTools> {
+  static async start(
+    servers: McpServerConfig[],
+    pools: (pool: string) => boolean,
+    o: McpToolsOptions,
+  ): Promise<McpTools> {
     const self = new McpTools(o);
     // stdio servers a runner killed with kill -9 left running (most end with their stdin; not all)
     reapOrphanedServers((fields, msg) => o.logger.warn(fields, msg));
@@ -47,7 +51,10 @@ export class McpTools {
   private async startServer(configured: McpServerConfig): Promise<void> {
     const { server, missing } = resolveEnvRefs(configured, this.o.environment ?? process.env);
     if (missing.length) {
-      this.o.logger.error({ mcpServer: server.name, missing }, 'MCP server not started: it names environment variables that are not set');
+      this.o.logger.error(
+        { mcpServer: server.name, missing },
+        'MCP server not started: it names environment variables that are not set',
+      );
       return;
     }
     let started = false;
@@ -67,35 +74,46 @@ export class McpTools {
     try {
       await conn.connect();
     } catch (e) {
-      this.o.logger.error({ mcpServer: server.name, err: e instanceof Error ? e.message : String(e) }, 'MCP server unreachable at start: its tools are unknown and not in the catalog until it answers');
+      this.o.logger.error(
+        { mcpServer: server.name, err: e instanceof Error ? e.message : String(e) },
+        'MCP server unreachable at start: its tools are unknown and not in the catalog until it answers',
+      );
       conn.scheduleReconnect(); // its tools join through onChange when it answers
     }
     started = true;
   }
 
   private definitions(server: McpServerConfig, tools: McpToolInfo[], conn: McpServerConnection): ToolDefinition[] {
-    const listed = tools.filter((t) => (!server.allowTools || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name));
+    const listed = tools.filter(
+      (t) => (!server.allowTools || server.allowTools.includes(t.name)) && !server.denyTools.includes(t.name),
+    );
     const tooLarge = listed.filter((t) => JSON.stringify(t.inputSchema ?? {}).length > MAX_SCHEMA_CHARS);
-    if (tooLarge.length) this.o.logger.error({ mcpServer: server.name, tools: tooLarge.map((t) => t.name.slice(0, 100)).slice(0, 10) }, `MCP server: input schemas over ${MAX_SCHEMA_CHARS} characters; those tools are left out`);
+    if (tooLarge.length)
+      this.o.logger.error(
+        { mcpServer: server.name, tools: tooLarge.map((t) => t.name.slice(0, 100)).slice(0, 10) },
+        `MCP server: input schemas over ${MAX_SCHEMA_CHARS} characters; those tools are left out`,
+      );
     const taken = new Set([...this.names.values(), ...(this.registry?.all().map((t) => t.entry.name) ?? [])]);
-    return listed.filter((t) => !tooLarge.includes(t)).map((t) => {
-      const key = `${server.name}\0${t.name}`;
-      let name = this.names.get(key);
-      if (!name) {
-        name = catalogName(server.name, t.name, taken);
-        this.names.set(key, name);
-        taken.add(name);
-      }
-      return {
-        name,
-        description: t.description ?? '',
-        parameters: inputSchemaOf(t.inputSchema),
-        ...sideEffectOf(server.trust, t.annotations),
-        pool: server.pool,
-        timeoutMs: server.timeoutMs,
-        execute: (args, ctx) => conn.callTool(t.name, args, ctx.signal, server.timeoutMs),
-      };
-    });
+    return listed
+      .filter((t) => !tooLarge.includes(t))
+      .map((t) => {
+        const key = `${server.name}\0${t.name}`;
+        let name = this.names.get(key);
+        if (!name) {
+          name = catalogName(server.name, t.name, taken);
+          this.names.set(key, name);
+          taken.add(name);
+        }
+        return {
+          name,
+          description: t.description ?? '',
+          parameters: inputSchemaOf(t.inputSchema),
+          ...sideEffectOf(server.trust, t.annotations),
+          pool: server.pool,
+          timeoutMs: server.timeoutMs,
+          execute: (args, ctx) => conn.callTool(t.name, args, ctx.signal, server.timeoutMs),
+        };
+      });
   }
 
   /**
@@ -107,8 +125,13 @@ export class McpTools {
     this.publish = publish;
     for (const [server, defs] of this.defs) this.register(server, defs);
     registry.setUnavailable((name) => {
-      const server = this.connections.find((c) => !this.defs.has(c.server.name) && name.startsWith(`${c.server.name}__`))?.server.name;
-      return server && `the MCP server ${server} has not answered since this tool-runner started: its tools are not known yet`;
+      const server = this.connections.find(
+        (c) => !this.defs.has(c.server.name) && name.startsWith(`${c.server.name}__`),
+      )?.server.name;
+      return (
+        server &&
+        `the MCP server ${server} has not answered since this tool-runner started: its tools are not known yet`
+      );
     });
   }
 
@@ -116,7 +139,12 @@ export class McpTools {
     if (!this.registry) return;
     this.registry.remove(before.map((d) => d.name));
     this.register(server, defs);
-    this.publish().catch((e: unknown) => this.o.logger.error({ mcpServer: server, err: e instanceof Error ? e.message : String(e) }, 'MCP server: could not publish its tools'));
+    this.publish().catch((e: unknown) =>
+      this.o.logger.error(
+        { mcpServer: server, err: e instanceof Error ? e.message : String(e) },
+        'MCP server: could not publish its tools',
+      ),
+    );
   }
 
   /** Adds a server's tools one by one: one the registry refuses (its schema, a name taken) is left out and logged. */
@@ -125,7 +153,10 @@ export class McpTools {
       try {
         this.registry!.add(d);
       } catch (e) {
-        this.o.logger.error({ mcpServer: server, tool: d.name, err: (e instanceof Error ? e.message : String(e)).slice(0, 500) }, 'MCP server: a tool it lists cannot be registered; left out');
+        this.o.logger.error(
+          { mcpServer: server, tool: d.name, err: (e instanceof Error ? e.message : String(e)).slice(0, 500) },
+          'MCP server: a tool it lists cannot be registered; left out',
+        );
       }
   }
 

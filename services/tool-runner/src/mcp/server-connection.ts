@@ -36,7 +36,8 @@ function isTransportFailure(e: unknown): boolean {
   if (e instanceof StreamableHTTPError) return true;
   const err = e as { code?: unknown; cause?: { code?: unknown } } | null;
   const code = err?.cause?.code ?? err?.code;
-  if (typeof code === 'string' && /^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN|TIMEDOUT)/.test(code)) return true;
+  if (typeof code === 'string' && /^E(CONN|PIPE|HOSTUNREACH|NETUNREACH|NOTFOUND|AI_AGAIN|TIMEDOUT)/.test(code))
+    return true;
   return e instanceof Error && /fetch failed|not connected|connection closed|socket hang up/i.test(e.message);
 }
 
@@ -79,7 +80,8 @@ export class McpServerConnection {
   connect(force = false): Promise<Client> {
     if (this.closed) return Promise.reject(new Error(`MCP server ${this.server.name} is closed`));
     if (this.client) return Promise.resolve(this.client);
-    if (!this.connecting && !force && Date.now() < this.retryAt) return Promise.reject(new Error(`it did not answer; next attempt in ${this.retryAt - Date.now()} ms`));
+    if (!this.connecting && !force && Date.now() < this.retryAt)
+      return Promise.reject(new Error(`it did not answer; next attempt in ${this.retryAt - Date.now()} ms`));
     this.connecting ??= this.open()
       .catch((e: unknown) => {
         this.retryAt = Date.now() + this.backoff;
@@ -92,7 +94,12 @@ export class McpServerConnection {
   private async open(): Promise<Client> {
     const client = new Client({ name: 'agentloop-tool-runner', version: VERSION }, { capabilities: {} });
     const transport = this.server.command
-      ? new StdioClientTransport({ command: this.server.command, args: this.server.args, env: this.server.env, stderr: this.o.stderr ?? 'inherit' })
+      ? new StdioClientTransport({
+          command: this.server.command,
+          args: this.server.args,
+          env: this.server.env,
+          stderr: this.o.stderr ?? 'inherit',
+        })
       : new StreamableHTTPClientTransport(new URL(this.server.url!), { requestInit: { headers: this.server.headers } });
     let connectedAt = 0;
     let pid: number | null = null;
@@ -134,9 +141,16 @@ export class McpServerConnection {
     const cursors = new Set<string>();
     let cursor: string | undefined;
     for (let pages = 0; pages < MAX_LIST_PAGES && tools.length < MAX_TOOLS; pages++) {
-      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS) });
+      const page = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: Math.min(this.server.timeoutMs, MAX_CONNECT_MS),
+      });
       for (const t of page.tools.slice(0, MAX_TOOLS - tools.length))
-        tools.push({ name: t.name, description: t.description?.slice(0, MAX_DESCRIPTION_CHARS), inputSchema: t.inputSchema as Record<string, unknown>, annotations: t.annotations });
+        tools.push({
+          name: t.name,
+          description: t.description?.slice(0, MAX_DESCRIPTION_CHARS),
+          inputSchema: t.inputSchema as Record<string, unknown>,
+          annotations: t.annotations,
+        });
       cursor = page.nextCursor;
       if (!cursor || cursors.has(cursor)) break; // a server repeating its cursor lists nothing new
       cursors.add(cursor);
@@ -154,7 +168,12 @@ export class McpServerConnection {
     }
     this.relisting = 'running';
     void this.listTools(client)
-      .catch((e: unknown) => this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: could not list its tools after tools/list_changed'))
+      .catch((e: unknown) =>
+        this.o.logger.warn(
+          { mcpServer: this.server.name, err: message(e) },
+          'MCP server: could not list its tools after tools/list_changed',
+        ),
+      )
       .finally(() => {
         const again = this.relisting === 'again';
         this.relisting = 'idle';
@@ -171,8 +190,16 @@ export class McpServerConnection {
    * connects again. (The SDK's resumption of a cut stream is given up for that.)
    */
   private onTransportError(client: Client, e: Error): void {
-    if (this.client !== client || !this.inFlight || !/SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect/.test(e.message)) return;
-    this.o.logger.warn({ mcpServer: this.server.name, err: message(e) }, 'MCP server: a response stream was cut; closing the connection');
+    if (
+      this.client !== client ||
+      !this.inFlight ||
+      !/SSE stream disconnected|Maximum reconnection attempts|Failed to reconnect/.test(e.message)
+    )
+      return;
+    this.o.logger.warn(
+      { mcpServer: this.server.name, err: message(e) },
+      'MCP server: a response stream was cut; closing the connection',
+    );
     void client.close().catch(() => undefined);
   }
 
@@ -184,7 +211,10 @@ export class McpServerConnection {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       this.connect(true).catch((e: unknown) => {
-        this.o.logger.warn({ mcpServer: this.server.name, err: message(e), retryInMs: this.backoff }, 'MCP server unreachable');
+        this.o.logger.warn(
+          { mcpServer: this.server.name, err: message(e), retryInMs: this.backoff },
+          'MCP server unreachable',
+        );
         this.scheduleReconnect();
       });
     }, delay);
@@ -198,7 +228,12 @@ export class McpServerConnection {
   }
 
   /** `tools/call`: the result (SPEC §6), or a ToolFailure — retryable when the server could not be reached. */
-  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<unknown> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       let client: Client;
       try {
@@ -209,8 +244,15 @@ export class McpServerConnection {
       }
       this.inFlight++;
       try {
-        const result = await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: timeoutMs });
-        if (result.isError) throw new ToolFailure('tool_error', contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`);
+        const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+          signal,
+          timeout: timeoutMs,
+        });
+        if (result.isError)
+          throw new ToolFailure(
+            'tool_error',
+            contentText(result.content).slice(0, MAX_ERROR_CHARS) || `the MCP tool ${tool} reported an error`,
+          );
         return toolResultOf(result as { structuredContent?: unknown; content?: unknown });
       } catch (e) {
         if (e instanceof ToolFailure || signal.aborted) throw e;
@@ -218,7 +260,10 @@ export class McpServerConnection {
         await this.drop(client);
         // the server refused the session, not the call: the call never ran, so it may go once more on a new session
         if (isStaleSession(e) && attempt === 0) {
-          this.o.logger.info({ mcpServer: this.server.name, status: (e as StreamableHTTPError).code }, 'MCP server: session stale; initializing a new one');
+          this.o.logger.info(
+            { mcpServer: this.server.name, status: (e as StreamableHTTPError).code },
+            'MCP server: session stale; initializing a new one',
+          );
           continue;
         }
         this.scheduleReconnect();
@@ -230,7 +275,11 @@ export class McpServerConnection {
   }
 
   private unreachable(e: unknown): ToolFailure {
-    return new ToolFailure('tool_error', `the MCP server ${this.server.name} could not be reached: ${message(e)}`, true);
+    return new ToolFailure(
+      'tool_error',
+      `the MCP server ${this.server.name} could not be reached: ${message(e)}`,
+      true,
+    );
   }
 
   async close(): Promise<void> {

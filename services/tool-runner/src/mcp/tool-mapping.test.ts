@@ -15,10 +15,16 @@ describe('MCP tools in the catalog', () => {
   });
 
   it('trust: untrusted is external and never retried whatever it claims; trusted follows the annotations with MCP defaults', () => {
-    expect(sideEffectOf('untrusted', { readOnlyHint: true, idempotentHint: true })).toEqual({ sideEffect: 'external', retry: 'never' });
+    expect(sideEffectOf('untrusted', { readOnlyHint: true, idempotentHint: true })).toEqual({
+      sideEffect: 'external',
+      retry: 'never',
+    });
     expect(sideEffectOf('trusted', { readOnlyHint: true })).toEqual({ sideEffect: 'read', retry: 'safe' });
     expect(sideEffectOf('trusted', { destructiveHint: false })).toEqual({ sideEffect: 'reversible', retry: 'never' });
-    expect(sideEffectOf('trusted', { destructiveHint: false, idempotentHint: true })).toEqual({ sideEffect: 'reversible', retry: 'safe' });
+    expect(sideEffectOf('trusted', { destructiveHint: false, idempotentHint: true })).toEqual({
+      sideEffect: 'reversible',
+      retry: 'safe',
+    });
     expect(sideEffectOf('trusted', {})).toEqual({ sideEffect: 'external', retry: 'never' });
     expect(sideEffectOf('trusted', undefined)).toEqual({ sideEffect: 'external', retry: 'never' });
     expect(sideEffectOf('trusted', { idempotentHint: true })).toEqual({ sideEffect: 'external', retry: 'safe' });
@@ -26,8 +32,16 @@ describe('MCP tools in the catalog', () => {
 
   it('draft-07 and 2020-12 input schemas both compile in the registry and validate', () => {
     const reg = new ToolRegistry([]);
-    for (const [name, $schema] of [['d7', 'http://json-schema.org/draft-07/schema#'], ['d2020', 'https://json-schema.org/draft/2020-12/schema']] as const)
-      reg.add({ name, sideEffect: 'read', parameters: inputSchemaOf({ $schema, type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }), execute: () => null });
+    for (const [name, $schema] of [
+      ['d7', 'http://json-schema.org/draft-07/schema#'],
+      ['d2020', 'https://json-schema.org/draft/2020-12/schema'],
+    ] as const)
+      reg.add({
+        name,
+        sideEffect: 'read',
+        parameters: inputSchemaOf({ $schema, type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }),
+        execute: () => null,
+      });
     expect(reg.get('d2020')!.validate({ n: 1 }).ok).toBe(true);
     expect(reg.get('d2020')!.validate({}).ok).toBe(false);
     expect(reg.get('d7')!.validate({ n: 'x' }).ok).toBe(false);
@@ -44,7 +58,9 @@ describe('MCP tools in the catalog', () => {
       { type: 'resource_link', uri: 'file:///y', name: 'y' },
       { type: 'text', text: 'b' },
     ]);
-    expect(text).toBe('a\n[image image/png, 100 bytes]\n[audio audio/wav, 100 bytes]\n[resource file:///x application/gzip, 100 bytes]\n[resource link file:///y]\nb');
+    expect(text).toBe(
+      'a\n[image image/png, 100 bytes]\n[audio audio/wav, 100 bytes]\n[resource file:///x application/gzip, 100 bytes]\n[resource link file:///y]\nb',
+    );
     expect(text).not.toContain(b64);
   });
 });

@@ -8,17 +8,29 @@ export interface McpToolInfo {
   name: string;
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
-  annotations?: { readOnlyHint?: boolean | undefined; destructiveHint?: boolean | undefined; idempotentHint?: boolean | undefined } | undefined;
+  annotations?:
+    | {
+        readOnlyHint?: boolean | undefined;
+        destructiveHint?: boolean | undefined;
+        idempotentHint?: boolean | undefined;
+      }
+    | undefined;
 }
 
 /**
  * SPEC §6 trust mapping. Untrusted: every tool external, never retried (its annotations are the server's claims).
  * Trusted: the annotations with MCP's own defaults (readOnlyHint false, destructiveHint true, idempotentHint false).
  */
-export function sideEffectOf(trust: 'trusted' | 'untrusted', a: McpToolInfo['annotations']): Pick<ToolDefinition, 'sideEffect' | 'retry'> {
+export function sideEffectOf(
+  trust: 'trusted' | 'untrusted',
+  a: McpToolInfo['annotations'],
+): Pick<ToolDefinition, 'sideEffect' | 'retry'> {
   if (trust === 'untrusted') return { sideEffect: 'external', retry: 'never' };
   if (a?.readOnlyHint === true) return { sideEffect: 'read', retry: 'safe' };
-  return { sideEffect: a?.destructiveHint === false ? 'reversible' : 'external', retry: a?.idempotentHint === true ? 'safe' : 'never' };
+  return {
+    sideEffect: a?.destructiveHint === false ? 'reversible' : 'external',
+    retry: a?.idempotentHint === true ? 'safe' : 'never',
+  };
 }
 
 /**
@@ -31,12 +43,22 @@ export function inputSchemaOf(schema: Record<string, unknown>): Record<string, u
   return rest.type === undefined ? { type: 'object', ...rest } : rest;
 }
 
-type ContentPart = { type: string; text?: string; data?: string; mimeType?: string; resource?: { uri?: string; text?: string; blob?: string; mimeType?: string }; uri?: string; name?: string };
+type ContentPart = {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  resource?: { uri?: string; text?: string; blob?: string; mimeType?: string };
+  uri?: string;
+  name?: string;
+};
 
 /** A part the model cannot read as text, as a short placeholder naming its type and size (never its base64). */
 function placeholder(p: ContentPart): string {
-  const bytes = (b64: string) => Math.floor((b64.length * 3) / 4) - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
-  if (p.type === 'image' || p.type === 'audio') return `[${p.type} ${p.mimeType ?? 'unknown type'}, ${bytes(p.data ?? '')} bytes]`;
+  const bytes = (b64: string) =>
+    Math.floor((b64.length * 3) / 4) - (b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0);
+  if (p.type === 'image' || p.type === 'audio')
+    return `[${p.type} ${p.mimeType ?? 'unknown type'}, ${bytes(p.data ?? '')} bytes]`;
   if (p.type === 'resource') {
     const r = p.resource ?? {};
     const size = r.blob !== undefined ? `${bytes(r.blob)} bytes` : `${Buffer.byteLength(r.text ?? '')} bytes of text`;

@@ -3,12 +3,27 @@ import { buildRequest } from './build-request.js';
 import type { ParameterInfo } from './document.js';
 import type { ArgumentPlan } from './tool-schema.js';
 
-const param = (name: string, where: ParameterInfo['in'], extra: Partial<ParameterInfo> = {}) => ({ name, in: where, required: where === 'path', schema: {}, json: false, property: name, ...extra });
+const param = (name: string, where: ParameterInfo['in'], extra: Partial<ParameterInfo> = {}) => ({
+  name,
+  in: where,
+  required: where === 'path',
+  schema: {},
+  json: false,
+  property: name,
+  ...extra,
+});
 const plan: ArgumentPlan = {
-  params: [param('id', 'path'), param('tag', 'query'), param('filter', 'query', { style: 'deepObject' }), param('X-Trace', 'header'), param('session', 'cookie')],
+  params: [
+    param('id', 'path'),
+    param('tag', 'query'),
+    param('filter', 'query', { style: 'deepObject' }),
+    param('X-Trace', 'header'),
+    param('session', 'cookie'),
+  ],
   body: { property: 'body', mediaType: 'application/json' },
 };
-const build = (args: Record<string, unknown>) => buildRequest('https://crm.internal/api/', '/customers/{id}/notes', plan, args);
+const build = (args: Record<string, unknown>) =>
+  buildRequest('https://crm.internal/api/', '/customers/{id}/notes', plan, args);
 const code = (f: () => unknown) => {
   try {
     f();
@@ -20,7 +35,16 @@ const code = (f: () => unknown) => {
 
 describe('an operation call as a request', () => {
   it('path, query (exploded arrays, deepObject), header, cookie and JSON body', () => {
-    expect(build({ id: 'c 1', tag: ['a', 'b&c'], filter: { city: 'Oslo' }, 'X-Trace': 't-1', session: 's=1', body: { text: 'hi' } })).toEqual({
+    expect(
+      build({
+        id: 'c 1',
+        tag: ['a', 'b&c'],
+        filter: { city: 'Oslo' },
+        'X-Trace': 't-1',
+        session: 's=1',
+        body: { text: 'hi' },
+      }),
+    ).toEqual({
       url: 'https://crm.internal/api/customers/c%201/notes?tag=a&tag=b%26c&filter%5Bcity%5D=Oslo',
       headers: { 'X-Trace': 't-1', cookie: 'session=s%3D1', 'content-type': 'application/json' },
       body: '{"text":"hi"}',
@@ -29,8 +53,14 @@ describe('an operation call as a request', () => {
 
   it('a path parameter stays one segment under the base path: traversal encoded, dot segments and empty values refused', () => {
     expect(build({ id: '../../admin' }).url).toBe('https://crm.internal/api/customers/..%2F..%2Fadmin/notes');
-    expect(build({ id: '..\\admin?x=1#f' }).url).toBe('https://crm.internal/api/customers/..%5Cadmin%3Fx%3D1%23f/notes');
-    for (const id of ['..', '.', '']) expect(code(() => build({ id })), id).toBe('invalid_arguments');
+    expect(build({ id: '..\\admin?x=1#f' }).url).toBe(
+      'https://crm.internal/api/customers/..%5Cadmin%3Fx%3D1%23f/notes',
+    );
+    for (const id of ['..', '.', ''])
+      expect(
+        code(() => build({ id })),
+        id,
+      ).toBe('invalid_arguments');
     expect(build({ id: '%2e%2e' }).url).toBe('https://crm.internal/api/customers/%252e%252e/notes');
   });
 

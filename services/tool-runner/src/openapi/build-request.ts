@@ -15,7 +15,10 @@ const scalar = (v: unknown) => (v !== null && typeof v === 'object' ? JSON.strin
 function simple(p: ParameterInfo, v: unknown, encode: (s: string) => string): string {
   if (p.json) return encode(JSON.stringify(v));
   if (Array.isArray(v)) return v.map((x) => encode(scalar(x))).join(',');
-  if (v !== null && typeof v === 'object') return Object.entries(v).map(([k, x]) => `${encode(k)}${p.explode ? '=' : ','}${encode(scalar(x))}`).join(',');
+  if (v !== null && typeof v === 'object')
+    return Object.entries(v)
+      .map(([k, x]) => `${encode(k)}${p.explode ? '=' : ','}${encode(scalar(x))}`)
+      .join(',');
   return encode(scalar(v));
 }
 
@@ -41,7 +44,12 @@ function queryPairs(p: ParameterInfo, v: unknown): Array<[string, string]> {
  * segment, climb out of the base path or leave a segment empty), query parameters in the query string, header and
  * cookie parameters as headers, the body as JSON. The URL is checked to stay under the entry's base URL.
  */
-export function buildRequest(baseUrl: string, pathTemplate: string, plan: ArgumentPlan, args: Record<string, unknown>): BuiltRequest {
+export function buildRequest(
+  baseUrl: string,
+  pathTemplate: string,
+  plan: ArgumentPlan,
+  args: Record<string, unknown>,
+): BuiltRequest {
   const base = new URL(baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
   const at = (name: string) => plan.params.find((p) => p.in === 'path' && p.name === name);
@@ -51,11 +59,13 @@ export function buildRequest(baseUrl: string, pathTemplate: string, plan: Argume
     if (p === undefined || v === undefined) throw bad(`missing path parameter '${name}'`);
     const segment = simple(p, v, encodeURIComponent);
     // "." and ".." would be path navigation (URL parsers resolve them, %2e too): never a value
-    if (segment === '' || segment === '.' || segment === '..') throw bad(`path parameter '${name}' may not be empty, '.' or '..'`);
+    if (segment === '' || segment === '.' || segment === '..')
+      throw bad(`path parameter '${name}' may not be empty, '.' or '..'`);
     return segment;
   });
   const url = new URL(`${base.origin}${basePath}${path.startsWith('/') ? '' : '/'}${path}`);
-  if (url.origin !== base.origin || !(url.pathname === basePath || url.pathname.startsWith(`${basePath}/`))) throw bad('the arguments lead outside the base URL');
+  if (url.origin !== base.origin || !(url.pathname === basePath || url.pathname.startsWith(`${basePath}/`)))
+    throw bad('the arguments lead outside the base URL');
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};
   const cookies: string[] = [];
@@ -67,10 +77,12 @@ export function buildRequest(baseUrl: string, pathTemplate: string, plan: Argume
     else cookies.push(`${p.name}=${simple(p, v, encodeURIComponent)}`);
   }
   if (cookies.length) headers.cookie = cookies.join('; ');
-  for (const [k, v] of Object.entries(headers)) if (/[^\t\x20-\x7e\x80-\xff]/.test(v)) throw bad(`header parameter '${k}' holds characters a header cannot carry`);
+  for (const [k, v] of Object.entries(headers))
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(v)) throw bad(`header parameter '${k}' holds characters a header cannot carry`);
   const search = query.toString();
   if (search) url.search = search;
-  const body = plan.body && args[plan.body.property] !== undefined ? JSON.stringify(args[plan.body.property]) : undefined;
+  const body =
+    plan.body && args[plan.body.property] !== undefined ? JSON.stringify(args[plan.body.property]) : undefined;
   if (body !== undefined) headers['content-type'] = plan.body!.mediaType;
   return { url: url.href, headers, ...(body !== undefined ? { body } : {}) };
 }

@@ -18,11 +18,17 @@ export function guardedDocumentReader(spec: string, allowPrivate: boolean) {
     canRead: (file: { url: string }) => /^https?:\/\//i.test(file.url),
     read: async (file: { url: string }): Promise<string> => {
       const res = await guardedRequest(file.url, AbortSignal.timeout(READ_TIMEOUT_MS), {
-        headers: () => ({ 'user-agent': 'agentloop-openapi/1', accept: 'application/json, application/yaml, text/yaml, */*;q=0.8' }),
+        headers: () => ({
+          'user-agent': 'agentloop-openapi/1',
+          accept: 'application/json, application/yaml, text/yaml, */*;q=0.8',
+        }),
         maxBytes: MAX_DOCUMENT_BYTES,
-        allowAddress: (address, url) => allowPrivate && origin !== undefined && url.origin === origin && isPrivateAddress(address),
+        allowAddress: (address, url) =>
+          allowPrivate && origin !== undefined && url.origin === origin && isPrivateAddress(address),
       }).catch((e: Error) => {
-        throw new Error(`${file.url}: ${e.name === 'TimeoutError' ? `no answer within ${READ_TIMEOUT_MS / 1000} s` : e.message}`);
+        throw new Error(
+          `${file.url}: ${e.name === 'TimeoutError' ? `no answer within ${READ_TIMEOUT_MS / 1000} s` : e.message}`,
+        );
       });
       if (res.truncated) throw new Error(`${file.url}: over ${MAX_DOCUMENT_BYTES} bytes`);
       if (res.status < 200 || res.status >= 300) throw new Error(`${file.url}: HTTP ${res.status}`);

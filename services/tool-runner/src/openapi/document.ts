@@ -32,8 +32,23 @@ export interface OperationInfo {
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/i;
 
-interface RawParameter { name: string; in: ParameterInfo['in']; required?: boolean; description?: string; schema?: Schema; content?: Record<string, { schema?: Schema }>; style?: string; explode?: boolean }
-interface RawOperation { operationId?: string; summary?: string; description?: string; parameters?: RawParameter[]; requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: Schema }> } }
+interface RawParameter {
+  name: string;
+  in: ParameterInfo['in'];
+  required?: boolean;
+  description?: string;
+  schema?: Schema;
+  content?: Record<string, { schema?: Schema }>;
+  style?: string;
+  explode?: boolean;
+}
+interface RawOperation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: RawParameter[];
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: Schema }> };
+}
 type RawPathItem = Partial<Record<(typeof METHODS)[number], RawOperation>> & { parameters?: RawParameter[] };
 
 /**
@@ -61,25 +76,44 @@ export async function loadOperations(entry: OpenApiToolsConfig): Promise<Operati
     // the allowance can help only for a private address of the spec's own host (never a metadata or link-local one)
     const refused = /refused: (\S+) resolves to (\S+),/.exec((e as Error).message);
     const own = remote && refused?.[1] === URL.parse(entry.spec)?.hostname.replace(/^\[|\]$/g, '');
-    const hint = !entry.allowPrivate && own && isPrivateAddress(refused![2]!) ? ' (a document on a private or internal host needs "allowPrivate": true)' : '';
-    throw new Error(`${where}: the document ${entry.spec} cannot be loaded: ${firstLines((e as Error).message)}${hint}`);
+    const hint =
+      !entry.allowPrivate && own && isPrivateAddress(refused![2]!)
+        ? ' (a document on a private or internal host needs "allowPrivate": true)'
+        : '';
+    throw new Error(
+      `${where}: the document ${entry.spec} cannot be loaded: ${firstLines((e as Error).message)}${hint}`,
+    );
   }
-  if (!api.openapi?.startsWith('3.')) throw new Error(`${where}: ${entry.spec} is not an OpenAPI 3.x document (${api.swagger ? `Swagger ${api.swagger}` : 'no openapi version'})`);
+  if (!api.openapi?.startsWith('3.'))
+    throw new Error(
+      `${where}: ${entry.spec} is not an OpenAPI 3.x document (${api.swagger ? `Swagger ${api.swagger}` : 'no openapi version'})`,
+    );
   const found = new Map<string, OperationInfo>();
   for (const [path, item] of Object.entries(api.paths ?? {}))
     for (const method of METHODS) {
       const op = item[method];
-      if (op?.operationId && entry.operations.includes(op.operationId)) found.set(op.operationId, operationInfo(where, path, method, item.parameters ?? [], op));
+      if (op?.operationId && entry.operations.includes(op.operationId))
+        found.set(op.operationId, operationInfo(where, path, method, item.parameters ?? [], op));
     }
   const missing = entry.operations.filter((id) => !found.has(id));
   if (missing.length) {
-    const known = Object.values(api.paths ?? {}).flatMap((item) => METHODS.map((m) => item[m]?.operationId).filter((id): id is string => !!id));
-    throw new Error(`${where}: ${entry.spec} has no operation ${missing.map((m) => `'${m}'`).join(', ')} (its operationIds: ${known.slice(0, 30).join(', ') || 'none'}${known.length > 30 ? ', ...' : ''})`);
+    const known = Object.values(api.paths ?? {}).flatMap((item) =>
+      METHODS.map((m) => item[m]?.operationId).filter((id): id is string => !!id),
+    );
+    throw new Error(
+      `${where}: ${entry.spec} has no operation ${missing.map((m) => `'${m}'`).join(', ')} (its operationIds: ${known.slice(0, 30).join(', ') || 'none'}${known.length > 30 ? ', ...' : ''})`,
+    );
   }
   return entry.operations.map((id) => found.get(id)!);
 }
 
-function operationInfo(where: string, path: string, method: string, shared: RawParameter[], op: RawOperation): OperationInfo {
+function operationInfo(
+  where: string,
+  path: string,
+  method: string,
+  shared: RawParameter[],
+  op: RawOperation,
+): OperationInfo {
   // an operation's parameter overrides the path's of the same name and location
   const byKey = new Map<string, RawParameter>();
   for (const p of [...shared, ...(op.parameters ?? [])]) byKey.set(`${p.in}\0${p.name}`, p);
@@ -96,12 +130,28 @@ function operationInfo(where: string, path: string, method: string, shared: RawP
       json: !p.schema && !!content,
     };
   });
-  const info: OperationInfo = { operationId: op.operationId!, method: method.toUpperCase(), path, parameters, ...(op.summary ? { summary: op.summary } : {}), ...(op.description ? { description: op.description } : {}) };
+  const info: OperationInfo = {
+    operationId: op.operationId!,
+    method: method.toUpperCase(),
+    path,
+    parameters,
+    ...(op.summary ? { summary: op.summary } : {}),
+    ...(op.description ? { description: op.description } : {}),
+  };
   const rb = op.requestBody;
   if (rb?.content) {
     const mediaType = Object.keys(rb.content).find((m) => JSON_MEDIA.test(m.split(';')[0]!.trim()));
-    if (mediaType) info.body = { required: rb.required === true, mediaType, schema: rb.content[mediaType]!.schema ?? {}, ...(rb.description ? { description: rb.description } : {}) };
-    else if (rb.required) throw new Error(`${where}: operation '${op.operationId}' takes a ${Object.keys(rb.content).join(' or ')} body; only JSON request bodies are supported`);
+    if (mediaType)
+      info.body = {
+        required: rb.required === true,
+        mediaType,
+        schema: rb.content[mediaType]!.schema ?? {},
+        ...(rb.description ? { description: rb.description } : {}),
+      };
+    else if (rb.required)
+      throw new Error(
+        `${where}: operation '${op.operationId}' takes a ${Object.keys(rb.content).join(' or ')} body; only JSON request bodies are supported`,
+      );
   }
   return info;
 }

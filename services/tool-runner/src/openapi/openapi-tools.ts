@@ -28,13 +28,20 @@ export interface OpenApiToolsOptions {
  * makes the operation's request under `http_get`'s address rules. An entry naming an unset variable is not started
  * (logged); a document that cannot be loaded, or lacks a listed operation, stops the start.
  */
-export async function startOpenApiTools(entries: OpenApiToolsConfig[], pools: (pool: string) => boolean, o: OpenApiToolsOptions): Promise<ToolDefinition[]> {
+export async function startOpenApiTools(
+  entries: OpenApiToolsConfig[],
+  pools: (pool: string) => boolean,
+  o: OpenApiToolsOptions,
+): Promise<ToolDefinition[]> {
   const taken = new Set(o.taken ?? []);
   const defs: ToolDefinition[] = [];
   for (const entry of entries.filter((e) => pools(e.pool))) {
     const { headers, missing, secrets } = resolveHeaders(entry, o.environment ?? process.env);
     if (missing.length) {
-      o.logger.error({ openapiTools: entry.name, missing }, 'OpenAPI tools not started: their headers name environment variables that are not set');
+      o.logger.error(
+        { openapiTools: entry.name, missing },
+        'OpenAPI tools not started: their headers name environment variables that are not set',
+      );
       continue;
     }
     const ops = await loadOperations(entry);
@@ -43,15 +50,27 @@ export async function startOpenApiTools(entries: OpenApiToolsConfig[], pools: (p
       taken.add(name);
       defs.push(operationTool(entry, op, name, headers, secrets));
     }
-    o.logger.info({ openapiTools: entry.name, tools: defs.slice(-ops.length).map((d) => d.name) }, 'OpenAPI tools ready');
+    o.logger.info(
+      { openapiTools: entry.name, tools: defs.slice(-ops.length).map((d) => d.name) },
+      'OpenAPI tools ready',
+    );
   }
   return defs;
 }
 
-function operationTool(entry: OpenApiToolsConfig, op: OperationInfo, name: string, headers: Record<string, string>, secrets: string[]): ToolDefinition {
+function operationTool(
+  entry: OpenApiToolsConfig,
+  op: OperationInfo,
+  name: string,
+  headers: Record<string, string>,
+  secrets: string[],
+): ToolDefinition {
   const redact = redactor(secrets);
   const { parameters, plan } = toolSchema(op, headers);
-  if (JSON.stringify(parameters).length > MAX_SCHEMA_CHARS) throw new Error(`AGENTLOOP_OPENAPI_TOOLS [${entry.name}]: the schema of operation '${op.operationId}' is over ${MAX_SCHEMA_CHARS} characters`);
+  if (JSON.stringify(parameters).length > MAX_SCHEMA_CHARS)
+    throw new Error(
+      `AGENTLOOP_OPENAPI_TOOLS [${entry.name}]: the schema of operation '${op.operationId}' is over ${MAX_SCHEMA_CHARS} characters`,
+    );
   return {
     name,
     description: descriptionOf(op),
@@ -63,7 +82,15 @@ function operationTool(entry: OpenApiToolsConfig, op: OperationInfo, name: strin
   };
 }
 
-async function callOperation(entry: OpenApiToolsConfig, op: OperationInfo, plan: ArgumentPlan, configured: Record<string, string>, redact: Redactor, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+async function callOperation(
+  entry: OpenApiToolsConfig,
+  op: OperationInfo,
+  plan: ArgumentPlan,
+  configured: Record<string, string>,
+  redact: Redactor,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+): Promise<unknown> {
   const req = buildRequest(entry.baseUrl, op.path, plan, args);
   const base = new URL(entry.baseUrl);
   const safeMethod = op.method === 'GET' || op.method === 'HEAD';
@@ -101,7 +128,12 @@ function resultOf(res: GuardedResponse, redact: Redactor): unknown {
     } catch {
       // a server that says JSON and sends something else: its text is the answer
     }
-  if (res.status >= 200 && res.status < 300) return { status: res.status, body, ...(truncated ? { truncated: true } : {}) };
+  if (res.status >= 200 && res.status < 300)
+    return { status: res.status, body, ...(truncated ? { truncated: true } : {}) };
   const excerpt = text.length > 1000 ? `${redact.cut(res.body, 1000)}…` : text;
-  throw new ToolFailure('tool_error', `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`, res.status >= 500 || res.status === 429 || res.status === 408);
+  throw new ToolFailure(
+    'tool_error',
+    `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`,
+    res.status >= 500 || res.status === 429 || res.status === 408,
+  );
 }

@@ -4,7 +4,16 @@
  * parsed JSON body is walked (every string and key) after parsing.
  */
 
-const SHORT_ESCAPES: Record<string, string> = { '"': '\\\\"', '\\': '\\\\\\\\', '/': '\\\\/', '\b': '\\\\b', '\f': '\\\\f', '\n': '\\\\n', '\r': '\\\\r', '\t': '\\\\t' };
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\\\"',
+  '\\': '\\\\\\\\',
+  '/': '\\\\/',
+  '\b': '\\\\b',
+  '\f': '\\\\f',
+  '\n': '\\\\n',
+  '\r': '\\\\r',
+  '\t': '\\\\t',
+};
 
 /** One code unit as it may appear in a JSON text: itself, `\uXXXX` (any case), or its short escape. */
 function unitPattern(unit: string): string {
@@ -27,7 +36,9 @@ export interface Redactor {
 
 export function redactor(secrets: string[]): Redactor {
   const sorted = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
-  const pattern = sorted.length ? new RegExp(sorted.map((s) => s.split('').map(unitPattern).join('')).join('|'), 'g') : undefined;
+  const pattern = sorted.length
+    ? new RegExp(sorted.map((s) => s.split('').map(unitPattern).join('')).join('|'), 'g')
+    : undefined;
   const text = (s: string) => (pattern ? s.replace(pattern, '[redacted]') : s);
   const value = (v: unknown): unknown => {
     if (typeof v === 'string') return text(v);

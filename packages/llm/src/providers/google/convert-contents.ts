@@ -14,7 +14,9 @@ export const DUMMY_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
 const jsonObject = (raw: string, key: string): Record<string, unknown> => {
   if (jsonTextProblem(raw)) return { [key]: raw };
   const p = tryParseJson(raw);
-  return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value) ? (p.value as Record<string, unknown>) : { [key]: raw };
+  return p.ok && p.value && typeof p.value === 'object' && !Array.isArray(p.value)
+    ? (p.value as Record<string, unknown>)
+    : { [key]: raw };
 };
 
 const argsObject = (raw: string) => jsonObject(raw, 'value');
@@ -24,8 +26,14 @@ const argsObject = (raw: string) => jsonObject(raw, 'value');
  * carrying back their thoughtSignature exactly as received; consecutive tool results become one user content of
  * functionResponse parts (named after the call they answer).
  */
-export function toGeminiContents(messages: readonly Message[], opts: { requireSignatures?: boolean } = {}): { contents: Content[]; systemInstruction?: string } {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').filter(Boolean);
+export function toGeminiContents(
+  messages: readonly Message[],
+  opts: { requireSignatures?: boolean } = {},
+): { contents: Content[]; systemInstruction?: string } {
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content ?? '')
+    .filter(Boolean);
   const names = new Map<string, string>();
   const ids = new Map<string, string>();
   const contents: Content[] = [];
@@ -37,7 +45,8 @@ export function toGeminiContents(messages: readonly Message[], opts: { requireSi
       if (m.content) parts.push({ text: m.content });
       for (const [i, c] of (m.toolCalls ?? []).entries()) {
         names.set(c.id, c.name);
-        const pd = c.providerData as { provider?: string; thoughtSignature?: string; providerCallId?: string } | undefined;
+        const pd = c.providerData as
+          { provider?: string; thoughtSignature?: string; providerCallId?: string } | undefined;
         // Gemini's own id goes back to Gemini (ours replaced it when it was unsafe or reused)
         const id = pd?.provider === GOOGLE && pd.providerCallId !== undefined ? pd.providerCallId : c.id;
         ids.set(c.id, id);

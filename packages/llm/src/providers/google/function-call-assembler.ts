@@ -13,7 +13,13 @@ const Call = z.object({
   partialArgs: opt(z.array(z.unknown())),
   willContinue: opt(z.boolean()),
 });
-const PartialArgWire = z.object({ jsonPath: opt(Str), stringValue: opt(Str), numberValue: opt(z.number()), boolValue: opt(z.boolean()), willContinue: opt(z.boolean()) });
+const PartialArgWire = z.object({
+  jsonPath: opt(Str),
+  stringValue: opt(Str),
+  numberValue: opt(z.number()),
+  boolValue: opt(z.boolean()),
+  willContinue: opt(z.boolean()),
+});
 type PartialArg = z.infer<typeof PartialArgWire>;
 
 const partialsOf = (list: unknown[] | null | undefined): PartialArg[] =>
@@ -37,7 +43,8 @@ interface Building {
 function pathSegments(jsonPath: string): Array<string | number> {
   const out: Array<string | number> = [];
   const re = /\.([^.[\]]+)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]/g;
-  for (const m of jsonPath.replace(/^\$/, '').matchAll(re)) out.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4])!);
+  for (const m of jsonPath.replace(/^\$/, '').matchAll(re))
+    out.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4])!);
   return out;
 }
 
@@ -55,7 +62,10 @@ const MAX_ARRAY_INDEX = 10_000;
 
 /** Whether a model-sent path may be applied: no prototype keys, bounded depth and array indexes. */
 function safePath(segs: Array<string | number>): boolean {
-  return segs.length <= MAX_PATH_DEPTH && segs.every((s) => (typeof s === 'number' ? s <= MAX_ARRAY_INDEX : !FORBIDDEN_KEYS.has(s)));
+  return (
+    segs.length <= MAX_PATH_DEPTH &&
+    segs.every((s) => (typeof s === 'number' ? s <= MAX_ARRAY_INDEX : !FORBIDDEN_KEYS.has(s)))
+  );
 }
 
 function applyPartial(call: Building, p: PartialArg): void {
@@ -69,13 +79,15 @@ function applyPartial(call: Building, p: PartialArg): void {
   let node: Record<string | number, unknown> = call.args;
   for (let i = 0; i < segs.length - 1; i++) {
     const seg = segs[i]!;
-    if (node[seg] === undefined || node[seg] === null || typeof node[seg] !== 'object') node[seg] = typeof segs[i + 1] === 'number' ? [] : {};
+    if (node[seg] === undefined || node[seg] === null || typeof node[seg] !== 'object')
+      node[seg] = typeof segs[i + 1] === 'number' ? [] : {};
     node = node[seg] as Record<string | number, unknown>;
   }
   const last = segs[segs.length - 1]!;
   const v = valueOf(p);
   // a string streamed in pieces: each piece extends the previous one for the same path
-  if (typeof v === 'string' && call.continuing.has(path) && typeof node[last] === 'string') node[last] = (node[last] as string) + v;
+  if (typeof v === 'string' && call.continuing.has(path) && typeof node[last] === 'string')
+    node[last] = (node[last] as string) + v;
   else node[last] = v;
   if (p.willContinue) call.continuing.add(path);
   else call.continuing.delete(path);
@@ -102,9 +114,15 @@ export class GeminiFunctionCallAssembler {
     const nameless = !fc.name && !this.open && (fc.id !== undefined || hasArgs);
     if (fc.name || nameless) {
       const objectArgs = hasArgs && typeof fc.args === 'object' && !Array.isArray(fc.args);
-      const call: Building = { id: fc.id || newCallId(), name: fc.name || UNNAMED_TOOL, args: objectArgs ? { ...(fc.args as Record<string, unknown>) } : {}, continuing: new Set(), ...(signature ? { signature } : {}) };
+      const call: Building = {
+        id: fc.id || newCallId(),
+        name: fc.name || UNNAMED_TOOL,
+        args: objectArgs ? { ...(fc.args as Record<string, unknown>) } : {},
+        continuing: new Set(),
+        ...(signature ? { signature } : {}),
+      };
       // args that are not an object: nothing of them can be run (answered invalid_arguments, the model tries again)
-      if (hasArgs && !objectArgs) call.malformed = 'the function call\'s args were not a JSON object';
+      if (hasArgs && !objectArgs) call.malformed = "the function call's args were not a JSON object";
       this.calls.push(call);
       this.open = null;
       for (const p of partials) applyPartial(call, p);
@@ -121,8 +139,16 @@ export class GeminiFunctionCallAssembler {
     return this.calls.map((c) => {
       const args = c.malformed ? null : argumentsText(c.args);
       const malformed = c.malformed ?? 'arguments nested too deep to serialize';
-      const providerData = { ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}), ...(args === null ? { provider: GOOGLE, malformed } : {}) };
-      return { id: c.id, name: c.name, arguments: args ?? '{}', ...(Object.keys(providerData).length ? { providerData } : {}) };
+      const providerData = {
+        ...(c.signature ? { provider: GOOGLE, thoughtSignature: c.signature } : {}),
+        ...(args === null ? { provider: GOOGLE, malformed } : {}),
+      };
+      return {
+        id: c.id,
+        name: c.name,
+        arguments: args ?? '{}',
+        ...(Object.keys(providerData).length ? { providerData } : {}),
+      };
     });
   }
 }

@@ -9,14 +9,25 @@ import type { ModelCallRequest, ModelResponse } from '../../types.js';
  * rest, so the response is sane and the run goes on. And a run's `model.params` of the wrong type never throw.
  */
 const sse = (...events: unknown[]) => events.map((e) => `data: ${JSON.stringify(e)}\r\n\r\n`).join('');
-const text = (t: string, extra: Record<string, unknown> = {}) => ({ candidates: [{ content: { role: 'model', parts: [{ text: t }] }, index: 0 }], modelVersion: 'gemini-2.5-flash', ...extra });
-const done = (usageMetadata: unknown = { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 }, extra: Record<string, unknown> = {}) => ({
+const text = (t: string, extra: Record<string, unknown> = {}) => ({
+  candidates: [{ content: { role: 'model', parts: [{ text: t }] }, index: 0 }],
+  modelVersion: 'gemini-2.5-flash',
+  ...extra,
+});
+const done = (
+  usageMetadata: unknown = { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 },
+  extra: Record<string, unknown> = {},
+) => ({
   candidates: [{ content: { role: 'model', parts: [{ text: '' }] }, finishReason: 'STOP', index: 0 }],
   usageMetadata,
   modelVersion: 'gemini-2.5-flash',
   ...extra,
 });
-const calls = (parts: unknown[], extra: Record<string, unknown> = {}) => ({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], modelVersion: 'gemini-2.5-flash', ...extra });
+const calls = (parts: unknown[], extra: Record<string, unknown> = {}) => ({
+  candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+  modelVersion: 'gemini-2.5-flash',
+  ...extra,
+});
 
 const expectSane = (res: ModelResponse) => expect(checkResponse(res, { argumentsJson: true })).toEqual([]);
 
@@ -30,10 +41,17 @@ describe('Gemini: hostile stream fields, through the real SDK', () => {
     await mock.close();
   });
 
-  const tools = [{ name: 'weather', description: 'w', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+  const tools = [
+    { name: 'weather', description: 'w', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  ];
   const call = (raw: string, over: Partial<ModelCallRequest> = {}) => {
     body = raw;
-    return new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({ model: { provider: 'google', name: 'gemini-2.5-flash', params: {} }, messages: [{ role: 'user', content: 'q' }], tools, ...over });
+    return new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({
+      model: { provider: 'google', name: 'gemini-2.5-flash', params: {} },
+      messages: [{ role: 'user', content: 'q' }],
+      tools,
+      ...over,
+    });
   };
 
   it('a modelVersion that is not a string, or absurdly long, reads as the requested model', async () => {
@@ -42,23 +60,53 @@ describe('Gemini: hostile stream fields, through the real SDK', () => {
       expectSane(res);
       expect([res.model, res.message.content]).toEqual(['gemini-2.5-flash', 'hi']);
     }
-    const ok = await call(sse(text('hi', { modelVersion: 'gemini-2.5-flash-001' }), done(undefined, { modelVersion: 'gemini-2.5-flash-001' })));
+    const ok = await call(
+      sse(
+        text('hi', { modelVersion: 'gemini-2.5-flash-001' }),
+        done(undefined, { modelVersion: 'gemini-2.5-flash-001' }),
+      ),
+    );
     expect(ok.model).toBe('gemini-2.5-flash-001');
   });
 
   it('token counts of the wrong type, negative, fractional or unsafe become integers ≥ 0 (numeric strings are read)', async () => {
-    const res = await call(sse(text('hi'), done({ promptTokenCount: '120', candidatesTokenCount: 7.4, thoughtsTokenCount: -3, cachedContentTokenCount: 1e300 })));
+    const res = await call(
+      sse(
+        text('hi'),
+        done({
+          promptTokenCount: '120',
+          candidatesTokenCount: 7.4,
+          thoughtsTokenCount: -3,
+          cachedContentTokenCount: 1e300,
+        }),
+      ),
+    );
     expectSane(res);
     expect(res.usage).toEqual({ promptTokens: 120, completionTokens: 8, reasoningTokens: 0, cachedTokens: 0 });
-    const junk = await call(sse(text('hi'), done({ promptTokenCount: { n: 1 }, candidatesTokenCount: [3], thoughtsTokenCount: 'many', cachedContentTokenCount: null })));
+    const junk = await call(
+      sse(
+        text('hi'),
+        done({
+          promptTokenCount: { n: 1 },
+          candidatesTokenCount: [3],
+          thoughtsTokenCount: 'many',
+          cachedContentTokenCount: null,
+        }),
+      ),
+    );
     expectSane(junk);
     expect(junk.usage).toEqual({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
     // usageMetadata that is a list is no usage (one that is a number or a string throws inside @google/genai 3.3's
     // continuation layer, before the adapter sees the chunk)
     const list = await call(sse(text('hi'), done([1, 2])));
-    expect([list.message.content, list.usage]).toEqual(['hi', { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 }]);
+    expect([list.message.content, list.usage]).toEqual([
+      'hi',
+      { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 },
+    ]);
     // string + number must not concatenate: candidates and thoughts are added as numbers
-    const sum = await call(sse(text('hi'), done({ promptTokenCount: 4, candidatesTokenCount: '2', thoughtsTokenCount: 3 })));
+    const sum = await call(
+      sse(text('hi'), done({ promptTokenCount: 4, candidatesTokenCount: '2', thoughtsTokenCount: 3 })),
+    );
     expect(sum.usage).toEqual({ promptTokens: 4, completionTokens: 5, reasoningTokens: 3, cachedTokens: 0 });
   });
 
@@ -75,7 +123,12 @@ describe('Gemini: hostile stream fields, through the real SDK', () => {
       ),
     );
     expectSane(res);
-    const got = res.message.toolCalls!.map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.arguments), malformed: c.providerData?.malformed }));
+    const got = res.message.toolCalls!.map((c) => ({
+      id: c.id,
+      name: c.name,
+      args: JSON.parse(c.arguments),
+      malformed: c.providerData?.malformed,
+    }));
     expect(got).toEqual([
       { id: expect.stringMatching(/^call_/), name: '_unnamed', args: { city: 'Paris' }, malformed: undefined },
       { id: '42', name: 'weather', args: {}, malformed: expect.any(String) },
@@ -90,13 +143,37 @@ describe('Gemini: hostile stream fields, through the real SDK', () => {
     const res = await call(
       sse(
         calls([{ functionCall: { name: 'weather', willContinue: true } }]),
-        calls([{ functionCall: { partialArgs: [null, 5, { jsonPath: 7, stringValue: 'x' }, { jsonPath: '$.city', stringValue: 'Par', willContinue: true }], willContinue: true } }]),
-        calls([{ functionCall: { partialArgs: [{ jsonPath: '$.city', stringValue: 'is' }, { jsonPath: '$.n', numberValue: 'two' }, { jsonPath: '$.ok', boolValue: true }] } }]),
+        calls([
+          {
+            functionCall: {
+              partialArgs: [
+                null,
+                5,
+                { jsonPath: 7, stringValue: 'x' },
+                { jsonPath: '$.city', stringValue: 'Par', willContinue: true },
+              ],
+              willContinue: true,
+            },
+          },
+        ]),
+        calls([
+          {
+            functionCall: {
+              partialArgs: [
+                { jsonPath: '$.city', stringValue: 'is' },
+                { jsonPath: '$.n', numberValue: 'two' },
+                { jsonPath: '$.ok', boolValue: true },
+              ],
+            },
+          },
+        ]),
         done(),
       ),
     );
     expectSane(res);
-    expect(res.message.toolCalls!.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([['weather', { city: 'Paris', n: null, ok: true }]]);
+    expect(res.message.toolCalls!.map((c) => [c.name, JSON.parse(c.arguments)])).toEqual([
+      ['weather', { city: 'Paris', n: null, ok: true }],
+    ]);
   });
 
   it('candidates, content and parts of the wrong shape are skipped; text of the wrong type is dropped', async () => {
@@ -115,7 +192,6 @@ describe('Gemini: hostile stream fields, through the real SDK', () => {
     expect(res.message.content).toBe('Hello, world');
     expect(res.finishReason).toBe('other');
   });
-
 });
 
 describe('Gemini: model.params of the wrong type never throw', () => {
@@ -128,7 +204,12 @@ describe('Gemini: model.params of the wrong type never throw', () => {
   });
 
   const call = (params: Record<string, unknown>, stop?: string[]) =>
-    new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({ model: { provider: 'google', name: 'gemini-2.5-flash', params }, messages: [{ role: 'user', content: 'q' }], tools: null, ...(stop ? { stop } : {}) });
+    new GeminiModel({ apiKey: 'k', baseUrl: mock.url }).call({
+      model: { provider: 'google', name: 'gemini-2.5-flash', params },
+      messages: [{ role: 'user', content: 'q' }],
+      tools: null,
+      ...(stop ? { stop } : {}),
+    });
 
   it('stopSequences that is not a list of strings, with the ReAct stop sequences: the loop’s own are sent, the bad value ignored', async () => {
     for (const stopSequences of [5, { a: 1 }, true, [1, null, 'END']]) {
@@ -139,7 +220,10 @@ describe('Gemini: model.params of the wrong type never throw', () => {
     }
     // a single string is one stop sequence
     await call({ stopSequences: 'END' }, ['\nObservation:']);
-    expect((mock.requests.at(-1)!.body.generationConfig as { stopSequences?: unknown }).stopSequences).toEqual(['\nObservation:', 'END']);
+    expect((mock.requests.at(-1)!.body.generationConfig as { stopSequences?: unknown }).stopSequences).toEqual([
+      '\nObservation:',
+      'END',
+    ]);
   });
 
   it('known generation settings of the wrong type are not sent (safetySettings the SDK would refuse included); well-typed ones are', async () => {
@@ -148,7 +232,11 @@ describe('Gemini: model.params of the wrong type never throw', () => {
       topK: 3,
       maxOutputTokens: 12.5,
       stopSequences: 5,
-      safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE', method: 'SEVERITY' }, null, 'x'],
+      safetySettings: [
+        { category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_NONE', method: 'SEVERITY' },
+        null,
+        'x',
+      ],
       thinkingConfig: 'deep',
       responseModalities: 'TEXT',
     });

@@ -19,10 +19,28 @@ import { generationParams, stringsOf } from './gemini-params.js';
 
 // The wire boundary (see ../wire.ts): every chunk is checked for the fields read from it (the SDK copies them
 // unchecked). A field of an unexpected type reads as absent; a candidate or part that is not an object is skipped.
-const Chunk = z.object({ usageMetadata: z.unknown().optional(), modelVersion: ModelName, candidates: opt(z.array(z.unknown())) });
-const Usage = z.object({ promptTokenCount: Count, candidatesTokenCount: Count, thoughtsTokenCount: Count, cachedContentTokenCount: Count });
-const Candidate = z.object({ finishReason: z.unknown().optional(), finishMessage: opt(Str), content: opt(z.object({ parts: opt(z.array(z.unknown())) })) });
-const Part = z.object({ text: opt(Str), thought: opt(z.boolean()), thoughtSignature: z.unknown().optional(), functionCall: z.unknown().optional() });
+const Chunk = z.object({
+  usageMetadata: z.unknown().optional(),
+  modelVersion: ModelName,
+  candidates: opt(z.array(z.unknown())),
+});
+const Usage = z.object({
+  promptTokenCount: Count,
+  candidatesTokenCount: Count,
+  thoughtsTokenCount: Count,
+  cachedContentTokenCount: Count,
+});
+const Candidate = z.object({
+  finishReason: z.unknown().optional(),
+  finishMessage: opt(Str),
+  content: opt(z.object({ parts: opt(z.array(z.unknown())) })),
+});
+const Part = z.object({
+  text: opt(Str),
+  thought: opt(z.boolean()),
+  thoughtSignature: z.unknown().optional(),
+  functionCall: z.unknown().optional(),
+});
 
 export interface GeminiModelOptions {
   apiKey: string;
@@ -55,20 +73,32 @@ export function retryInfoMs(message: string): number | undefined {
   return m ? Math.ceil(Number(m[1]) * 1000) : undefined;
 }
 
-function mapError(err: unknown, outputStarted: boolean, callerAborted: boolean, ApiError: GenAiModule['ApiError'] | undefined): LlmError {
+function mapError(
+  err: unknown,
+  outputStarted: boolean,
+  callerAborted: boolean,
+  ApiError: GenAiModule['ApiError'] | undefined,
+): LlmError {
   if (err instanceof LlmError) return err;
   if (err instanceof Error && err.name === 'AbortError')
     // the SDK aborts on its own timeout too: only the caller's abort is an abort
-    return callerAborted ? new LlmError('aborted', 'request aborted', { outputStarted, cause: err }) : new LlmError('timeout', 'the Gemini call timed out', { outputStarted, cause: err });
+    return callerAborted
+      ? new LlmError('aborted', 'request aborted', { outputStarted, cause: err })
+      : new LlmError('timeout', 'the Gemini call timed out', { outputStarted, cause: err });
   if (ApiError && err instanceof ApiError) {
     const opts = { status: err.status, outputStarted, cause: err };
-    if (err.status === 429) return new LlmError('rate_limit', err.message, { ...opts, retryAfterMs: retryInfoMs(err.message) });
+    if (err.status === 429)
+      return new LlmError('rate_limit', err.message, { ...opts, retryAfterMs: retryInfoMs(err.message) });
     if (err.status >= 500) return new LlmError('server', err.message, opts);
     if (err.status === 401 || err.status === 403) return new LlmError('auth', err.message, opts);
-    if (/exceeds the maximum number of tokens|context/i.test(err.message)) return new LlmError('context_length', err.message, opts);
+    if (/exceeds the maximum number of tokens|context/i.test(err.message))
+      return new LlmError('context_length', err.message, opts);
     return new LlmError('invalid_request', err.message, opts);
   }
-  return new LlmError('network', `stream failed: ${err instanceof Error ? err.message : String(err)}`, { outputStarted, cause: err });
+  return new LlmError('network', `stream failed: ${err instanceof Error ? err.message : String(err)}`, {
+    outputStarted,
+    cause: err,
+  });
 }
 
 interface Malformed {
@@ -87,8 +117,15 @@ interface Malformed {
 function malformedCallResponse(m: Malformed, tools: ModelCallRequest['tools']): ModelResponse {
   const shown = m.malformed.replace(/^[^:]*:\s*/, '');
   const name =
-    /default_api\.([A-Za-z_][\w-]*)/.exec(shown)?.[1] ?? /^(?:print\()?\s*([A-Za-z_][\w-]*)\s*\(/.exec(shown)?.[1] ?? (tools?.length === 1 ? tools[0]!.name : 'malformed_function_call');
-  const call: ToolCall = { id: newCallId(), name, arguments: '{}', providerData: { provider: GOOGLE, malformed: m.malformed } };
+    /default_api\.([A-Za-z_][\w-]*)/.exec(shown)?.[1] ??
+    /^(?:print\()?\s*([A-Za-z_][\w-]*)\s*\(/.exec(shown)?.[1] ??
+    (tools?.length === 1 ? tools[0]!.name : 'malformed_function_call');
+  const call: ToolCall = {
+    id: newCallId(),
+    name,
+    arguments: '{}',
+    providerData: { provider: GOOGLE, malformed: m.malformed },
+  };
   const message: ModelResponse['message'] = { role: 'assistant', content: m.text || null, toolCalls: [call] };
   if (m.reasoning) message.reasoning = m.reasoning;
   return { message, finishReason: 'tool_calls', usage: m.usage, provider: GOOGLE, model: m.model };
@@ -107,7 +144,17 @@ export class GeminiModel implements ModelClient {
 
   private client(): Promise<GoogleGenAI> {
     const o = this.opts;
-    this.ai ??= loadGenAi().then(({ GoogleGenAI }) => new GoogleGenAI({ apiKey: o.apiKey, httpOptions: { apiVersion: 'v1beta', timeout: o.timeoutMs ?? 600_000, ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}) } }));
+    this.ai ??= loadGenAi().then(
+      ({ GoogleGenAI }) =>
+        new GoogleGenAI({
+          apiKey: o.apiKey,
+          httpOptions: {
+            apiVersion: 'v1beta',
+            timeout: o.timeoutMs ?? 600_000,
+            ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
+          },
+        }),
+    );
     return this.ai;
   }
 
@@ -118,13 +165,17 @@ export class GeminiModel implements ModelClient {
     // error it can recover from (a call it did not manage to make cannot be run)
     const second = first.outputStarted ? first : await this.once(req);
     const res = 'malformed' in second ? malformedCallResponse(second, req.tools) : second;
-    if (second !== first) for (const k of ['promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens'] as const) res.usage[k] += first.usage[k]; // both attempts are billed
+    if (second !== first)
+      for (const k of ['promptTokens', 'completionTokens', 'reasoningTokens', 'cachedTokens'] as const)
+        res.usage[k] += first.usage[k]; // both attempts are billed
     return res;
   }
 
   private async once(req: ModelCallRequest): Promise<ModelResponse | Malformed> {
     const output = geminiOutput(req);
-    const { contents, systemInstruction } = toGeminiContents(output.messages, { requireSignatures: modelProfile('google', req.model.name).profile.gemini3 === true });
+    const { contents, systemInstruction } = toGeminiContents(output.messages, {
+      requireSignatures: modelProfile('google', req.model.name).profile.gemini3 === true,
+    });
     let text = '';
     let reasoning = '';
     let finish: string | undefined;
@@ -134,15 +185,31 @@ export class GeminiModel implements ModelClient {
     let outputStarted = false;
     const calls = new GeminiFunctionCallAssembler();
     try {
-      const stream = await (await this.client()).models.generateContentStream({
+      const stream = await (
+        await this.client()
+      ).models.generateContentStream({
         model: req.model.name,
         contents,
         config: {
           ...generationParams(req.model.params ?? {}),
           ...output.config,
           ...(systemInstruction ? { systemInstruction } : {}),
-          ...(req.stop?.length ? { stopSequences: [...new Set([...req.stop, ...stringsOf(req.model.params?.stopSequences)])].slice(0, 5) } : {}),
-          ...(req.tools?.length ? { tools: [{ functionDeclarations: req.tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }] } : {}),
+          ...(req.stop?.length
+            ? { stopSequences: [...new Set([...req.stop, ...stringsOf(req.model.params?.stopSequences)])].slice(0, 5) }
+            : {}),
+          ...(req.tools?.length
+            ? {
+                tools: [
+                  {
+                    functionDeclarations: req.tools.map((t) => ({
+                      name: t.name,
+                      description: t.description,
+                      parametersJsonSchema: t.parameters,
+                    })),
+                  },
+                ],
+              }
+            : {}),
           abortSignal: req.signal,
         },
       });
@@ -165,7 +232,8 @@ export class GeminiModel implements ModelClient {
           const p = Part.safeParse(rawPart);
           if (!p.success) continue;
           const part = p.data;
-          if (part.functionCall !== null && typeof part.functionCall === 'object') calls.add(part.functionCall as FunctionCall, part.thoughtSignature);
+          if (part.functionCall !== null && typeof part.functionCall === 'object')
+            calls.add(part.functionCall as FunctionCall, part.thoughtSignature);
           else if (part.text) {
             outputStarted = true;
             if (part.thought) {
@@ -189,7 +257,14 @@ export class GeminiModel implements ModelClient {
     };
     if (finish === 'MALFORMED_FUNCTION_CALL' || finish === 'UNEXPECTED_TOOL_CALL')
       // the SDK keeps finishMessage (the call's text) only on Vertex; the Gemini API's is dropped
-      return { malformed: finishMessage || `Gemini answered ${finish}: the function call it generated was not valid`, text, reasoning, usage: u, model: modelName, outputStarted };
+      return {
+        malformed: finishMessage || `Gemini answered ${finish}: the function call it generated was not valid`,
+        text,
+        reasoning,
+        usage: u,
+        model: modelName,
+        outputStarted,
+      };
     if (finish === 'SAFETY' || finish === 'PROHIBITED_CONTENT' || finish === 'BLOCKLIST' || finish === 'SPII')
       throw new LlmError('content_filter', `Gemini stopped the response: finishReason ${finish}`, { outputStarted });
     const valid = calls.finish();

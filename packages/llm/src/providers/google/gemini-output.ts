@@ -15,9 +15,15 @@ export const geminiSchemaWithTools = (model: string): boolean => modelProfile('g
  * where the model accepts them with this call's tools; otherwise (a Gemini 2.x call with tools) the schema goes into
  * the system instruction, so the final answer is still asked for in that form.
  */
-export function geminiOutput(req: Pick<ModelCallRequest, 'model' | 'tools' | 'output' | 'messages'>): { config: Record<string, unknown>; messages: readonly Message[] } {
+export function geminiOutput(req: Pick<ModelCallRequest, 'model' | 'tools' | 'output' | 'messages'>): {
+  config: Record<string, unknown>;
+  messages: readonly Message[];
+} {
   if (!req.output) return { config: {}, messages: req.messages };
   if (!req.tools?.length || geminiSchemaWithTools(req.model.name))
-    return { config: { responseMimeType: 'application/json', responseJsonSchema: req.output.schema }, messages: req.messages };
+    return {
+      config: { responseMimeType: 'application/json', responseJsonSchema: req.output.schema },
+      messages: req.messages,
+    };
   return { config: {}, messages: withOutputInstruction(req.messages, req.output) };
 }

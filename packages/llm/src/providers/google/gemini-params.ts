@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { Str } from '../wire.js';
 
 /** Stop sequences as a setting may give them: one string, or the strings of a list. */
-export const stringsOf = (v: unknown): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+export const stringsOf = (v: unknown): string[] =>
+  typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
 
 /** A safety setting as the Gemini API takes it (`method` is Vertex's only: the SDK throws on it for the Gemini API). */
 const SafetySetting = z.object({ category: Str, threshold: Str });
@@ -25,11 +26,17 @@ const GENERATION_PARAMS: Record<string, z.ZodType> = {
   seed: z.number().int(),
   responseLogprobs: z.boolean(),
   logprobs: z.number().int(),
-  safetySettings: z.array(z.unknown()).transform((list) => list.flatMap((item) => {
-    const r = SafetySetting.safeParse(item);
-    return r.success ? [r.data] : [];
-  })),
-  thinkingConfig: z.looseObject({ includeThoughts: z.boolean().optional(), thinkingBudget: z.number().int().optional(), thinkingLevel: Str.optional() }),
+  safetySettings: z.array(z.unknown()).transform((list) =>
+    list.flatMap((item) => {
+      const r = SafetySetting.safeParse(item);
+      return r.success ? [r.data] : [];
+    }),
+  ),
+  thinkingConfig: z.looseObject({
+    includeThoughts: z.boolean().optional(),
+    thinkingBudget: z.number().int().optional(),
+    thinkingLevel: Str.optional(),
+  }),
   mediaResolution: Str,
   responseModalities: z.array(Str),
 };
@@ -40,7 +47,8 @@ export function generationParams(params: Record<string, unknown>): Record<string
     const schema = Object.hasOwn(GENERATION_PARAMS, k) ? GENERATION_PARAMS[k] : undefined;
     const r = schema?.safeParse(v);
     // a list that kept nothing (stop sequences or safety settings none of which was well-formed) is not sent either
-    if (r?.success && !(Array.isArray(r.data) && r.data.length === 0 && Array.isArray(v) && v.length > 0)) out[k] = r.data;
+    if (r?.success && !(Array.isArray(r.data) && r.data.length === 0 && Array.isArray(v) && v.length > 0))
+      out[k] = r.data;
   }
   return out;
 }

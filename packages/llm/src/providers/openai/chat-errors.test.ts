@@ -20,23 +20,39 @@ describe.each([
   let model: OpenAIChatModel;
   beforeAll(async () => {
     mock = await startMockLlm({ script: (r) => ((seen = r), typeof reply === 'function' ? reply() : reply) });
-    model = new OpenAIChatModel({ provider: 'openai', apiKey: 'sk-test', baseURL: `${mock.url}/v1`, fetch: transport, timeoutMs: 300 });
+    model = new OpenAIChatModel({
+      provider: 'openai',
+      apiKey: 'sk-test',
+      baseURL: `${mock.url}/v1`,
+      fetch: transport,
+      timeoutMs: 300,
+    });
   });
   afterAll(async () => {
     await mock.close();
   });
 
-  const req = (over: Partial<ModelCallRequest> = {}): ModelCallRequest => ({ model: { provider: 'openai', name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null, ...over });
+  const req = (over: Partial<ModelCallRequest> = {}): ModelCallRequest => ({
+    model: { provider: 'openai', name: 'gpt-4o-mini', params: {} },
+    messages: [{ role: 'user', content: 'q' }],
+    tools: null,
+    ...over,
+  });
   const failure = async (spec: typeof reply, over: Partial<ModelCallRequest> = {}, on = model): Promise<LlmError> => {
     reply = spec;
-    const e = await on.call(req(over)).then(() => null, (err: unknown) => err);
+    const e = await on.call(req(over)).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(e).toBeInstanceOf(LlmError);
     return e as LlmError;
   };
 
   it('sends the SDK’s request: its path, authentication and headers, the body streamed with usage', async () => {
     reply = { text: 'hello' };
-    const res = await model.call(req({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: 0.2 } } }));
+    const res = await model.call(
+      req({ model: { provider: 'openai', name: 'gpt-4o-mini', params: { temperature: 0.2 } } }),
+    );
     expect(res.message.content).toBe('hello');
     expect(seen!.headers.authorization).toBe('Bearer sk-test');
     expect(seen!.headers['content-type']).toBe('application/json');
@@ -46,20 +62,57 @@ describe.each([
   });
 
   it('maps HTTP errors: 429 with retry-after-ms / retry-after, 5xx, auth, context length and bad requests', async () => {
-    const limited = await failure({ error: { status: 429, message: 'Rate limit reached', code: 'rate_limit_exceeded', headers: { 'retry-after-ms': '1500' } } });
-    expect([limited.kind, limited.opts.retryAfterMs, limited.opts.status, limited.message]).toEqual(['rate_limit', 1500, 429, expect.stringContaining('Rate limit reached')]);
-    expect((await failure({ error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } })).opts.retryAfterMs).toBe(3000);
+    const limited = await failure({
+      error: {
+        status: 429,
+        message: 'Rate limit reached',
+        code: 'rate_limit_exceeded',
+        headers: { 'retry-after-ms': '1500' },
+      },
+    });
+    expect([limited.kind, limited.opts.retryAfterMs, limited.opts.status, limited.message]).toEqual([
+      'rate_limit',
+      1500,
+      429,
+      expect.stringContaining('Rate limit reached'),
+    ]);
+    expect(
+      (await failure({ error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } })).opts.retryAfterMs,
+    ).toBe(3000);
     expect((await failure({ error: { status: 503, message: 'overloaded' } })).kind).toBe('server');
     expect((await failure({ error: { status: 401, message: 'Incorrect API key provided' } })).kind).toBe('auth');
-    expect((await failure({ error: { status: 400, code: 'context_length_exceeded', message: "This model's maximum context length is 10 tokens." } })).kind).toBe('context_length');
-    expect((await failure({ error: { status: 400, message: 'bad', code: 'invalid_value' } })).kind).toBe('invalid_request');
+    expect(
+      (
+        await failure({
+          error: {
+            status: 400,
+            code: 'context_length_exceeded',
+            message: "This model's maximum context length is 10 tokens.",
+          },
+        })
+      ).kind,
+    ).toBe('context_length');
+    expect((await failure({ error: { status: 400, message: 'bad', code: 'invalid_value' } })).kind).toBe(
+      'invalid_request',
+    );
     // a body that is not JSON (a proxy's page): its text is the message
-    const proxy = http.createServer((_req, res) => res.writeHead(502, { 'content-type': 'text/plain' }).end('upstream gone'));
+    const proxy = http.createServer((_req, res) =>
+      res.writeHead(502, { 'content-type': 'text/plain' }).end('upstream gone'),
+    );
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const behind = new OpenAIChatModel({ provider: 'openai', apiKey: 'sk-test', baseURL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`, fetch: transport });
+    const behind = new OpenAIChatModel({
+      provider: 'openai',
+      apiKey: 'sk-test',
+      baseURL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/v1`,
+      fetch: transport,
+    });
     const plain = await failure({ text: 'x' }, {}, behind);
     proxy.close();
-    expect([plain.kind, plain.opts.status, plain.message]).toEqual(['server', 502, expect.stringContaining('upstream gone')]);
+    expect([plain.kind, plain.opts.status, plain.message]).toEqual([
+      'server',
+      502,
+      expect.stringContaining('upstream gone'),
+    ]);
   });
 
   it('no headers within the client’s timeout is a timeout; an abort while waiting is aborted; a refused connection is a network error', async () => {
@@ -70,7 +123,12 @@ describe.each([
     setTimeout(() => ac.abort(), 50);
     expect((await failure(slow, { signal: ac.signal })).kind).toBe('aborted');
     expect((await failure({ text: 'never sent' }, { signal: AbortSignal.abort() })).kind).toBe('aborted');
-    const refused = new OpenAIChatModel({ provider: 'openai', apiKey: 'sk-test', baseURL: 'http://127.0.0.1:9/v1', fetch: transport });
+    const refused = new OpenAIChatModel({
+      provider: 'openai',
+      apiKey: 'sk-test',
+      baseURL: 'http://127.0.0.1:9/v1',
+      fetch: transport,
+    });
     expect((await failure({ text: 'x' }, {}, refused)).kind).toBe('network');
   });
 });

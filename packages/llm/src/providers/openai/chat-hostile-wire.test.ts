@@ -10,8 +10,15 @@ import type { ModelResponse } from '../../types.js';
  */
 const sse = (...chunks: unknown[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n';
 const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini' };
-const chunk = (delta: unknown, extra: Record<string, unknown> = {}) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null }], ...extra });
-const end = (finish: unknown = 'stop', usage: unknown = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 }) => [
+const chunk = (delta: unknown, extra: Record<string, unknown> = {}) => ({
+  ...base,
+  choices: [{ index: 0, delta, finish_reason: null }],
+  ...extra,
+});
+const end = (
+  finish: unknown = 'stop',
+  usage: unknown = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+) => [
   { ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] },
   { ...base, choices: [], usage },
 ];
@@ -33,17 +40,28 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
     body = raw;
     const path = provider === 'deepseek' ? 'deepseek/v1' : provider === 'openai-compatible' ? 'compat/v1' : 'v1';
     const m = new OpenAIChatModel({ provider, apiKey: 'sk-test', baseURL: `${mock.url}/${path}` });
-    return m.call({ model: { provider, name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null });
+    return m.call({
+      model: { provider, name: 'gpt-4o-mini', params: {} },
+      messages: [{ role: 'user', content: 'q' }],
+      tools: null,
+    });
   };
 
   it('a model name that is not a string, or absurdly long, reads as the requested one', async () => {
     for (const model of [123, { id: 'x' }, ['gpt'], true, '', 'm'.repeat(10_000)]) {
-      const res = await call(sse({ ...chunk({ role: 'assistant', content: 'hi' }), model }, ...end().map((c) => ({ ...c, model }))));
+      const res = await call(
+        sse({ ...chunk({ role: 'assistant', content: 'hi' }), model }, ...end().map((c) => ({ ...c, model }))),
+      );
       expectSane(res);
       expect([res.model, res.message.content]).toEqual(['gpt-4o-mini', 'hi']);
     }
     // a well-formed one is still the one reported
-    const ok = await call(sse(chunk({ content: 'hi' }, { model: 'gpt-4o-mini-2024-07-18' }), ...end().map((c) => ({ ...c, model: 'gpt-4o-mini-2024-07-18' }))));
+    const ok = await call(
+      sse(
+        chunk({ content: 'hi' }, { model: 'gpt-4o-mini-2024-07-18' }),
+        ...end().map((c) => ({ ...c, model: 'gpt-4o-mini-2024-07-18' })),
+      ),
+    );
     expect(ok.model).toBe('gpt-4o-mini-2024-07-18');
   });
 
@@ -58,7 +76,10 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
     const res = await call(sse(chunk({ content: 'hi' }), ...end('stop', usage)));
     expectSane(res);
     expect(res.usage).toEqual({ promptTokens: 120, completionTokens: 8, reasoningTokens: 0, cachedTokens: 0 });
-    for (const bad of [{ prompt_tokens: { n: 1 }, completion_tokens: [3], prompt_tokens_details: 'n/a', completion_tokens_details: 7 }, { prompt_tokens: null, completion_tokens: Number.MAX_SAFE_INTEGER + 2, prompt_cache_hit_tokens: '9x' }]) {
+    for (const bad of [
+      { prompt_tokens: { n: 1 }, completion_tokens: [3], prompt_tokens_details: 'n/a', completion_tokens_details: 7 },
+      { prompt_tokens: null, completion_tokens: Number.MAX_SAFE_INTEGER + 2, prompt_cache_hit_tokens: '9x' },
+    ]) {
       const r = await call(sse(chunk({ content: 'hi' }), ...end('stop', bad)));
       expectSane(r);
       expect(r.usage).toEqual({ promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 });
@@ -66,9 +87,18 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
     // usage that is not an object is no usage (the finish_reason still completes the stream)
     const none = await call(sse(chunk({ content: 'hi' }), ...end('stop', 'n/a')));
     expectSane(none);
-    expect([none.message.content, none.usage]).toEqual(['hi', { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 }]);
+    expect([none.message.content, none.usage]).toEqual([
+      'hi',
+      { promptTokens: 0, completionTokens: 0, reasoningTokens: 0, cachedTokens: 0 },
+    ]);
     // DeepSeek's cache field, as a string, on the DeepSeek route
-    const ds = await call(sse(chunk({ content: 'hi' }), ...end('stop', { prompt_tokens: 10, completion_tokens: 1, prompt_cache_hit_tokens: '4' })), 'deepseek');
+    const ds = await call(
+      sse(
+        chunk({ content: 'hi' }),
+        ...end('stop', { prompt_tokens: 10, completion_tokens: 1, prompt_cache_hit_tokens: '4' }),
+      ),
+      'deepseek',
+    );
     expect(ds.usage).toEqual({ promptTokens: 10, completionTokens: 1, reasoningTokens: 0, cachedTokens: 4 });
   });
 
@@ -77,7 +107,11 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
       sse(
         chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 7, arguments: '' } }] }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }),
-        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'weather', arguments: '{"city":' } }] }),
+        chunk({
+          tool_calls: [
+            { index: 1, id: 'call_b', type: 'function', function: { name: 'weather', arguments: '{"city":' } },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 1, function: { name: { x: 1 }, arguments: '"Rome"}' } }] }),
         ...end('tool_calls'),
       ),
@@ -93,9 +127,17 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
   it('arguments sent as a JSON object are read as its JSON text; other non-strings as theirs (answered invalid_arguments)', async () => {
     const res = await call(
       sse(
-        chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: { city: 'Paris' } } }] }),
-        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'weather', arguments: 42 } }] }),
-        chunk({ tool_calls: [{ index: 2, id: 'call_c', type: 'function', function: { name: 'weather', arguments: null } }] }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: { city: 'Paris' } } },
+          ],
+        }),
+        chunk({
+          tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'weather', arguments: 42 } }],
+        }),
+        chunk({
+          tool_calls: [{ index: 2, id: 'call_c', type: 'function', function: { name: 'weather', arguments: null } }],
+        }),
         ...end('tool_calls'),
       ),
       'openai-compatible',
@@ -111,7 +153,9 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
   it('ids, indexes and fragments of the wrong shape: a numeric id is its text, a bad index reads as absent, junk entries are skipped', async () => {
     const res = await call(
       sse(
-        chunk({ tool_calls: [null, 'x', 5, { index: 0, id: 99, type: 'function', function: { name: 'a', arguments: '{}' } }] }),
+        chunk({
+          tool_calls: [null, 'x', 5, { index: 0, id: 99, type: 'function', function: { name: 'a', arguments: '{}' } }],
+        }),
         chunk({ tool_calls: [{ index: 'one', id: 'call_b', function: { name: 'b', arguments: '{"k":1}' } }] }),
         chunk({ tool_calls: [{ index: -1, function: 'nope' }] }),
         chunk({ tool_calls: { index: 0, function: { name: 'c' } } }),
@@ -137,7 +181,14 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
         { ...base, choices: [{ index: 0, delta: 'hi' }] },
         chunk({ content: 'Hello' }),
         chunk({ content: 17, reasoning_content: { t: 1 }, refusal: ['no'] }),
-        chunk({ content: [{ type: 'text', text: ', world' }, { type: 'image_url', image_url: 'x' }, 5, { type: 'text', text: 3 }] }),
+        chunk({
+          content: [
+            { type: 'text', text: ', world' },
+            { type: 'image_url', image_url: 'x' },
+            5,
+            { type: 'text', text: 3 },
+          ],
+        }),
         ...end(3), // a finish_reason of the wrong type still ends the response (as other)
       ),
       'deepseek',
@@ -147,5 +198,4 @@ describe('Chat Completions: hostile stream fields, through the real SDK', () => 
     expect(res.message.reasoning).toBeUndefined();
     expect(res.finishReason).toBe('other');
   });
-
 });

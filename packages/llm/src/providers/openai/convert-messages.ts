@@ -22,10 +22,15 @@ export function toOpenAIMessages(messages: readonly Message[], opts: ConvertOpti
       case 'assistant': {
         const out: ChatMessage & Record<string, unknown> = { role: 'assistant', content: m.content ?? null };
         if (m.toolCalls?.length)
-          out.tool_calls = m.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+          out.tool_calls = m.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.arguments },
+          }));
         // DeepSeek thinking mode needs reasoning_content back on assistant messages with tool calls — also on turns
         // another provider produced after a fallback (they have none: an empty one keeps the request valid)
-        if (opts.sendReasoning && (m.reasoning !== undefined || m.toolCalls?.length)) out.reasoning_content = m.reasoning ?? '';
+        if (opts.sendReasoning && (m.reasoning !== undefined || m.toolCalls?.length))
+          out.reasoning_content = m.reasoning ?? '';
         return out;
       }
     }
@@ -33,5 +38,8 @@ export function toOpenAIMessages(messages: readonly Message[], opts: ConvertOpti
 }
 
 export function toOpenAITools(tools: readonly ToolSpec[]): OpenAI.Chat.Completions.ChatCompletionTool[] {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.parameters },
+  }));
 }

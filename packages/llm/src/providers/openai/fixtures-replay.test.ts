@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listFixtures, openAIFixtureChunks, openAIFixtureSse, startMockLlm, type MockLlmServer } from '@agentloop/testing';
+import {
+  listFixtures,
+  openAIFixtureChunks,
+  openAIFixtureSse,
+  startMockLlm,
+  type MockLlmServer,
+} from '@agentloop/testing';
 import { OpenAIChatModel } from './openai-chat-model.js';
 import { nodeFetch } from '../node-fetch.js';
 
@@ -47,46 +53,68 @@ describe('recorded OpenAI-family streams replay through the real openai SDK', ()
   });
 
   // both transports the SDK may run on: global fetch, and the node:http fetch the registry gives it
-  for (const [transport, fetchImpl] of [['global fetch', undefined], ['nodeFetch', nodeFetch]] as const)
-  for (const file of FIXTURES) {
-    it(`${file} (${transport})`, async () => {
-      current = file;
-      const provider = file.startsWith('deepseek') ? 'deepseek' : 'openai';
-      const model = new OpenAIChatModel({ provider, apiKey: 'sk-test', baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}`, fetch: fetchImpl });
-      const deltas: string[] = [];
-      const reasoningDeltas: string[] = [];
-      const res = await model.call({
-        model: { provider, name: 'replay', params: {} },
-        messages: [{ role: 'user', content: 'replay' }],
-        tools: null,
-        onTextDelta: (t) => deltas.push(t),
-        onReasoningDelta: (t) => reasoningDeltas.push(t),
+  for (const [transport, fetchImpl] of [
+    ['global fetch', undefined],
+    ['nodeFetch', nodeFetch],
+  ] as const)
+    for (const file of FIXTURES) {
+      it(`${file} (${transport})`, async () => {
+        current = file;
+        const provider = file.startsWith('deepseek') ? 'deepseek' : 'openai';
+        const model = new OpenAIChatModel({
+          provider,
+          apiKey: 'sk-test',
+          baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}`,
+          fetch: fetchImpl,
+        });
+        const deltas: string[] = [];
+        const reasoningDeltas: string[] = [];
+        const res = await model.call({
+          model: { provider, name: 'replay', params: {} },
+          messages: [{ role: 'user', content: 'replay' }],
+          tools: null,
+          onTextDelta: (t) => deltas.push(t),
+          onReasoningDelta: (t) => reasoningDeltas.push(t),
+        });
+        const want = expected(openAIFixtureChunks(file));
+        expect(res.message.role).toBe('assistant');
+        expect(res.message.content ?? '').toBe(want.text);
+        expect(deltas.join('')).toBe(want.text);
+        expect(res.message.reasoning ?? '').toBe(want.reasoning);
+        expect(reasoningDeltas.join('')).toBe(want.reasoning);
+        expect((res.message.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: c.arguments }))).toEqual(
+          want.calls,
+        );
+        for (const c of res.message.toolCalls ?? []) expect(() => JSON.parse(c.arguments)).not.toThrow();
+        if (want.calls.length) expect(res.finishReason).toBe('tool_calls');
+        if (want.usage) {
+          expect(res.usage.promptTokens).toBe(want.usage.prompt_tokens);
+          expect(res.usage.completionTokens).toBe(want.usage.completion_tokens);
+          expect(res.usage.reasoningTokens).toBe(want.usage.completion_tokens_details?.reasoning_tokens ?? 0);
+        }
       });
-      const want = expected(openAIFixtureChunks(file));
-      expect(res.message.role).toBe('assistant');
-      expect(res.message.content ?? '').toBe(want.text);
-      expect(deltas.join('')).toBe(want.text);
-      expect(res.message.reasoning ?? '').toBe(want.reasoning);
-      expect(reasoningDeltas.join('')).toBe(want.reasoning);
-      expect((res.message.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: c.arguments }))).toEqual(want.calls);
-      for (const c of res.message.toolCalls ?? []) expect(() => JSON.parse(c.arguments)).not.toThrow();
-      if (want.calls.length) expect(res.finishReason).toBe('tool_calls');
-      if (want.usage) {
-        expect(res.usage.promptTokens).toBe(want.usage.prompt_tokens);
-        expect(res.usage.completionTokens).toBe(want.usage.completion_tokens);
-        expect(res.usage.reasoningTokens).toBe(want.usage.completion_tokens_details?.reasoning_tokens ?? 0);
-      }
-    });
-  }
+    }
 
   it('reads known values out of specific recordings', async () => {
     const call = async (file: string, provider: 'openai' | 'deepseek' = 'openai') => {
       current = file;
-      const m = new OpenAIChatModel({ provider, apiKey: 'k', baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}` });
-      return m.call({ model: { provider, name: 'x', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null });
+      const m = new OpenAIChatModel({
+        provider,
+        apiKey: 'k',
+        baseURL: `${mock.url}/${provider === 'deepseek' ? 'deepseek/v1' : 'v1'}`,
+      });
+      return m.call({
+        model: { provider, name: 'x', params: {} },
+        messages: [{ role: 'user', content: 'q' }],
+        tools: null,
+      });
     };
     const edinburgh = await call('openai/24aaf30663f9a568a0e77970b4fd3deafe041da94d541071009596234d8c84a6.bin');
-    expect(JSON.parse(edinburgh.message.toolCalls![0]!.arguments)).toEqual({ city: 'Edinburgh', country: 'GB', units: 'c' });
+    expect(JSON.parse(edinburgh.message.toolCalls![0]!.arguments)).toEqual({
+      city: 'Edinburgh',
+      country: 'GB',
+      units: 'c',
+    });
     const parallel = await call('openai/453df473e96274dd8ab61ab4d13dfcc25dc2f57a5e05eb5cc46c70b51d8845c2.bin');
     expect(parallel.message.toolCalls!.map((c) => c.name)).toEqual(['GetWeatherArgs', 'get_stock_price']);
     const ds = await call('deepseek/deepseek-tool-call.chunks.txt', 'deepseek');

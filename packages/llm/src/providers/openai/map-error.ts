@@ -19,15 +19,19 @@ export function retryAfterMs(headers: Headers | Record<string, string> | undefin
 
 export function mapOpenAIError(err: unknown, outputStarted: boolean): LlmError {
   if (err instanceof LlmError) return err;
-  if (err instanceof OpenAI.APIUserAbortError) return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return new LlmError('timeout', 'model request timed out', { outputStarted, cause: err });
-  if (err instanceof OpenAI.APIConnectionError) return new LlmError('network', `connection error: ${err.message}`, { outputStarted, cause: err });
+  if (err instanceof OpenAI.APIUserAbortError)
+    return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
+  if (err instanceof OpenAI.APIConnectionTimeoutError)
+    return new LlmError('timeout', 'model request timed out', { outputStarted, cause: err });
+  if (err instanceof OpenAI.APIConnectionError)
+    return new LlmError('network', `connection error: ${err.message}`, { outputStarted, cause: err });
   if (err instanceof OpenAI.APIError) {
     const status = err.status;
     const code = (err.code ?? (err.error as { code?: string } | undefined)?.code) as string | undefined;
     const retryAfter = retryAfterMs(err.headers as Headers | undefined);
     const opts = { status, retryAfterMs: retryAfter, outputStarted, cause: err };
-    if (code === 'context_length_exceeded' || /maximum context length/i.test(err.message)) return new LlmError('context_length', err.message, opts);
+    if (code === 'context_length_exceeded' || /maximum context length/i.test(err.message))
+      return new LlmError('context_length', err.message, opts);
     if (status === 429) return new LlmError('rate_limit', err.message, opts);
     if (status === 401 || status === 403) return new LlmError('auth', err.message, opts);
     if (status === 408) return new LlmError('timeout', err.message, opts);
@@ -35,7 +39,8 @@ export function mapOpenAIError(err: unknown, outputStarted: boolean): LlmError {
     if (status === undefined) return new LlmError('network', err.message, opts);
     return new LlmError('invalid_request', err.message, opts);
   }
-  if (err instanceof Error && err.name === 'AbortError') return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
+  if (err instanceof Error && err.name === 'AbortError')
+    return new LlmError('aborted', 'request aborted', { outputStarted, cause: err });
   const message = err instanceof Error ? err.message : String(err);
   return new LlmError('network', `stream failed: ${message}`, { outputStarted, cause: err });
 }

@@ -1,6 +1,9 @@
 import type { ModelResponse } from '../../types.js';
 
-export function mapOpenAIFinishReason(reason: string | null | undefined, hasToolCalls: boolean): ModelResponse['finishReason'] {
+export function mapOpenAIFinishReason(
+  reason: string | null | undefined,
+  hasToolCalls: boolean,
+): ModelResponse['finishReason'] {
   switch (reason) {
     case 'stop':
       return hasToolCalls ? 'tool_calls' : 'stop';

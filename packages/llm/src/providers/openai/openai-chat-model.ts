@@ -32,7 +32,12 @@ type ChunkUsage = z.infer<typeof Usage>;
 const Choice = z.object({ delta: z.unknown().optional(), finish_reason: z.unknown().optional() });
 /** Text as a string, or (some compatible servers) as a list of content parts, whose text parts are read. */
 const Content = z.union([Str, z.array(z.unknown()).transform(textOfParts)]);
-const Delta = z.object({ content: opt(Content), refusal: opt(Str), reasoning_content: opt(Str), tool_calls: opt(z.array(z.unknown())) });
+const Delta = z.object({
+  content: opt(Content),
+  refusal: opt(Str),
+  reasoning_content: opt(Str),
+  tool_calls: opt(z.array(z.unknown())),
+});
 const TextPart = z.object({ type: opt(Str), text: Str });
 /** A provider's call id: a string, or a number read as its text. */
 const CallId = z.union([Str, z.number().transform(String)]);
@@ -68,7 +73,9 @@ export class OpenAIChatModel implements ModelClient {
       messages: toOpenAIMessages(output.messages, { sendReasoning: this.opts.provider === 'deepseek' }),
       ...(req.tools?.length ? { tools: toOpenAITools(req.tools) } : {}),
       // OpenAI's reasoning models reject stop sequences; ReAct's parser stops at an Observation by itself
-      ...(req.stop?.length && !(this.opts.provider === 'openai' && isOpenAIReasoningModel(req.model.name)) ? { stop: mergeStops(params.stop, req.stop) } : {}),
+      ...(req.stop?.length && !(this.opts.provider === 'openai' && isOpenAIReasoningModel(req.model.name))
+        ? { stop: mergeStops(params.stop, req.stop) }
+        : {}),
       // OpenAI's prompt cache routes the requests of one conversation together (DeepSeek and others get no such field)
       ...(req.cacheKey && this.opts.provider === 'openai' ? { prompt_cache_key: req.cacheKey } : {}),
       stream: true,
@@ -88,7 +95,9 @@ export class OpenAIChatModel implements ModelClient {
     const forward = () => controller.abort(req.signal!.reason);
     if (req.signal?.aborted) forward();
     else req.signal?.addEventListener('abort', forward, { once: true });
-    return new Promise<Response>((resolve) => resolve(sendStreaming(this.client, this.opts.fetch ?? fetch, '/chat/completions', this.body(req), controller)))
+    return new Promise<Response>((resolve) =>
+      resolve(sendStreaming(this.client, this.opts.fetch ?? fetch, '/chat/completions', this.body(req), controller)),
+    )
       .then(
         (response) => this.read(req, response, controller),
         (err: unknown) => {
@@ -148,7 +157,12 @@ export class OpenAIChatModel implements ModelClient {
           const f = tc.data.function;
           // arguments that came as JSON rather than JSON text: their text (an object is then the call's arguments;
           // anything else is answered invalid_arguments by the loop, never run with arguments it did not send)
-          const args = f?.arguments === undefined || f.arguments === null ? undefined : typeof f.arguments === 'string' ? f.arguments : jsonText(f.arguments);
+          const args =
+            f?.arguments === undefined || f.arguments === null
+              ? undefined
+              : typeof f.arguments === 'string'
+                ? f.arguments
+                : jsonText(f.arguments);
           calls.add({ index: tc.data.index, id: tc.data.id, name: f?.name, arguments: args });
         }
         // a finish_reason of an unexpected type still ends the response (read as an unknown reason)
@@ -158,9 +172,13 @@ export class OpenAIChatModel implements ModelClient {
     } catch (err) {
       throw mapOpenAIError(err, outputStarted);
     }
-    if (finish === null && !usage) throw new LlmError('network', 'stream ended before the response was complete', { outputStarted });
+    if (finish === null && !usage)
+      throw new LlmError('network', 'stream ended before the response was complete', { outputStarted });
     const toolCalls = calls.finish();
-    const message: ModelResponse['message'] = { role: 'assistant', content: text === '' && toolCalls.length ? null : text };
+    const message: ModelResponse['message'] = {
+      role: 'assistant',
+      content: text === '' && toolCalls.length ? null : text,
+    };
     if (toolCalls.length) message.toolCalls = toolCalls;
     if (sawReasoning || reasoning) message.reasoning = reasoning;
     return {
@@ -175,7 +193,12 @@ export class OpenAIChatModel implements ModelClient {
 
 /** The API takes at most 4 stop sequences: the loop's own come first. */
 function mergeStops(fromParams: unknown, own: string[]): string[] {
-  const extra = typeof fromParams === 'string' ? [fromParams] : Array.isArray(fromParams) ? fromParams.filter((s): s is string => typeof s === 'string') : [];
+  const extra =
+    typeof fromParams === 'string'
+      ? [fromParams]
+      : Array.isArray(fromParams)
+        ? fromParams.filter((s): s is string => typeof s === 'string')
+        : [];
   return [...new Set([...own, ...extra])].slice(0, 4);
 }
 

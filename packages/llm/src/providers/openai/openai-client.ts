@@ -24,20 +24,34 @@ export interface OpenAIClientOptions {
 export function withoutEnvironment(opts: OpenAIClientOptions): Record<string, unknown> {
   if (opts.operatorEndpoint) return {};
   const custom = opts.customHeaders ?? '';
-  const headers = Object.fromEntries(custom.split('\n').filter((l) => l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')).trim(), null]));
+  const headers = Object.fromEntries(
+    custom
+      .split('\n')
+      .filter((l) => l.includes(':'))
+      .map((l) => [l.slice(0, l.indexOf(':')).trim(), null]),
+  );
   return { organization: null, project: null, adminAPIKey: null, defaultHeaders: headers };
 }
 
 /** The official SDK's client for these options: no SDK retries (the chain retries), our timeout and transport. */
 export function newOpenAIClient(opts: OpenAIClientOptions): OpenAI {
-  return new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, timeout: opts.timeoutMs ?? 600_000, ...(opts.fetch ? { fetch: opts.fetch } : {}), ...withoutEnvironment(opts) });
+  return new OpenAI({
+    apiKey: opts.apiKey,
+    baseURL: opts.baseURL,
+    maxRetries: 0,
+    timeout: opts.timeoutMs ?? 600_000,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    ...withoutEnvironment(opts),
+  });
 }
 
-export const transportOf = (opts: OpenAIClientOptions): 'node' | 'fetch' => (opts.fetch === nodeFetch ? 'node' : 'fetch');
+export const transportOf = (opts: OpenAIClientOptions): 'node' | 'fetch' =>
+  opts.fetch === nodeFetch ? 'node' : 'fetch';
 
 /**
  * OpenAI's reasoning models: the o-series and the gpt-5 family (not `gpt-5-chat`, the non-reasoning chat model).
  * They take no `stop`, and on the Responses API they return reasoning items (encrypted with
  * `include: ["reasoning.encrypted_content"]`, which other models refuse).
  */
-export const isOpenAIReasoningModel = (name: string): boolean => modelProfile('openai', name).profile.reasoning === true;
+export const isOpenAIReasoningModel = (name: string): boolean =>
+  modelProfile('openai', name).profile.reasoning === true;

@@ -1,7 +1,11 @@
 import OpenAI from 'openai';
 
 /** The request the SDK would send (its URL, headers and JSON body), as plain values: nothing of the SDK's is kept. */
-async function built(client: OpenAI, path: string, body: Record<string, unknown>): Promise<{ url: string; init: RequestInit }> {
+async function built(
+  client: OpenAI,
+  path: string,
+  body: Record<string, unknown>,
+): Promise<{ url: string; init: RequestInit }> {
   const { url, req } = await client.buildRequest({ method: 'post', path, body, stream: true });
   const headers: Record<string, string> = {};
   new Headers(req.headers).forEach((v, k) => (headers[k] = v));
@@ -32,7 +36,13 @@ async function statusError(response: Response): Promise<Error> {
  * Written with promise callbacks rather than as an async function: while the request waits, only the timer and the
  * controller are held here (an async function's frame would keep its arguments, the body among them).
  */
-export function sendStreaming(client: OpenAI, transport: typeof fetch, path: string, body: Record<string, unknown>, controller: AbortController): Promise<Response> {
+export function sendStreaming(
+  client: OpenAI,
+  transport: typeof fetch,
+  path: string,
+  body: Record<string, unknown>,
+  controller: AbortController,
+): Promise<Response> {
   return built(client, path, body).then(({ url, init }) => send(transport, url, init, controller, client.timeout));
 }
 
@@ -41,7 +51,13 @@ const TIMED_OUT = new Error('the request timed out before its response headers')
 TIMED_OUT.name = 'AbortError';
 const timeUp = (controller: AbortController) => controller.abort(TIMED_OUT);
 
-function send(transport: typeof fetch, url: string, init: RequestInit, controller: AbortController, timeoutMs: number): Promise<Response> {
+function send(
+  transport: typeof fetch,
+  url: string,
+  init: RequestInit,
+  controller: AbortController,
+  timeoutMs: number,
+): Promise<Response> {
   if (controller.signal.aborted) return Promise.reject(new OpenAI.APIUserAbortError());
   // a function of the module with the controller as its argument: no closure per call in flight
   const timer = setTimeout(timeUp, timeoutMs, controller);

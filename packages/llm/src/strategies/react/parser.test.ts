@@ -22,18 +22,35 @@ describe('ReAct parser', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
   });
   it('reads an action with a JSON input whose strings hold braces and quotes', () => {
-    const step = parseReact('Thought: I must look it up.\nAction: search\nAction Input: {"q": "a } tricky \\" {string", "n": 2}\n');
-    expect(step).toEqual({ kind: 'action', reasoning: 'I must look it up.', name: 'search', input: '{"q": "a } tricky \\" {string", "n": 2}' });
+    const step = parseReact(
+      'Thought: I must look it up.\nAction: search\nAction Input: {"q": "a } tricky \\" {string", "n": 2}\n',
+    );
+    expect(step).toEqual({
+      kind: 'action',
+      reasoning: 'I must look it up.',
+      name: 'search',
+      input: '{"q": "a } tricky \\" {string", "n": 2}',
+    });
   });
 
   it('is case-insensitive and tolerates markdown decoration and underscores', () => {
-    expect(parseReact('THOUGHT: x\n**action:** `calculator`\naction_input: {"expression":"1+1"}')).toMatchObject({ kind: 'action', name: 'calculator', input: '{"expression":"1+1"}' });
-    expect(parseReact('thought: done\nfinal answer: **42**')).toEqual({ kind: 'answer', reasoning: 'done', answer: '**42**' });
+    expect(parseReact('THOUGHT: x\n**action:** `calculator`\naction_input: {"expression":"1+1"}')).toMatchObject({
+      kind: 'action',
+      name: 'calculator',
+      input: '{"expression":"1+1"}',
+    });
+    expect(parseReact('thought: done\nfinal answer: **42**')).toEqual({
+      kind: 'answer',
+      reasoning: 'done',
+      answer: '**42**',
+    });
     expect(parseReact('Final_Answer: yes')).toMatchObject({ kind: 'answer', answer: 'yes' });
   });
 
   it('treats <think> blocks as reasoning, not as labels', () => {
-    const step = parseReact('<think>\nAction: fake\nmaybe the calculator\n</think>\nThought: use it\nAction: calculator\nAction Input: {"expression":"2*3"}');
+    const step = parseReact(
+      '<think>\nAction: fake\nmaybe the calculator\n</think>\nThought: use it\nAction: calculator\nAction Input: {"expression":"2*3"}',
+    );
     expect(step.kind).toBe('action');
     expect(step).toMatchObject({ name: 'calculator' });
     expect(step.reasoning).toContain('maybe the calculator');
@@ -41,15 +58,35 @@ describe('ReAct parser', () => {
   });
 
   it('stops at an Observation the model invents, and at any label after a complete action', () => {
-    expect(parseReact('Action: a\nAction Input: {}\nObservation: made up\nFinal Answer: wrong')).toMatchObject({ kind: 'action', name: 'a', input: '{}' });
-    expect(parseReact('Action: a\nAction Input: {"x":1}\nThought: now I answer\nFinal Answer: wrong')).toMatchObject({ kind: 'action', name: 'a', input: '{"x":1}' });
-    expect(parseReact('Thought: hm\nObservation: invented\nFinal Answer: invented too')).toEqual({ kind: 'answer', reasoning: '', answer: 'hm' });
+    expect(parseReact('Action: a\nAction Input: {}\nObservation: made up\nFinal Answer: wrong')).toMatchObject({
+      kind: 'action',
+      name: 'a',
+      input: '{}',
+    });
+    expect(parseReact('Action: a\nAction Input: {"x":1}\nThought: now I answer\nFinal Answer: wrong')).toMatchObject({
+      kind: 'action',
+      name: 'a',
+      input: '{"x":1}',
+    });
+    expect(parseReact('Thought: hm\nObservation: invented\nFinal Answer: invented too')).toEqual({
+      kind: 'answer',
+      reasoning: '',
+      answer: 'hm',
+    });
   });
 
   it('turns unreadable output into a final answer instead of failing', () => {
     expect(parseReact('The answer is 7.')).toEqual({ kind: 'answer', reasoning: '', answer: 'The answer is 7.' });
-    expect(parseReact('Thought: only thinking, 7')).toEqual({ kind: 'answer', reasoning: '', answer: 'only thinking, 7' });
-    expect(parseReact('Action:\nAction Input: {"x":1}')).toEqual({ kind: 'answer', reasoning: '', answer: 'Action:\nAction Input: {"x":1}' });
+    expect(parseReact('Thought: only thinking, 7')).toEqual({
+      kind: 'answer',
+      reasoning: '',
+      answer: 'only thinking, 7',
+    });
+    expect(parseReact('Action:\nAction Input: {"x":1}')).toEqual({
+      kind: 'answer',
+      reasoning: '',
+      answer: 'Action:\nAction Input: {"x":1}',
+    });
     expect(parseReact('')).toEqual({ kind: 'answer', reasoning: '', answer: '' });
   });
 
@@ -100,7 +137,11 @@ describe('ReAct parser', () => {
 });
 
 describe('Action Input', () => {
-  const tool = (props: Record<string, unknown>) => ({ name: 't', description: '', parameters: { type: 'object', properties: props } });
+  const tool = (props: Record<string, unknown>) => ({
+    name: 't',
+    description: '',
+    parameters: { type: 'object', properties: props },
+  });
 
   it('finds the first balanced JSON value, ignoring braces inside strings', () => {
     expect(firstJsonValue('prefix {"a": "}{", "b": {"c": "\\"}"}} trailing')).toBe('{"a": "}{", "b": {"c": "\\"}"}}');

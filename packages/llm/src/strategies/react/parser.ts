@@ -22,8 +22,19 @@ type Label = 'thought' | 'action' | 'input' | 'answer' | 'observation';
 type Section = 'preamble' | Label;
 
 const DECOR = String.raw`[\s*_#>\x60]*`;
-const LABEL_RE = new RegExp(String.raw`^${DECOR}(thought|action[ _]input|action|final[ _]answer|observation)[ \t*_]*:[*_]*[ \t]*`, 'i');
-const LABEL_WORDS = ['thought', 'action input', 'action_input', 'action', 'final answer', 'final_answer', 'observation'];
+const LABEL_RE = new RegExp(
+  String.raw`^${DECOR}(thought|action[ _]input|action|final[ _]answer|observation)[ \t*_]*:[*_]*[ \t]*`,
+  'i',
+);
+const LABEL_WORDS = [
+  'thought',
+  'action input',
+  'action_input',
+  'action',
+  'final answer',
+  'final_answer',
+  'observation',
+];
 const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
 
@@ -209,7 +220,8 @@ export class ReactStreamParser {
   private result(): ReactStep {
     const name = cleanName(this.actionName);
     if (name) return { kind: 'action', reasoning: this.reasoning.trim(), name, input: this.actionInput.trim() };
-    if (this.section === 'answer' || this.answerStarted) return { kind: 'answer', reasoning: this.reasoning.trim(), answer: this.answer };
+    if (this.section === 'answer' || this.answerStarted)
+      return { kind: 'answer', reasoning: this.reasoning.trim(), answer: this.answer };
     // nothing readable as an action or an answer: what the model said is its answer (only thoughts: those)
     const thoughtsOnly = this.sawLabel && this.onlyThoughts;
     const said = thoughtsOnly ? this.thoughts : this.visible;

@@ -11,7 +11,14 @@ import { PURE_PLANNER, type Planner } from '../planner.js';
  */
 export type HistoryEntry =
   | { kind: 'decideAdvance'; st: RunState; k: number; nowMs: number; jobId?: string; action: unknown }
-  | { kind: 'planResponse'; input: Omit<PlanInput, 'catalog' | 'prices' | 'taken'> & { catalog: Array<[string, CatalogEntry]>; taken?: string[] }; plan: unknown };
+  | {
+      kind: 'planResponse';
+      input: Omit<PlanInput, 'catalog' | 'prices' | 'taken'> & {
+        catalog: Array<[string, CatalogEntry]>;
+        taken?: string[];
+      };
+      plan: unknown;
+    };
 
 /** JSON as stored: undefined fields dropped (what a plan holds and what replaying it gives are compared this way). */
 export const asStored = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
@@ -33,7 +40,13 @@ export function recordingPlanner(record: (e: HistoryEntry) => void, inner: Plann
     planResponse(input) {
       const plan = inner.planResponse(input);
       const { catalog, prices: _prices, taken, ...rest } = input;
-      record(asStored({ kind: 'planResponse', input: { ...rest, catalog: [...catalog.entries()], ...(taken ? { taken: [...taken] } : {}) }, plan }) as HistoryEntry);
+      record(
+        asStored({
+          kind: 'planResponse',
+          input: { ...rest, catalog: [...catalog.entries()], ...(taken ? { taken: [...taken] } : {}) },
+          plan,
+        }) as HistoryEntry,
+      );
       return plan;
     },
   };

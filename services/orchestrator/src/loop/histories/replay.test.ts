@@ -7,7 +7,10 @@ import { PURE_PLANNER } from '../planner.js';
 import { asStored, planInputOf, type HistoryEntry } from './history.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const versions = fs.readdirSync(HERE).filter((d) => /^v\d+$/.test(d)).sort();
+const versions = fs
+  .readdirSync(HERE)
+  .filter((d) => /^v\d+$/.test(d))
+  .sort();
 
 /** What a plan decides: the transition it records and what follows it (not how the checkpoint is encoded). */
 /** Usage counters a newer build may add (a new counter is no new decision): cut to the recorded ones, no further. */
@@ -31,7 +34,11 @@ function transition(plan: unknown) {
     pendingFinal: c.pendingFinal,
     repeat: c.repeat,
     totals: p.totals,
-    calls: (c.calls ?? []).map((x: Record<string, any>) => ({ id: x.id, name: x.meta?.name, outcome: x.outcome ? { status: x.outcome.status, code: x.outcome.error?.code ?? null } : null })),
+    calls: (c.calls ?? []).map((x: Record<string, any>) => ({
+      id: x.id,
+      name: x.meta?.name,
+      outcome: x.outcome ? { status: x.outcome.status, code: x.outcome.error?.code ?? null } : null,
+    })),
     events: (c.events ?? []).map((e: Record<string, unknown>) => [e.type, e.data]),
   };
 }
@@ -43,14 +50,23 @@ describe('recorded histories replay through the pure deciders with the same tran
   for (const v of versions) {
     for (const file of fs.readdirSync(path.join(HERE, v)).filter((f) => f.endsWith('.jsonl'))) {
       it(`${v}/${file}`, () => {
-        const entries = fs.readFileSync(path.join(HERE, v, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as HistoryEntry);
+        const entries = fs
+          .readFileSync(path.join(HERE, v, file), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as HistoryEntry);
         expect(entries.some((e) => e.kind === 'planResponse')).toBe(true);
         for (const [i, e] of entries.entries()) {
           if (e.kind === 'decideAdvance') {
-            expect(asStored(PURE_PLANNER.decideAdvance(e.st, e.k, e.nowMs, e.jobId)), `${file} decision ${i}`).toEqual(e.action);
+            expect(asStored(PURE_PLANNER.decideAdvance(e.st, e.k, e.nowMs, e.jobId)), `${file} decision ${i}`).toEqual(
+              e.action,
+            );
           } else {
             const recorded = transition(e.plan);
-            expect(shapedLike(recorded, transition(PURE_PLANNER.planResponse(planInputOf(e.input)))), `${file} decision ${i}`).toEqual(recorded);
+            expect(
+              shapedLike(recorded, transition(PURE_PLANNER.planResponse(planInputOf(e.input)))),
+              `${file} decision ${i}`,
+            ).toEqual(recorded);
           }
         }
       });

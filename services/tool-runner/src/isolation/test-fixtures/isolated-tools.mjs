@@ -11,30 +11,68 @@ class ToolFailure extends Error {
   }
 }
 
-const tool = (name, execute, extra = {}) => ({ name, sideEffect: 'read', parameters: { type: 'object' }, isolation: 'process', execute, ...extra });
+const tool = (name, execute, extra = {}) => ({
+  name,
+  sideEffect: 'read',
+  parameters: { type: 'object' },
+  isolation: 'process',
+  execute,
+  ...extra,
+});
 
 export default [
   tool('whoami', (args, ctx) => {
     ctx.logger.info({ fromChild: process.pid }, 'hello from the child');
     ctx.logger.warn(new Error('a logged error'));
-    return { pid: process.pid, ppid: process.ppid, args, ctx: { runId: ctx.runId, callId: ctx.callId, tenantId: ctx.tenantId, idempotencyKey: ctx.idempotencyKey, aborted: ctx.signal.aborted } };
+    return {
+      pid: process.pid,
+      ppid: process.ppid,
+      args,
+      ctx: {
+        runId: ctx.runId,
+        callId: ctx.callId,
+        tenantId: ctx.tenantId,
+        idempotencyKey: ctx.idempotencyKey,
+        aborted: ctx.signal.aborted,
+      },
+    };
   }),
   tool('hog', () => {
     const kept = [];
     for (;;) kept.push(new Array(100_000).fill(Math.random()));
   }),
-  tool('spin', (_args, ctx) => {
-    ctx.logger.info({ pid: process.pid }, 'spinning');
-    for (;;);
-  }, { timeoutMs: 3_000 }),
-  tool('wait_forever', (_args, ctx) => {
-    ctx.logger.info({ pid: process.pid }, 'waiting');
-    return new Promise(() => undefined);
-  }, { timeoutMs: 60_000 }),
+  tool(
+    'spin',
+    (_args, ctx) => {
+      ctx.logger.info({ pid: process.pid }, 'spinning');
+      for (;;);
+    },
+    { timeoutMs: 3_000 },
+  ),
+  tool(
+    'wait_forever',
+    (_args, ctx) => {
+      ctx.logger.info({ pid: process.pid }, 'waiting');
+      return new Promise(() => undefined);
+    },
+    { timeoutMs: 60_000 },
+  ),
   tool('exits', () => process.exit(3)),
-  tool('throws_later', () => new Promise(() => setTimeout(() => { throw new Error('boom in a timer'); }, 10))),
-  tool('throws', () => { throw new Error('plain failure'); }),
-  tool('fails_with_code', () => { throw new ToolFailure('blocked_url', 'not that address', false); }),
+  tool(
+    'throws_later',
+    () =>
+      new Promise(() =>
+        setTimeout(() => {
+          throw new Error('boom in a timer');
+        }, 10),
+      ),
+  ),
+  tool('throws', () => {
+    throw new Error('plain failure');
+  }),
+  tool('fails_with_code', () => {
+    throw new ToolFailure('blocked_url', 'not that address', false);
+  }),
   tool('unserializable', () => ({ n: 10n })),
   tool('huge_answer', () => 'x'.repeat(50_000)),
 ];

@@ -7,7 +7,9 @@ const server = new McpServer({ name: 'growing', version: '1.0.0' });
 let added = 0;
 server.registerTool('grow', { description: 'adds a tool' }, async () => {
   added++;
-  server.registerTool(`grown_${added}`, { description: `tool number ${added}` }, async () => ({ content: [{ type: 'text', text: `grown ${added}` }] }));
+  server.registerTool(`grown_${added}`, { description: `tool number ${added}` }, async () => ({
+    content: [{ type: 'text', text: `grown ${added}` }],
+  }));
   return { content: [{ type: 'text', text: `now ${added + 1} tools` }] };
 });
 await server.connect(new StdioServerTransport());

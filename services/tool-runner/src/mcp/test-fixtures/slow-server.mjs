@@ -8,6 +8,10 @@ import { z } from 'zod';
 
 await new Promise((r) => setTimeout(r, Number(process.env.AGENTLOOP_TEST_SLOW_START_MS ?? 2000)));
 const server = new McpServer({ name: 'slow', version: '1.0.0' });
-server.registerTool('echo', { description: 'echoes', inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } }, async ({ message }) => ({ content: [{ type: 'text', text: `slow echo: ${message}` }] }));
+server.registerTool(
+  'echo',
+  { description: 'echoes', inputSchema: { message: z.string() }, annotations: { readOnlyHint: true } },
+  async ({ message }) => ({ content: [{ type: 'text', text: `slow echo: ${message}` }] }),
+);
 await server.connect(new StdioServerTransport());
 if (process.env.AGENTLOOP_TEST_OUTLIVE_STDIN === '1') globalThis.setInterval(() => undefined, 60_000);

@@ -32,7 +32,11 @@ export function toResponsesInput(messages: readonly Message[], opts: ConvertInpu
         items.push({ type: 'message', role: 'user', content: m.content ?? '' });
         break;
       case 'tool':
-        items.push({ type: 'function_call_output', call_id: callIds.get(m.toolCallId ?? '') ?? m.toolCallId ?? '', output: m.content ?? '' });
+        items.push({
+          type: 'function_call_output',
+          call_id: callIds.get(m.toolCallId ?? '') ?? m.toolCallId ?? '',
+          output: m.content ?? '',
+        });
         break;
       case 'assistant': {
         const calls = (m.toolCalls ?? []).map((c) => {
@@ -94,7 +98,13 @@ function withReasoning(m: Message, calls: SentCall[], data: ResponsesMessageData
       const text = split ? content.slice(at, (at += ref.chars ?? 0)) : textSent ? '' : content;
       if (!text) continue;
       textSent = true;
-      out.push({ type: 'message', role: 'assistant', id: ref.id, status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
+      out.push({
+        type: 'message',
+        role: 'assistant',
+        id: ref.id,
+        status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [] }],
+      });
     } else {
       const c = byItem.get(ref.id);
       if (!c || sent.has(c)) continue;
@@ -111,5 +121,11 @@ function withReasoning(m: Message, calls: SentCall[], data: ResponsesMessageData
 
 /** Tools in the order given; `strict: false` keeps any JSON Schema the tool declares acceptable. */
 export function toResponsesTools(tools: readonly ToolSpec[]): InputItem[] {
-  return tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters, strict: false }));
+  return tools.map((t) => ({
+    type: 'function',
+    name: t.name,
+    description: t.description,
+    parameters: t.parameters,
+    strict: false,
+  }));
 }

@@ -5,10 +5,13 @@ import { mapOpenAIError } from '../map-error.js';
 /** An error code a Responses stream reports (`error` event, `response.failed`) → the kind of failure it is. */
 function kindOf(code: string): LlmErrorKind {
   if (code === 'context_length_exceeded') return 'context_length';
-  if (code === 'rate_limit_exceeded' || code === 'insufficient_quota' || code.includes('rate_limit')) return 'rate_limit';
-  if (code === 'invalid_prompt' || code === 'content_filter' || code.includes('content_policy')) return 'content_filter';
+  if (code === 'rate_limit_exceeded' || code === 'insufficient_quota' || code.includes('rate_limit'))
+    return 'rate_limit';
+  if (code === 'invalid_prompt' || code === 'content_filter' || code.includes('content_policy'))
+    return 'content_filter';
   if (code === 'invalid_api_key' || code === 'unauthorized') return 'auth';
-  if (code.startsWith('invalid_') || code === 'unsupported_parameter' || code === 'unknown_parameter') return 'invalid_request';
+  if (code.startsWith('invalid_') || code === 'unsupported_parameter' || code === 'unknown_parameter')
+    return 'invalid_request';
   return 'server'; // server_error, server_is_overloaded, and codes this build does not know: the response failed on their side
 }
 
@@ -23,7 +26,12 @@ export function streamFailure(code: string | null | undefined, message: string, 
  * context_length_exceeded, network, abort).
  */
 export function mapResponsesError(err: unknown, outputStarted: boolean): LlmError {
-  if (err instanceof OpenAI.APIError && err.status === undefined && !(err instanceof OpenAI.APIConnectionError) && !(err instanceof OpenAI.APIUserAbortError)) {
+  if (
+    err instanceof OpenAI.APIError &&
+    err.status === undefined &&
+    !(err instanceof OpenAI.APIConnectionError) &&
+    !(err instanceof OpenAI.APIUserAbortError)
+  ) {
     const body = err.error as { code?: unknown; message?: unknown } | undefined;
     const code = typeof err.code === 'string' ? err.code : typeof body?.code === 'string' ? body.code : null;
     const message = typeof body?.message === 'string' ? body.message : err.message;

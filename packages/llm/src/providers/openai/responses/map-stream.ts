@@ -17,7 +17,14 @@ const Index = z.number().int().min(0);
 const Delta = z.object({ delta: Str, output_index: opt(Index), item_id: opt(Str), summary_index: opt(z.number()) });
 const ArgsDone = z.object({ output_index: Index, arguments: Str });
 const Part = z.object({ type: Str, text: opt(Str), refusal: opt(Str) });
-const Item = z.object({ type: Str, id: opt(Str), call_id: opt(Str), name: opt(Str), arguments: opt(Str), content: opt(z.array(z.unknown())) });
+const Item = z.object({
+  type: Str,
+  id: opt(Str),
+  call_id: opt(Str),
+  name: opt(Str),
+  arguments: opt(Str),
+  content: opt(z.array(z.unknown())),
+});
 const ItemEvent = z.object({ output_index: Index, item: Item });
 const Usage = z.object({
   input_tokens: Count,
@@ -107,7 +114,8 @@ export class ResponsesStreamReader {
       }
       case 'response.function_call_arguments.delta': {
         const d = Delta.safeParse(raw);
-        if (d.success && typeof d.data.output_index === 'number') this.slot(d.data.output_index, d.data.item_id ?? undefined).args += d.data.delta;
+        if (d.success && typeof d.data.output_index === 'number')
+          this.slot(d.data.output_index, d.data.item_id ?? undefined).args += d.data.delta;
         return;
       }
       case 'response.function_call_arguments.done': {
@@ -187,7 +195,10 @@ export class ResponsesStreamReader {
     const res = r.success ? r.data.response : null;
     if (res?.model) this.model = res.model;
     const reason = incomplete ? (res?.incomplete_details?.reason ?? 'unknown') : null;
-    if (reason === 'content_filter') throw new LlmError('content_filter', 'OpenAI stopped the response: incomplete (content_filter)', { outputStarted: this.outputStarted });
+    if (reason === 'content_filter')
+      throw new LlmError('content_filter', 'OpenAI stopped the response: incomplete (content_filter)', {
+        outputStarted: this.outputStarted,
+      });
     // nothing streamed item by item (a server that sends only the final response): read its output instead
     if (!this.refs.size && !this.calls.size && !this.text)
       (res?.output ?? []).forEach((item, output_index) => this.item({ output_index, item }, true));
@@ -196,7 +207,10 @@ export class ResponsesStreamReader {
 
   /** The canonical response; throws when the stream ended before the response did. */
   finish(): ModelResponse {
-    if (!this.end) throw new LlmError('network', 'stream ended before the response was complete', { outputStarted: this.outputStarted });
+    if (!this.end)
+      throw new LlmError('network', 'stream ended before the response was complete', {
+        outputStarted: this.outputStarted,
+      });
     const cut = this.end.incomplete !== null;
     const kept = [...this.calls.entries()].sort(([a], [b]) => a - b).filter(([, s]) => s.done || !cut); // a call cut off mid-arguments is not one
     const toolCalls: ToolCall[] = kept.map(([, s]) => ({
@@ -206,15 +220,24 @@ export class ResponsesStreamReader {
       ...(s.itemId ? { providerData: { provider: OPENAI, itemId: s.itemId } } : {}),
     }));
     const keptItems = new Set(kept.map(([, s]) => s.itemId));
-    const message: ModelResponse['message'] = { role: 'assistant', content: this.text === '' && toolCalls.length ? null : this.text };
+    const message: ModelResponse['message'] = {
+      role: 'assistant',
+      content: this.text === '' && toolCalls.length ? null : this.text,
+    };
     if (toolCalls.length) message.toolCalls = toolCalls;
     if (this.reasoning) message.reasoning = this.reasoning;
     if (this.reasoningItems.size) {
       const output = [...this.refs.entries()]
         .sort(([a], [b]) => a - b)
         .map(([, ref]) => (ref.type === 'message' ? { ...ref, chars: this.chars.get(ref.id) ?? 0 } : ref))
-        .filter((ref) => (ref.type === 'reasoning' ? this.reasoningItems.has(ref.id) : ref.type === 'message' || keptItems.has(ref.id)));
-      message.providerData = { provider: OPENAI, openaiReasoning: [...this.reasoningItems.values()], openaiOutput: output };
+        .filter((ref) =>
+          ref.type === 'reasoning' ? this.reasoningItems.has(ref.id) : ref.type === 'message' || keptItems.has(ref.id),
+        );
+      message.providerData = {
+        provider: OPENAI,
+        openaiReasoning: [...this.reasoningItems.values()],
+        openaiOutput: output,
+      };
     }
     const u = this.end.usage;
     const usage: LlmUsage = {
@@ -223,7 +246,15 @@ export class ResponsesStreamReader {
       reasoningTokens: u?.output_tokens_details?.reasoning_tokens ?? 0,
       cachedTokens: u?.input_tokens_details?.cached_tokens ?? 0,
     };
-    const finishReason: ModelResponse['finishReason'] = cut ? (this.end.incomplete === 'max_output_tokens' ? 'length' : 'other') : toolCalls.length ? 'tool_calls' : this.refused ? 'content_filter' : 'stop';
+    const finishReason: ModelResponse['finishReason'] = cut
+      ? this.end.incomplete === 'max_output_tokens'
+        ? 'length'
+        : 'other'
+      : toolCalls.length
+        ? 'tool_calls'
+        : this.refused
+          ? 'content_filter'
+          : 'stop';
     return { message, finishReason, usage, provider: OPENAI, model: this.model };
   }
 }

@@ -42,7 +42,8 @@ export class OpenAIResponsesModel implements ModelClient {
 
   async call(req: ModelCallRequest): Promise<ModelResponse> {
     const now = this.opts.now ?? Date.now;
-    if (this.chat && this.missingSince !== null && now() - this.missingSince < this.reprobeMs) return this.chat.call(req);
+    if (this.chat && this.missingSince !== null && now() - this.missingSince < this.reprobeMs)
+      return this.chat.call(req);
     const reader = new ResponsesStreamReader(req, req.model.name);
     // the request as the SDK builds it, without its request path (stream-request.ts: what it holds per call in
     // flight); the caller's signal reaches it by a listener, as in the Chat adapter
@@ -51,10 +52,22 @@ export class OpenAIResponsesModel implements ModelClient {
     if (req.signal?.aborted) forward();
     else req.signal?.addEventListener('abort', forward, { once: true });
     try {
-      const response = await sendStreaming(this.client, this.opts.fetch ?? fetch, '/responses', responsesBody(req) as Record<string, unknown>, controller);
-      for await (const event of Stream.fromSSEResponse<OpenAI.Responses.ResponseStreamEvent>(response, controller, this.client)) reader.push(event);
+      const response = await sendStreaming(
+        this.client,
+        this.opts.fetch ?? fetch,
+        '/responses',
+        responsesBody(req) as Record<string, unknown>,
+        controller,
+      );
+      for await (const event of Stream.fromSSEResponse<OpenAI.Responses.ResponseStreamEvent>(
+        response,
+        controller,
+        this.client,
+      ))
+        reader.push(event);
       // the SDK's stream ends quietly when the caller aborts it
-      if (req.signal?.aborted) throw new LlmError('aborted', 'request aborted', { outputStarted: reader.outputStarted });
+      if (req.signal?.aborted)
+        throw new LlmError('aborted', 'request aborted', { outputStarted: reader.outputStarted });
     } catch (err) {
       if (!reader.outputStarted && isMissingResponsesApi(err)) return this.toChat(now()).call(req);
       throw mapResponsesError(err, reader.outputStarted);
@@ -63,7 +76,9 @@ export class OpenAIResponsesModel implements ModelClient {
     }
     if (this.missingSince !== null) {
       this.missingSince = null;
-      this.opts.onWarn?.('the OpenAI endpoint answers the Responses API again: it serves the calls from now on', { baseURL: this.baseURL });
+      this.opts.onWarn?.('the OpenAI endpoint answers the Responses API again: it serves the calls from now on', {
+        baseURL: this.baseURL,
+      });
     }
     return reader.finish();
   }
@@ -83,7 +98,11 @@ export class OpenAIResponsesModel implements ModelClient {
       const { onWarn: _w, reprobeAfterMs: _r, now: _n, ...client } = this.opts;
       this.chat = new OpenAIChatModel({ ...client, provider: 'openai' });
     }
-    if (first) this.opts.onWarn?.(`the OpenAI endpoint has no Responses API (404 on POST /responses): Chat Completions serves it; /responses is tried again every ${Math.round(this.reprobeMs / 1000)} s`, { baseURL: this.baseURL });
+    if (first)
+      this.opts.onWarn?.(
+        `the OpenAI endpoint has no Responses API (404 on POST /responses): Chat Completions serves it; /responses is tried again every ${Math.round(this.reprobeMs / 1000)} s`,
+        { baseURL: this.baseURL },
+      );
     return this.chat;
   }
 }

@@ -17,7 +17,11 @@ export const ReasoningItemSchema = z.looseObject({
 export type ReasoningItem = z.infer<typeof ReasoningItemSchema>;
 
 /** One entry of a response's output order: a reasoning item, a message (with the length of its text), a function call. */
-export const OutputRefSchema = z.object({ type: z.enum(['reasoning', 'message', 'function_call']), id: z.string().min(1), chars: z.number().int().min(0).optional() });
+export const OutputRefSchema = z.object({
+  type: z.enum(['reasoning', 'message', 'function_call']),
+  id: z.string().min(1),
+  chars: z.number().int().min(0).optional(),
+});
 export type OutputRef = z.infer<typeof OutputRefSchema>;
 
 /**
@@ -57,5 +61,7 @@ export function itemIdOf(c: ToolCall): string | undefined {
 /** The call_id OpenAI gave the call (when the loop renamed it), else the canonical id. */
 export function providerCallIdOf(c: ToolCall): string {
   const pd = c.providerData as CallData | undefined;
-  return pd?.provider === OPENAI && typeof pd.providerCallId === 'string' && pd.providerCallId ? pd.providerCallId : c.id;
+  return pd?.provider === OPENAI && typeof pd.providerCallId === 'string' && pd.providerCallId
+    ? pd.providerCallId
+    : c.id;
 }

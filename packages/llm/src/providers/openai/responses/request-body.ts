@@ -8,14 +8,31 @@ import { toResponsesInput, toResponsesTools } from './convert-input.js';
  * responses, no previous_response_id, no conversation), and Chat Completions' own fields have no place here.
  */
 const RESERVED_PARAMS = new Set([
-  'model', 'input', 'instructions', 'tools', 'tool_choice', 'stream', 'stream_options', 'store', 'include', 'previous_response_id',
-  'conversation', 'background', 'prompt', 'prompt_cache_key', 'messages', 'n', 'stop', 'response_format',
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'stream',
+  'stream_options',
+  'store',
+  'include',
+  'previous_response_id',
+  'conversation',
+  'background',
+  'prompt',
+  'prompt_cache_key',
+  'messages',
+  'n',
+  'stop',
+  'response_format',
 ]);
 
 /** Settings `renamed` reads (and sends, well-typed, under the Responses API's names). */
 const RENAMED = new Set(['max_output_tokens', 'max_completion_tokens', 'max_tokens', 'reasoning', 'reasoning_effort']);
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Chat Completions' names of settings the Responses API also has, for runs written against Chat. The adapter reads
@@ -25,7 +42,9 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  */
 function renamed(params: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const tokens = [params.max_output_tokens, params.max_completion_tokens, params.max_tokens].find((v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0);
+  const tokens = [params.max_output_tokens, params.max_completion_tokens, params.max_tokens].find(
+    (v) => typeof v === 'number' && Number.isSafeInteger(v) && v > 0,
+  );
   if (tokens !== undefined) out.max_output_tokens = tokens;
   const reasoning = isPlainObject(params.reasoning) ? params.reasoning : undefined;
   const effort = typeof params.reasoning_effort === 'string' ? params.reasoning_effort : undefined;
@@ -42,13 +61,19 @@ function renamed(params: Record<string, unknown>): Record<string, unknown> {
 export function responsesBody(req: ModelCallRequest): Record<string, unknown> {
   const reasoningModel = isOpenAIReasoningModel(req.model.name);
   const params: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(req.model.params ?? {})) if (!RESERVED_PARAMS.has(k) && !RENAMED.has(k)) params[k] = v;
+  for (const [k, v] of Object.entries(req.model.params ?? {}))
+    if (!RESERVED_PARAMS.has(k) && !RENAMED.has(k)) params[k] = v;
   Object.assign(params, renamed(req.model.params ?? {}));
   const output = req.output;
   let text = params.text;
   if (output) {
     const strict = toStrictSchema(output.schema);
-    const format = { type: 'json_schema', name: output.name, schema: strict.ok ? strict.schema : output.schema, strict: strict.ok };
+    const format = {
+      type: 'json_schema',
+      name: output.name,
+      schema: strict.ok ? strict.schema : output.schema,
+      strict: strict.ok,
+    };
     text = { ...(isPlainObject(text) ? text : {}), format };
   }
   return {

@@ -16,43 +16,95 @@ describe('Responses failures are classified; finishes the loop can handle', () =
     await mock.close();
   });
 
-  const req = (over: Partial<ModelCallRequest> = {}): ModelCallRequest => ({ model: { provider: 'openai', name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null, ...over });
+  const req = (over: Partial<ModelCallRequest> = {}): ModelCallRequest => ({
+    model: { provider: 'openai', name: 'gpt-4o-mini', params: {} },
+    messages: [{ role: 'user', content: 'q' }],
+    tools: null,
+    ...over,
+  });
   const failure = async (spec: ReplySpec, over: Partial<ModelCallRequest> = {}): Promise<LlmError> => {
     reply = spec;
-    const e = await model.call(req(over)).then(() => null, (err: unknown) => err);
+    const e = await model.call(req(over)).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(e).toBeInstanceOf(LlmError);
     return e as LlmError;
   };
 
   it('maps HTTP errors: 429 with retry-after-ms / retry-after, 5xx, auth, and bad requests', async () => {
-    const limited = await failure({ error: { status: 429, message: 'Rate limit reached', code: 'rate_limit_exceeded', headers: { 'retry-after-ms': '1500' } } });
+    const limited = await failure({
+      error: {
+        status: 429,
+        message: 'Rate limit reached',
+        code: 'rate_limit_exceeded',
+        headers: { 'retry-after-ms': '1500' },
+      },
+    });
     expect([limited.kind, limited.opts.retryAfterMs, limited.retryable]).toEqual(['rate_limit', 1500, true]);
-    expect((await failure({ error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } })).opts.retryAfterMs).toBe(3000);
+    expect(
+      (await failure({ error: { status: 429, message: 'slow', headers: { 'retry-after': '3' } } })).opts.retryAfterMs,
+    ).toBe(3000);
     expect((await failure({ error: { status: 503, message: 'overloaded' } })).kind).toBe('server');
     expect((await failure({ error: { status: 401, message: 'Incorrect API key provided' } })).kind).toBe('auth');
-    expect((await failure({ error: { status: 400, message: 'bad', code: 'invalid_value' } })).kind).toBe('invalid_request');
+    expect((await failure({ error: { status: 400, message: 'bad', code: 'invalid_value' } })).kind).toBe(
+      'invalid_request',
+    );
   });
 
   it('maps a streamed context overflow (an error event) to context_length, and stream failures by their code', async () => {
-    expect((await failure({}, { model: { provider: 'openai', name: 'tiny', params: {} }, messages: [{ role: 'user', content: 'z'.repeat(500) }] })).kind).toBe('context_length');
-    expect((await failure({ failure: { code: 'server_error', message: 'An error occurred while processing your request.' } })).kind).toBe('server');
-    expect((await failure({ failure: { code: 'rate_limit_exceeded', message: 'Rate limit reached for requests' } })).kind).toBe('rate_limit');
-    expect((await failure({ failure: { code: 'invalid_prompt', message: 'Invalid prompt: your prompt was flagged' } })).kind).toBe('content_filter');
+    expect(
+      (
+        await failure(
+          {},
+          {
+            model: { provider: 'openai', name: 'tiny', params: {} },
+            messages: [{ role: 'user', content: 'z'.repeat(500) }],
+          },
+        )
+      ).kind,
+    ).toBe('context_length');
+    expect(
+      (
+        await failure({
+          failure: { code: 'server_error', message: 'An error occurred while processing your request.' },
+        })
+      ).kind,
+    ).toBe('server');
+    expect(
+      (await failure({ failure: { code: 'rate_limit_exceeded', message: 'Rate limit reached for requests' } })).kind,
+    ).toBe('rate_limit');
+    expect(
+      (await failure({ failure: { code: 'invalid_prompt', message: 'Invalid prompt: your prompt was flagged' } })).kind,
+    ).toBe('content_filter');
   });
 
   it('a response cut off by the content filter is content_filter; one cut by max_output_tokens is finishReason length, text kept, unfinished calls dropped', async () => {
     const filtered = await failure({ text: 'partial', incomplete: 'content_filter' });
     expect([filtered.kind, filtered.opts.outputStarted]).toEqual(['content_filter', true]);
-    reply = { text: 'as far as it got', toolCalls: [{ name: 'f', args: { long: 'y'.repeat(50) } }], incomplete: 'max_output_tokens', chunking: 'fine' };
+    reply = {
+      text: 'as far as it got',
+      toolCalls: [{ name: 'f', args: { long: 'y'.repeat(50) } }],
+      incomplete: 'max_output_tokens',
+      chunking: 'fine',
+    };
     const cut = await model.call(req({ tools: [{ name: 'f', description: '', parameters: {} }] }));
-    expect([cut.finishReason, cut.message.content, cut.message.toolCalls]).toEqual(['length', 'as far as it got', undefined]);
+    expect([cut.finishReason, cut.message.content, cut.message.toolCalls]).toEqual([
+      'length',
+      'as far as it got',
+      undefined,
+    ]);
   });
 
   it('a refusal is the model’s answer (visible text) with finishReason content_filter', async () => {
     reply = { refusal: 'I can’t help with that.' };
     const deltas: string[] = [];
     const res = await model.call(req({ onTextDelta: (t) => deltas.push(t) }));
-    expect([res.message.content, res.finishReason, deltas.join('')]).toEqual(['I can’t help with that.', 'content_filter', 'I can’t help with that.']);
+    expect([res.message.content, res.finishReason, deltas.join('')]).toEqual([
+      'I can’t help with that.',
+      'content_filter',
+      'I can’t help with that.',
+    ]);
   });
 
   it('a stream cut mid-way is a retryable network error with outputStarted; an abort is aborted', async () => {
@@ -93,27 +145,51 @@ describe('an endpoint without the Responses API falls back to Chat Completions',
 
   it('404 on POST /responses: this call and every later one go to /chat/completions; the operator is told once', async () => {
     const warnings: string[] = [];
-    const registry = new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${chatOnly.url}/v1` } }, undefined, { warn: (m) => warnings.push(m) });
+    const registry = new ProviderRegistry({ openai: { apiKey: 'k', baseUrl: `${chatOnly.url}/v1` } }, undefined, {
+      warn: (m) => warnings.push(m),
+    });
     const client = registry.clientFor({ provider: 'openai', name: 'gpt-4o-mini', params: {} }) as OpenAIResponsesModel;
     expect(client).toBeInstanceOf(OpenAIResponsesModel);
     for (let i = 0; i < 2; i++) {
-      const res = await client.call({ model: { provider: 'openai', name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null });
+      const res = await client.call({
+        model: { provider: 'openai', name: 'gpt-4o-mini', params: {} },
+        messages: [{ role: 'user', content: 'q' }],
+        tools: null,
+      });
       expect(res.message.content).toBe('answered by chat');
     }
     expect(client.fellBackToChat).toBe(true);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/no Responses API/);
-    expect(chatOnly.journal.map((j) => [j.req.wire, j.status])).toEqual([['chat', 200], ['chat', 200]]); // the 404 never reached a route
+    expect(chatOnly.journal.map((j) => [j.req.wire, j.status])).toEqual([
+      ['chat', 200],
+      ['chat', 200],
+    ]); // the 404 never reached a route
     // model.api "chat" is a Chat client from the start
-    expect(registry.clientFor({ provider: 'openai', name: 'gpt-4o-mini', api: 'chat', params: {} })).not.toBeInstanceOf(OpenAIResponsesModel);
+    expect(registry.clientFor({ provider: 'openai', name: 'gpt-4o-mini', api: 'chat', params: {} })).not.toBeInstanceOf(
+      OpenAIResponsesModel,
+    );
   });
 
   it('/responses is tried again after reprobeAfterMs: an endpoint that gained the API gets it back, one still without it stays on Chat', async () => {
     const warnings: string[] = [];
     let t = 0;
     chatOnly.setResponsesApi(false);
-    const client = new OpenAIResponsesModel({ apiKey: 'k', baseURL: `${chatOnly.url}/v1`, reprobeAfterMs: 1000, now: () => t, onWarn: (m) => warnings.push(m) });
-    const call = async () => (await client.call({ model: { provider: 'openai', name: 'gpt-4o-mini', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null })).message.content;
+    const client = new OpenAIResponsesModel({
+      apiKey: 'k',
+      baseURL: `${chatOnly.url}/v1`,
+      reprobeAfterMs: 1000,
+      now: () => t,
+      onWarn: (m) => warnings.push(m),
+    });
+    const call = async () =>
+      (
+        await client.call({
+          model: { provider: 'openai', name: 'gpt-4o-mini', params: {} },
+          messages: [{ role: 'user', content: 'q' }],
+          tools: null,
+        })
+      ).message.content;
     const wires = () => chatOnly.journal.slice(before).map((j) => j.req.wire);
     const before = chatOnly.journal.length;
     expect(await call()).toBe('answered by chat');
@@ -134,9 +210,23 @@ describe('an endpoint without the Responses API falls back to Chat Completions',
   });
 
   it('a 404 that is OpenAI’s "model not found" is no reason to fall back', async () => {
-    const mock = await startMockLlm({ script: () => ({ error: { status: 404, message: 'The model `gpt-9` does not exist or you do not have access to it.', code: 'model_not_found' } }) });
+    const mock = await startMockLlm({
+      script: () => ({
+        error: {
+          status: 404,
+          message: 'The model `gpt-9` does not exist or you do not have access to it.',
+          code: 'model_not_found',
+        },
+      }),
+    });
     const client = new OpenAIResponsesModel({ apiKey: 'k', baseURL: `${mock.url}/v1` });
-    const err = await client.call({ model: { provider: 'openai', name: 'gpt-9', params: {} }, messages: [{ role: 'user', content: 'q' }], tools: null }).catch((e: unknown) => e);
+    const err = await client
+      .call({
+        model: { provider: 'openai', name: 'gpt-9', params: {} },
+        messages: [{ role: 'user', content: 'q' }],
+        tools: null,
+      })
+      .catch((e: unknown) => e);
     expect((err as LlmError).kind).toBe('invalid_request');
     expect(client.fellBackToChat).toBe(false);
     await mock.close();
