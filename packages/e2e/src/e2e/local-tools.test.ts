@@ -152,11 +152,6 @@ describe('local tools', () => {
     const id = await s.a.startRun({ input: '[inplace] go', model, tools: ['calculator'] });
     const { snap, events } = await finishedRun(s.a, id);
     expect(await metric(completed)).toBe(before + 3); // each counted once, recorded with the start behind its checkpoint
-    // each next call went out before Redis confirmed its start (predicted), and none was made twice
-    expect(
-      s.mock.journal.filter((j) => j.req.messages.some((m) => m.role === 'user' && m.content?.includes('[inplace] go')))
-        .length,
-    ).toBe(4);
     expect(snap.output).toBe('results: {"value":1} | {"value":2} | {"value":3}');
     expect(snap.iteration).toBe(4);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3, 4]);

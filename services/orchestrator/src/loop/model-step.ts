@@ -6,7 +6,6 @@ import type { Fitted } from './context-gate.js';
 import { toolSpecsFor } from './tool-specs.js';
 import { ResponseStep } from './response-step.js';
 import { isShellCommand, type ShellCommand } from './shell-commands.js';
-import type { Confirmation } from './continuations.js';
 
 /** Iteration k's model call: the context fitted, the model streamed, then the step after it (ResponseStep). */
 export class ModelStep {
@@ -17,7 +16,6 @@ export class ModelStep {
   }
 
   /** Returns the seconds spent waiting on the model, or what the shell must do first (a summary, a delay). */
-  /** `confirm`: the start was predicted (ResponseStep): nothing the call streamed is used, nor any write made, before it says 'go'. */
   async call(
     delivery: IterationDelivery,
     st: RunState,
@@ -25,7 +23,6 @@ export class ModelStep {
     mode: CallMode,
     resumed: boolean,
     knownLength?: number,
-    confirm?: Promise<Confirmation>,
   ): Promise<number | ShellCommand> {
     const { p } = this;
     const runId = st.id;
@@ -40,22 +37,11 @@ export class ModelStep {
       tools: mode === 'tools' ? await toolSpecsFor(p.catalog, request) : null,
       callMode: mode,
     };
-    const confirmed = async (): Promise<ShellCommand | 'done' | null> => {
-      const c = confirm ? await confirm : 'go';
-      confirm = undefined;
-      return c === 'go' ? null : c === 'again' ? { kind: 'again' } : 'done';
-    };
-    if (confirm && !p.context.fitsAsIs(request, fitted)) {
-      const stop = await confirmed(); // the context gate writes: only under a start that applied
-      if (stop) return stop === 'done' ? 0 : stop;
-    }
     fitted = await p.context.fit(delivery, st, k, fitted);
     if (isShellCommand(fitted)) return fitted;
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
       const outcome = await p.streamer.stream(st, k, resumed, fitted);
-      const stop = await confirmed();
-      if (stop) return stop === 'done' ? 0 : stop;
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
         // calibrating takes an exact count: worth it only once the transcript nears the compression threshold

@@ -154,11 +154,6 @@ export class TranscriptCache {
     );
   }
 
-  /** Whether the run's history is cached exactly `length` long (a view of it needs no read). */
-  holds(runId: string, length: number): boolean {
-    return this.entries.get(runId)?.history.length === length;
-  }
-
   /** Messages this process appended at the end of the history (now `length` long); an inconsistent entry is dropped. */
   appended(runId: string, length: number, messages: readonly Message[]): void {
     const e = this.entries.get(runId);
