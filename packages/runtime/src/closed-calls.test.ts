@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
+import { newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
 import { CLOSED_CALLS, type CloseKind } from './closed-calls.js';
+import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
 
 /** A call answered without running gets the answer closed-calls.ts builds (the script adds its name and arguments). */
 describe('answers of calls that will not run, built in TypeScript (real Redis)', () => {
   const t = useTestStore('closed-calls');
-  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-  const totals = {
-    promptTokens: 1,
-    completionTokens: 1,
-    reasoningTokens: 0,
-    cachedTokens: 0,
-    totalTokens: 2,
-    costUsd: 0,
-    llmCalls: 1,
-  };
+  const request = TEST_REQUEST;
+  const totals = TEST_TOTALS;
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
     { type: 'iteration.started', data: { iteration: 1 } },

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   EventDataSchemas,
   EventEnvelopeSchema,
-  RunRequestSchema,
   argumentsForDisplay,
   iterationCompletedData,
   newRunId,
@@ -21,6 +20,7 @@ import { CLOSED_CALLS } from './closed-calls.js';
 import { eventLines } from './event-lines.js';
 import { eventTemplate } from './event-templates.js';
 import type { PreparedDecision } from './run-store-types.js';
+import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
 
 describe('event templates', () => {
   it('marks each slot once, whatever strings the data holds', () => {
@@ -50,16 +50,8 @@ describe('event templates', () => {
  */
 describe('events the scripts fill in from TypeScript templates (real Redis)', () => {
   const t = useTestStore('event-templates');
-  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-  const totals = {
-    promptTokens: 1,
-    completionTokens: 1,
-    reasoningTokens: 0,
-    cachedTokens: 0,
-    totalTokens: 2,
-    costUsd: 0,
-    llmCalls: 1,
-  };
+  const request = TEST_REQUEST;
+  const totals = TEST_TOTALS;
   const usage = { promptTokens: 7, completionTokens: 3, totalTokens: 10, costUsd: 0.0125, llmCalls: 1 };
   // Lua pattern and replacement magic (% . [ ] ( ) ^ $), quotes, backslashes, unicode, a slot's stand-in, `[]` (which
   // cjson would turn into {}), a key order cjson would not keep

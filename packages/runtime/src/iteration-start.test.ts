@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
+import { newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
+import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
 
 /** An iteration that goes on in the job that ran its batch's reads records them in its start: one step (real Redis). */
 describe("startIteration with the batch's results (one step)", () => {
   const t = useTestStore('iteration-start');
-  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
-  const totals = {
-    promptTokens: 1,
-    completionTokens: 1,
-    reasoningTokens: 0,
-    cachedTokens: 0,
-    totalTokens: 2,
-    costUsd: 0,
-    llmCalls: 1,
-  };
+  const request = TEST_REQUEST;
+  const totals = TEST_TOTALS;
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
     { type: 'iteration.started', data: { iteration: 1 } },

@@ -6,6 +6,7 @@ import { useTestStore } from './test-support/test-store.js';
 import { ThreadStore } from './thread-store.js';
 import { RunStore } from './run-store.js';
 import { RetentionSweeper } from './retention-sweeper.js';
+import { TEST_TOTALS } from './test-support/run-fixtures.js';
 
 /** Commands whose first argument is not a key (or that touch none). */
 const NOT_A_KEY = new Set(['publish']);
@@ -20,15 +21,7 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     { type: 'run.started', data: {} },
     { type: 'iteration.started', data: { iteration: 1 } },
   ];
-  const totals = {
-    promptTokens: 1,
-    completionTokens: 1,
-    reasoningTokens: 0,
-    cachedTokens: 0,
-    totalTokens: 2,
-    costUsd: 0,
-    llmCalls: 1,
-  };
+  const totals = TEST_TOTALS;
   const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'default', iteration: 1 };
   const request = (extra: Partial<RunRequestInput> = {}) =>
     RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, ...extra });

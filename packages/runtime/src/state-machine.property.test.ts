@@ -3,24 +3,16 @@ import fc from 'fast-check';
 import {
   CALL_TRANSITIONS,
   PHASE_TRANSITIONS,
-  RunRequestSchema,
   STATUS_TRANSITIONS,
   allows,
   newRunId,
   type NewEvent,
 } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
+import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
 
 const CALLS = ['a', 'b'];
-const totals = {
-  promptTokens: 1,
-  completionTokens: 1,
-  reasoningTokens: 0,
-  cachedTokens: 0,
-  totalTokens: 2,
-  costUsd: 0,
-  llmCalls: 1,
-};
+const totals = TEST_TOTALS;
 const meta = { name: 't', arguments: '{}', display: '{}', pool: 'default', iteration: 1 };
 const tc = (callId: string, status: 'running' | 'completed') => ({ callId, name: 't', arguments: {}, status });
 
@@ -101,7 +93,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
  */
 describe('the run and call state machine, driven at random through the scripts (real Redis, fast-check)', () => {
   const t = useTestStore('state-machine');
-  const request = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
+  const request = TEST_REQUEST;
 
   async function snapshot(runId: string) {
     const [status, phase, iteration, seq, ...calls] = await t.redis.hmget(
