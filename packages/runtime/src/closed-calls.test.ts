@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { newRunId, type NewEvent } from '@agentloop/protocol';
+import { type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
 import { CLOSED_CALLS, type CloseKind } from './closed-calls.js';
-import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
+import { TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
 
 /** A call answered without running gets the answer closed-calls.ts builds (the script adds its name and arguments). */
 describe('answers of calls that will not run, built in TypeScript (real Redis)', () => {
   const t = useTestStore('closed-calls');
-  const request = TEST_REQUEST;
   const totals = TEST_TOTALS;
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
@@ -15,15 +14,7 @@ describe('answers of calls that will not run, built in TypeScript (real Redis)',
   ];
 
   async function withCall(): Promise<string> {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: started,
-    });
+    const runId = await runInModelCall(t.store, started);
     const message = {
       role: 'assistant' as const,
       content: null,

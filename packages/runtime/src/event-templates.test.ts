@@ -4,7 +4,6 @@ import {
   EventEnvelopeSchema,
   argumentsForDisplay,
   iterationCompletedData,
-  newRunId,
   resumedDecision,
   runResumedData,
   toolCallData,
@@ -20,7 +19,7 @@ import { CLOSED_CALLS } from './closed-calls.js';
 import { eventLines } from './event-lines.js';
 import { eventTemplate } from './event-templates.js';
 import type { PreparedDecision } from './run-store-types.js';
-import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
+import { TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
 
 describe('event templates', () => {
   it('marks each slot once, whatever strings the data holds', () => {
@@ -50,7 +49,6 @@ describe('event templates', () => {
  */
 describe('events the scripts fill in from TypeScript templates (real Redis)', () => {
   const t = useTestStore('event-templates');
-  const request = TEST_REQUEST;
   const totals = TEST_TOTALS;
   const usage = { promptTokens: 7, completionTokens: 3, totalTokens: 10, costUsd: 0.0125, llmCalls: 1 };
   // Lua pattern and replacement magic (% . [ ] ( ) ^ $), quotes, backslashes, unicode, a slot's stand-in, `[]` (which
@@ -63,15 +61,7 @@ describe('events the scripts fill in from TypeScript templates (real Redis)', ()
 
   /** A run in iteration 1 with the calls `ids` checkpointed (paused with `pending`, when given). */
   async function withCalls(ids: string[], pending?: PendingCall[]): Promise<string> {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: [{ type: 'run.started', data: {} }],
-    });
+    const runId = await runInModelCall(t.store, [{ type: 'run.started', data: {} }]);
     const message = {
       role: 'assistant' as const,
       content: null,
@@ -134,15 +124,7 @@ describe('events the scripts fill in from TypeScript templates (real Redis)', ()
   });
 
   it('a plain call closed: the same text as the TypeScript envelope', async () => {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: [],
-    });
+    const runId = await runInModelCall(t.store, []);
     const meta = {
       name: 'lookup',
       arguments: '{"q":[],"n":1.5}',
@@ -196,15 +178,7 @@ describe('events the scripts fill in from TypeScript templates (real Redis)', ()
   });
 
   it('a run ending during its model call: iteration.completed with usage {}', async () => {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: [],
-    });
+    const runId = await runInModelCall(t.store, []);
     await t.store.finish(runId, {
       expectIteration: 1,
       status: 'failed',

@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { newRunId, type NewEvent } from '@agentloop/protocol';
+import { type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
-import { TEST_REQUEST, TEST_TOTALS } from './test-support/run-fixtures.js';
+import { TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
 
 /** An iteration that goes on in the job that ran its batch's reads records them in its start: one step (real Redis). */
 describe("startIteration with the batch's results (one step)", () => {
   const t = useTestStore('iteration-start');
-  const request = TEST_REQUEST;
   const totals = TEST_TOTALS;
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
@@ -30,16 +29,7 @@ describe("startIteration with the batch's results (one step)", () => {
   };
 
   async function withCalls(ids: string[]): Promise<string> {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: started,
-      owner: 'job@A',
-    });
+    const runId = await runInModelCall(t.store, started, 'job@A');
     const message = {
       role: 'assistant' as const,
       content: null,
@@ -140,16 +130,7 @@ describe("startIteration with the batch's results (one step)", () => {
       events: [],
     });
     async function inModelCall(owner = 'job@A'): Promise<string> {
-      const runId = newRunId();
-      await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-      await t.store.startIteration(runId, {
-        iteration: 1,
-        expectPhase: 'queued',
-        expectPendingFinal: '',
-        callMode: 'tools',
-        events: started,
-        owner,
-      });
+      const runId = await runInModelCall(t.store, started, owner);
       return runId;
     }
     const outcomes = async (runId: string, ids: string[]) =>

@@ -4,6 +4,7 @@ import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
 import { RunStore } from './run-store.js';
 import { RUN_LAYOUT, STATE_FIELDS, parseRunState } from './run-state.js';
+import { runInModelCall } from './test-support/run-fixtures.js';
 
 /**
  * The state hash layout (lua/common.lua): a run's calls and its events are fields of its state hash, so one step reads
@@ -138,15 +139,7 @@ describe('run state layout (real Redis)', () => {
   });
 
   it('keeps the events in the state hash; they read back in order, page by page, and expire with the run', async () => {
-    const runId = newRunId();
-    await t.store.create({ runId, tenant: 'T', request, messages: [{ role: 'user', content: 'hi' }], bodyHash: 'h' });
-    await t.store.startIteration(runId, {
-      iteration: 1,
-      expectPhase: 'queued',
-      expectPendingFinal: '',
-      callMode: 'tools',
-      events: started,
-    });
+    const runId = await runInModelCall(t.store, started);
     expect(await t.store.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'a' } }])).toBe(
       true,
     );
