@@ -11,7 +11,7 @@ import {
 } from '@agentloop/protocol';
 import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { QueueSet } from './queues.js';
-import { RunScheduler } from './run-scheduler.js';
+import { MAX_BATCH_WITHOUT_PARENT, RunScheduler } from './run-scheduler.js';
 
 describe('tool job ids (real Redis)', () => {
   let redis: Redis;
@@ -123,6 +123,15 @@ describe('tool job ids (real Redis)', () => {
         'c',
       ]);
     expect(await Job.fromId(queues.orchestrator, advanceJobId('m1', 2))).toBeUndefined();
+    // a model's batch of thousands of calls would cost the square of its size without a parent: past the bound, a flow
+    const many = Array.from({ length: MAX_BATCH_WITHOUT_PARENT + 1 }, (_, i) => call(`x${i}`, 'default'));
+    await scheduler.afterCheckpoint({ id: 'w1', tenant: 'T', request }, 1, many);
+    expect(await (await Job.fromId(queues.orchestrator, advanceJobId('w1', 2)))?.getState()).toBe('waiting-children');
+    const member = await Job.fromId(queues.get(QUEUES.tools('default')), toolJobId('w1', 'x0'));
+    expect([member?.parentKey, member?.data.batch]).toEqual([
+      `${prefix}:${QUEUES.orchestrator}:${advanceJobId('w1', 2)}`,
+      undefined,
+    ]);
   });
 
   it('builds ids that name one (run, call) pair each, and parses them back', () => {

@@ -32,6 +32,13 @@ export function maxResultTokens(request: RunRequest): number {
 }
 
 /**
+ * The most calls of one batch published without a flow parent: each of their jobs carries the batch's call ids, and
+ * each result step reads the others' status, so the cost grows with the square of the batch. A model may answer with
+ * thousands of calls: a larger batch goes out as a flow (its parent the next iteration's job), whose cost is linear.
+ */
+export const MAX_BATCH_WITHOUT_PARENT = 64;
+
+/**
  * The only publisher of a run's jobs: its first iteration, what follows a checkpoint, a resume, a pause's expiry and
  * a summary. Job ids are fixed per run and iteration, so publishing
  * twice is harmless; every transition a job makes is a compare-and-set on the run.
@@ -92,7 +99,8 @@ export class RunScheduler {
     }
     const cap = maxResultTokens(run.request);
     const capped = calls.map((c) => ({ ...c, maxResultTokens: cap }));
-    if (pausedUntil === null && calls.length) return this.batch(run.id, run.tenant, k, capped);
+    if (pausedUntil === null && calls.length && calls.length <= MAX_BATCH_WITHOUT_PARENT)
+      return this.batch(run.id, run.tenant, k, capped);
     await this.next(run.id, run.tenant, k, capped);
   }
 

@@ -27,6 +27,17 @@ const script = (req: MockRequest): ReplySpec => {
           ],
         }
       : { text: 'done \ud800 🙂' };
+  // a batch of 100 calls at once: past the bound of a batch without a flow parent (RunScheduler)
+  if (req.messages.some((m) => m.content === 'hundred'))
+    return turns(req) === 0
+      ? {
+          toolCalls: Array.from({ length: 100 }, (_, i) => ({
+            id: `h${i}`,
+            name: 'calculator',
+            args: { expression: `${i}+1` },
+          })),
+        }
+      : { text: `answered ${req.messages.filter((m) => m.role === 'tool').length}` };
   // a run whose input transcript holds a call `prev_1`: the model reuses that id once
   if (req.messages.some((m) => m.content === 'earlier'))
     return turns(req) === 1
@@ -112,6 +123,22 @@ describe('hostile model output (SPEC §3)', () => {
     expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed' });
     const history = ((await s.a.getRun(id, 'history')).json as unknown as { history: Message[] }).history;
     expect(history.filter((m) => m.role === 'tool')).toHaveLength(5);
+  });
+
+  it('a batch of 100 calls in one response runs each call once and the run goes on (a flow past the bound)', async () => {
+    const id = await s.a.startRun({
+      input: 'hundred',
+      model: { provider: 'openai', name: 'gpt-4o-mini' },
+      tools: ['calculator'],
+      limits: { repeatLimit: 100, maxToolCalls: 1000 },
+    });
+    const { snap, events } = await finishedRun(s.a, id);
+    expect(snap, JSON.stringify(snap.error)).toMatchObject({ status: 'completed', output: 'answered 100' });
+    const completed = events
+      .filter((e) => e.type === 'tool.call' && e.data.status === 'completed')
+      .map((e) => e.data.callId);
+    expect(new Set(completed).size).toBe(100);
+    expect(completed).toHaveLength(100);
   });
 
   it('an id the input transcript already used is renamed when a model reuses it', async () => {
