@@ -21,6 +21,12 @@ export function createApp(d: ApiDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const body = express.text({ type: () => true, limit: '1mb' });
+  // a fragment never belongs in a request target (RFC 9112 §3.2); read as one, `/v1/runs/#/events` would list runs
+  app.use((req, _res, next) =>
+    next(
+      req.url.includes('#') ? new ApiError('invalid_request', 'the request target carries a fragment (#)') : undefined,
+    ),
+  );
   if (d.corsOrigins?.length) app.use(corsMiddleware(d.corsOrigins));
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
