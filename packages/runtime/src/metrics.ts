@@ -86,6 +86,12 @@ export class Metrics {
     labelNames: ['step'],
     registers: [this.registry],
   });
+  readonly predictedStarts = new client.Counter({
+    name: 'agentloop_predicted_starts_total',
+    help: "Model calls sent before Redis confirmed their iteration's start (local reads), by what the confirmation said: go (the call was used), again (dropped: the iteration ran again from what Redis recorded), done (dropped: the run moved on)",
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
   readonly reconciled = new client.Counter({
     name: 'agentloop_runs_reconciled_total',
     help: 'Live runs the reconciler found without a job to advance them, by what it did (republished, ended, answered, gone)',

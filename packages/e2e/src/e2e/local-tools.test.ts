@@ -55,6 +55,11 @@ describe('local tools', () => {
             ],
           }
         : { text: 'done' },
+    // the second turn reuses the first turn's call id (vLLM-like): the checkpoint renames it
+    reuse: (req) =>
+      stepOf(req) < 2
+        ? { toolCalls: [{ name: 'calculator', args: { expression: `${stepOf(req)}+5` }, id: 'dup_1' }] }
+        : { text: `results: ${stepResults(req, 0).join(' | ')} / ${stepResults(req, 1).join(' | ')}` },
     inplace: (req) =>
       stepOf(req) < 3
         ? { toolCalls: [{ name: 'calculator', args: { expression: `${stepOf(req)}+1` } }] }
@@ -149,13 +154,47 @@ describe('local tools', () => {
   it('a run whose every batch ran locally goes on in the job it started in: one job for all its iterations', async () => {
     const completed = /^agentloop_tool_calls_total\{tool="calculator",status="completed"\} (\d+)/m;
     const before = await metric(completed);
+    const predicted = /^agentloop_predicted_starts_total\{outcome="go"\} (\d+)/m;
+    const predictedBefore = await metric(predicted);
     const id = await s.a.startRun({ input: '[inplace] go', model, tools: ['calculator'] });
     const { snap, events } = await finishedRun(s.a, id);
     expect(await metric(completed)).toBe(before + 3); // each counted once, recorded with the start behind its checkpoint
+    // each next call went out before Redis confirmed its start (predicted), and none was made twice
+    expect(await metric(predicted)).toBe(predictedBefore + 3);
+    expect(
+      s.mock.journal.filter((j) => j.req.messages.some((m) => m.role === 'user' && m.content?.includes('[inplace] go')))
+        .length,
+    ).toBe(4);
     expect(snap.output).toBe('results: {"value":1} | {"value":2} | {"value":3}');
     expect(snap.iteration).toBe(4);
     expect(events.filter((e) => e.type === 'iteration.started').map((e) => e.data.iteration)).toEqual([1, 2, 3, 4]);
     expect(await advanceJobsOf(id)).toEqual([`${id}-1`]);
+  });
+
+  it('a call id the run used before is not predicted over: renamed by the checkpoint, one model call per iteration', async () => {
+    const outcomes = /^agentloop_predicted_starts_total\{outcome="(\w+)"\} (\d+)/gm;
+    const predictions = async () =>
+      Object.fromEntries(
+        [...(await (await fetch(`${s.a.baseUrl}/metrics`)).text()).matchAll(outcomes)].map((m) => [m[1], Number(m[2])]),
+      );
+    const before = await predictions();
+    const id = await s.a.startRun({ input: '[reuse] go', model, tools: ['calculator'] });
+    const { snap } = await finishedRun(s.a, id);
+    expect(snap.output).toBe('results: {"value":5} / {"value":6}');
+    const calls = s.mock.journal.filter((j) =>
+      j.req.messages.some((m) => m.role === 'user' && m.content?.includes('[reuse] go')),
+    );
+    expect(calls).toHaveLength(3);
+    const history = (
+      (await s.a.getRun(id, 'history')).json as unknown as { history: Array<{ toolCalls?: Array<{ id: string }> }> }
+    ).history;
+    const ids = history.flatMap((m) => m.toolCalls ?? []).map((c) => c.id);
+    expect(ids).toHaveLength(2);
+    expect(new Set(ids).size).toBe(2);
+    // the first start was predicted and held; after the reused id nothing was predicted, so nothing was dropped
+    const after = await predictions();
+    expect((after.go ?? 0) - (before.go ?? 0)).toBe(1);
+    expect((after.again ?? 0) - (before.again ?? 0)).toBe(0);
   });
 
   it('local reads too large to ride with the next start are recorded in steps of their own, each once', async () => {

@@ -53,6 +53,16 @@ export class ContextGate {
     );
   }
 
+  /** Whether the call fits as it is, by the cheap bound or the estimate: fit() then changes nothing. */
+  fitsAsIs(request: RunState['request'], fitted: Fitted): boolean {
+    const { view, tools } = fitted;
+    const threshold = request.context.compressAt * contextWindowOf(request.model);
+    return (
+      Math.ceil((view.upperBound + toolsTokenBound(view.counter, tools)) * view.calibration) < threshold ||
+      Math.ceil((view.tokens + toolsTokens(view.counter, tools)) * view.calibration) < threshold
+    );
+  }
+
   async fit(
     delivery: IterationDelivery,
     st: RunState,

@@ -1,12 +1,17 @@
 import type { CallMode } from '@agentloop/protocol';
 import type { IterationDelivery, LocalResult, RunState, Started } from '@agentloop/runtime';
 
+/** What the round trip behind a predicted start answered: use the model call ('go'), run k+1 again, or stop. */
+export type Confirmation = 'go' | 'again' | 'done';
+
 /** An iteration StartAhead started behind the previous one's checkpoint: the job goes on with its model call. */
 export interface StartedAhead {
   state: RunState;
   k: number;
   callMode: CallMode;
   started: Started;
+  /** A start predicted before Redis answered (ResponseStep): its call's output waits for this. */
+  confirm?: Promise<Confirmation>;
 }
 
 /** Most iterations one job runs in a row: then the run goes on in a job of its own, wherever a worker has room. */

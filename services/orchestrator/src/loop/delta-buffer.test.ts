@@ -48,4 +48,37 @@ describe('DeltaBuffer', () => {
       process.off('unhandledRejection', onUnhandled);
     }
   });
+
+  it('held: writes nothing before the hold resolves, then everything in order; dropped: writes nothing at all', async () => {
+    let release!: (ok: boolean) => void;
+    const writes: string[] = [];
+    const held = new DeltaBuffer(
+      1,
+      async (events) => void writes.push(events.map((e) => (e.data as { text: string }).text).join('')),
+      1,
+      3,
+      new Promise<boolean>((r) => (release = r)),
+    );
+    held.text('abcdef'); // over maxChars: a write is due at once
+    await new Promise((r) => setTimeout(r, 20));
+    expect(writes).toEqual([]);
+    release(true);
+    held.text('gh');
+    expect(await held.drain()).toHaveLength(1); // the tail, for the checkpoint
+    expect(writes).toEqual(['abcdef']);
+
+    const dropped: string[] = [];
+    const drop = new DeltaBuffer(
+      1,
+      async (events) => void dropped.push(String(events.length)),
+      1,
+      3,
+      Promise.resolve(false),
+    );
+    drop.text('abcdef');
+    drop.text('tail');
+    await drop.flush();
+    expect(await drop.drain()).toEqual([]);
+    expect(dropped).toEqual([]);
+  });
 });

@@ -13,13 +13,22 @@ export class DeltaBuffer {
   private written = false;
   /** The first write that failed: later writes are skipped, and drain() / flush() report it. */
   private failure: unknown = null;
+  /** The call's output is not to be recorded (its predicted start did not hold): nothing is written, nothing drained. */
+  private dropped = false;
 
+  /**
+   * `hold`: no write before it resolves, and none at all when it resolves false (a model call that went out before its
+   * start was confirmed: ModelStep).
+   */
   constructor(
     private readonly iteration: number,
     private readonly write: (events: NewEvent[], first: boolean) => Promise<unknown>,
     private readonly intervalMs = 40,
     private readonly maxChars = 4000,
-  ) {}
+    hold?: Promise<boolean>,
+  ) {
+    if (hold) this.chain = hold.then((ok) => void (this.dropped = !ok));
+  }
 
   text(t: string): void {
     this.add('message.delta', t);
@@ -54,7 +63,7 @@ export class DeltaBuffer {
     const first = !this.written;
     this.written = true;
     this.chain = this.chain.then(async () => {
-      if (this.failure) return;
+      if (this.failure || this.dropped) return;
       try {
         await this.write(batch, first);
       } catch (e) {
@@ -77,7 +86,8 @@ export class DeltaBuffer {
   async drain(): Promise<NewEvent[]> {
     await this.chain;
     if (this.failure) throw this.failure;
-    return this.take();
+    const rest = this.take();
+    return this.dropped ? [] : rest;
   }
 
   /** Drops what is buffered and not yet written (the call is being restarted or failed). */

@@ -8,6 +8,7 @@ import { chainedIteration } from './decide-advance.js';
 import type { StartAnswer } from './iteration-starter.js';
 import { ModelStep } from './model-step.js';
 import type { ShellCommand } from './shell-commands.js';
+import type { Confirmation } from './continuations.js';
 
 /** What an iteration came to: the seconds spent in its model call, nothing to do, or a wait for the shell. */
 export type IterationOutcome = number | 'done' | ShellCommand;
@@ -38,7 +39,7 @@ export class IterationPass {
   ): Promise<IterationOutcome> {
     const { p } = this;
     const ahead = p.continuations.takeStarted(delivery, k);
-    if (ahead) return this.afterStart(delivery, ahead.state, k, ahead.callMode, ahead.started);
+    if (ahead) return this.afterStart(delivery, ahead.state, k, ahead.callMode, ahead.started, ahead.confirm);
     let cached = p.states.take(runId, k - 1);
     // the reads of the batch this job ran, when it goes on in place: recorded by the first step below (the start)
     let results = p.continuations.deferred(delivery);
@@ -114,12 +115,13 @@ export class IterationPass {
     k: number,
     callMode: CallMode,
     started: { length: number | null; edited: boolean; appended: Message[] },
+    confirm?: Promise<Confirmation>,
   ): Promise<IterationOutcome> {
     const { p } = this;
     if (k === 1) p.o.metrics.runsStarted.inc();
     if (started.edited)
       p.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
     else if (started.length !== null) p.transcripts.appended(current.id, started.length, started.appended);
-    return this.model.call(delivery, current, k, callMode, false, started.length ?? undefined);
+    return this.model.call(delivery, current, k, callMode, false, started.length ?? undefined, confirm);
   }
 }

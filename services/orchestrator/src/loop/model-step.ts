@@ -6,6 +6,7 @@ import type { Fitted } from './context-gate.js';
 import { toolSpecsFor } from './tool-specs.js';
 import { ResponseStep } from './response-step.js';
 import { isShellCommand, type ShellCommand } from './shell-commands.js';
+import type { Confirmation } from './continuations.js';
 
 /** Iteration k's model call: the context fitted, the model streamed, then the step after it (ResponseStep). */
 export class ModelStep {
@@ -15,7 +16,11 @@ export class ModelStep {
     this.response = new ResponseStep(p);
   }
 
-  /** Returns the seconds spent waiting on the model, or what the shell must do first (a summary, a delay). */
+  /**
+   * Returns the seconds spent waiting on the model, or what the shell must do first (a summary, a delay). `confirm`:
+   * the start was predicted (ResponseStep.startPredicted): nothing the call streams is written or used, and no other
+   * write is made, before it says 'go'.
+   */
   async call(
     delivery: IterationDelivery,
     st: RunState,
@@ -23,12 +28,25 @@ export class ModelStep {
     mode: CallMode,
     resumed: boolean,
     knownLength?: number,
+    confirm?: Promise<Confirmation>,
   ): Promise<number | ShellCommand> {
     const { p } = this;
     const runId = st.id;
     const request = st.request;
+    // what the predicted call streams waits for this before it is written (ModelStreamer)
+    const hold = confirm?.then(
+      (c) => c === 'go',
+      () => false,
+    );
+    const confirmed = async (): Promise<ShellCommand | 'done' | null> => {
+      const c = confirm ? await confirm : 'go';
+      confirm = undefined;
+      return c === 'go' ? null : c === 'again' ? { kind: 'again' } : 'done';
+    };
     const first = await p.transcripts.view(st, knownLength);
     if (first.problems.length) {
+      const stop = await confirmed();
+      if (stop) return stop === 'done' ? 0 : stop;
       await p.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${first.problems[0]}`);
       return 0;
     }
@@ -37,11 +55,17 @@ export class ModelStep {
       tools: mode === 'tools' ? await toolSpecsFor(p.catalog, request) : null,
       callMode: mode,
     };
+    if (confirm && !p.context.fitsAsIs(request, fitted)) {
+      const stop = await confirmed(); // the context gate writes: only under a start that applied
+      if (stop) return stop === 'done' ? 0 : stop;
+    }
     fitted = await p.context.fit(delivery, st, k, fitted);
     if (isShellCommand(fitted)) return fitted;
     const t0 = performance.now();
     for (let contextRetries = 0; ; contextRetries++) {
-      const outcome = await p.streamer.stream(st, k, resumed, fitted);
+      const outcome = await p.streamer.stream(st, k, resumed, fitted, confirm && hold);
+      const stop = await confirmed();
+      if (stop) return stop === 'done' ? 0 : stop;
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
         // calibrating takes an exact count: worth it only once the transcript nears the compression threshold

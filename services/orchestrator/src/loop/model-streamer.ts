@@ -70,8 +70,18 @@ export class ModelStreamer {
     for (const ac of this.inFlight.values()) ac.abort(reason);
   }
 
-  /** One streamed model call through the fallback chain; failures other than context length end or hand back the run here. */
-  async stream(st: RunState, k: number, resumed: boolean, fitted: Fitted): Promise<StreamOutcome> {
+  /**
+   * One streamed model call through the fallback chain; failures other than context length end or hand back the run
+   * here. `hold`: the call went out before its start was confirmed; nothing is written before it resolves true, and
+   * when it resolves false the call is stopped and nothing is written at all ('lost').
+   */
+  async stream(
+    st: RunState,
+    k: number,
+    resumed: boolean,
+    fitted: Fitted,
+    hold?: Promise<boolean>,
+  ): Promise<StreamOutcome> {
     const runId = st.id;
     const request = st.request;
     const ac = new AbortController();
@@ -82,9 +92,19 @@ export class ModelStreamer {
       this.d.metrics.fenced.inc({ step: 'model_events' });
       ac.abort(new LostIterationError(runId, k));
     };
-    const deltas = new DeltaBuffer(k, async (events, first) =>
-      appended(await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner)),
+    const deltas = new DeltaBuffer(
+      k,
+      async (events, first) =>
+        appended(
+          await this.d.store.appendEvents(runId, k, events, first && !(resumed && st.deltaIter === k), st.owner),
+        ),
+      undefined,
+      undefined,
+      hold,
     );
+    // a start that did not hold: the call's output will not be used, so it stops now
+    void hold?.then((ok) => ok || ac.abort(new LostIterationError(runId, k)));
+    const writable = async () => !hold || (await hold);
     this.inFlight.set(runId, ac);
     const span = startChatSpan(st, k, () => fitted.view.messages);
     const traceId = span?.isRecording() ? span.spanContext().traceId : ''; // the exemplar of a sampled call only
@@ -115,6 +135,7 @@ export class ModelStreamer {
             });
             if (r.discardOutput) deltas.discard();
             await deltas.flush();
+            if (!(await writable())) return;
             appended(
               await this.d.store.appendEvents(
                 runId,
@@ -139,6 +160,7 @@ export class ModelStreamer {
           onFallback: async (f) => {
             span?.addEvent('llm.fallback', { 'agentloop.from': f.from, 'agentloop.to': f.to });
             this.d.metrics.llmFallbacks.inc({ from: this.chainLabel(f.from), to: this.chainLabel(f.to) });
+            if (!(await writable())) return;
             appended(await this.d.store.appendEvents(runId, k, [{ type: 'llm.fallback', data: f }], false, st.owner));
           },
           onAttempt: (a) =>
@@ -162,6 +184,7 @@ export class ModelStreamer {
       endChatSpan(span, { error: e });
       deltas.discard();
       await deltas.flush();
+      if (!(await writable())) return { kind: 'lost' }; // (ModelStep reads the confirmation next)
       const err = e instanceof LlmError ? e : null;
       if (err?.kind === 'aborted' || ac.signal.aborted) {
         const fresh = await this.d.store.load(runId);

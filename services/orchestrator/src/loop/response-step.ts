@@ -1,13 +1,16 @@
 import type { CallMode, NewEvent } from '@agentloop/protocol';
 import type { ModelResponse } from '@agentloop/llm';
-import type { CheckpointInput, IterationDelivery, RunState } from '@agentloop/runtime';
+import type { CheckpointInput, IterationDelivery, RunState, Started } from '@agentloop/runtime';
 import { finalOutputCheck } from '../output/final-output.js';
 import type { LoopParts } from './loop-parts.js';
 import { catalogForCalls } from './tool-specs.js';
 import { countResponse } from './response-metrics.js';
 import { dispatchCalls } from './dispatch-calls.js';
-import type { Ahead } from './start-ahead.js';
+import type { Ahead, AheadOutcome } from './start-ahead.js';
+import type { Confirmation } from './continuations.js';
+import type { ResponsePlan } from './plan-response.js';
 import { stateAfterCheckpoint, stateAfterStart } from './predicted-state.js';
+import { predictedStart, samePrediction } from './start-prediction.js';
 
 /** What a model response was, as its iteration's step after the call. */
 export interface Response {
@@ -23,7 +26,11 @@ export interface Response {
 /**
  * The step after the model call: records iteration k's response as the planner says (the checkpoint), then acts on the
  * plan — metrics, caches, the end of the run or the dispatch of its calls — or, when iteration k+1 can start in the
- * same round trip (StartAhead), that start.
+ * same round trip (StartAhead), that start. When what that start will append is known here (every call answered in
+ * the checkpoint or read by this job, the transcript cached), k+1's model call goes out without waiting for Redis'
+ * answer: its output is used only once the round trip confirms the start as predicted (Confirmation); else it is
+ * dropped and k+1 runs again from what Redis recorded. Every write of k+1 is fenced by the start, so nothing of a
+ * call whose start did not apply can be recorded.
  */
 export class ResponseStep {
   constructor(private readonly p: LoopParts) {}
@@ -48,12 +55,25 @@ export class ResponseStep {
     });
     const after = plan.final || plan.failure || plan.pause ? null : stateAfterCheckpoint(st, k, plan);
     const ahead = after ? await p.ahead.prepare(delivery, after, k, plan.toRun) : null;
-    const ok = ahead
-      ? await this.checkpointAhead(delivery, st, after!, plan.checkpoint, ahead)
+    const predicted =
+      // not when a call id of the batch was used before: the checkpoint would rename it (ids_taken), not start
+      ahead &&
+      !taken &&
+      p.transcripts.callIdsFree(
+        st.id,
+        r.transcriptLength,
+        plan.calls.map((c) => c.call.id),
+      )
+        ? predictedStart(plan, ahead, r.transcriptLength, st.usage.toolCalls)
+        : null;
+    if (ahead && predicted) return this.startPredicted(delivery, r, plan, catalog, after!, ahead, predicted);
+    const sent = ahead ? await this.checkpointAhead(delivery, st, after!, plan.checkpoint, ahead) : null;
+    const ok = sent
+      ? sent.kind !== 'fenced' && (sent.kind === 'taken' ? { taken: sent.taken } : true)
       : await p.o.store.checkpoint(st.id, plan.checkpoint, st.owner);
     if (typeof ok === 'object') return this.record(delivery, r, new Set([...(taken ?? []), ...ok.taken]));
     if (!ok) return void p.o.metrics.fenced.inc({ step: 'checkpoint' });
-    countResponse(p.o.metrics, p.prices, res);
+    this.checkpointed(r, plan, catalog);
     if (plan.final) return p.end.ended(st.id, 'completed', plan.final.stopReason);
     if (plan.failure) return p.end.ended(st.id, 'failed', 'none');
     const { pause } = plan;
@@ -61,21 +81,68 @@ export class ResponseStep {
       for (const type of new Set(pause.pending.map((x) => x.pauseType)))
         p.o.metrics.runsPaused.inc({ pause_type: type });
     p.transcripts.appended(st.id, r.transcriptLength + 1, [plan.message]);
-    if (after && ok !== 'started') p.states.put(after);
-    for (const c of plan.calls) {
-      if (c.outcome)
-        p.o.metrics.toolCalls.inc({
-          tool: catalog.has(c.call.name) ? c.call.name : 'unknown',
-          status: c.outcome.status,
-        });
-      if (c.skipReason) p.o.metrics.toolsSkipped.inc({ reason: c.skipReason });
-    }
+    if (after && sent?.kind !== 'started') p.states.put(after);
     if (!ahead) await dispatchCalls(p.dispatch, delivery, st, k, plan.toRun, pause ? pause.expiresAt : null, true);
   }
 
+  /** What a checkpoint that applied counts: the response, the calls it answered or skipped. */
+  private checkpointed(r: Response, plan: ResponsePlan, catalog: ReadonlySet<string> | Map<string, unknown>): void {
+    const { metrics } = this.p.o;
+    countResponse(metrics, this.p.prices, r.res);
+    for (const c of plan.calls) {
+      if (c.outcome)
+        metrics.toolCalls.inc({ tool: catalog.has(c.call.name) ? c.call.name : 'unknown', status: c.outcome.status });
+      if (c.skipReason) metrics.toolsSkipped.inc({ reason: c.skipReason });
+    }
+  }
+
   /**
-   * The checkpoint with iteration k+1's start behind it: true when checkpointed ('started' when the start applied too;
-   * else the results it did not record go on with the next start), false when fenced, or the call ids already taken.
+   * The checkpoint and k+1's start go out; k+1 goes on at once with the start as predicted (its transcript cached), and
+   * its model call waits for `confirm` before it uses anything it streamed.
+   */
+  private startPredicted(
+    delivery: IterationDelivery,
+    r: Response,
+    plan: ResponsePlan,
+    catalog: ReadonlySet<string> | Map<string, unknown>,
+    after: RunState,
+    ahead: Ahead,
+    predicted: Started,
+  ): void {
+    const { p } = this;
+    const { st } = r;
+    p.transcripts.appended(st.id, r.transcriptLength + 1, [plan.message]);
+    const confirm = this.checkpointAhead(delivery, st, after, plan.checkpoint, ahead, false).then(
+      async (sent): Promise<Confirmation> => {
+        if (sent.kind === 'taken') {
+          p.transcripts.forget(st.id);
+          await this.record(delivery, r, new Set(sent.taken)); // renamed, then k+1 again from what it set up
+          return 'again';
+        }
+        if (sent.kind === 'fenced') {
+          p.transcripts.forget(st.id);
+          p.o.metrics.fenced.inc({ step: 'checkpoint' });
+          return 'done';
+        }
+        this.checkpointed(r, plan, catalog);
+        if (sent.kind === 'started' && samePrediction(sent.started, predicted)) return 'go';
+        p.transcripts.forget(st.id); // the cache holds the prediction: read what Redis recorded
+        if (sent.kind === 'checkpointed') p.states.put(after);
+        else this.startedAhead(delivery, after, ahead, sent.started); // k+1 again, from the start that applied
+        return 'again';
+      },
+    );
+    confirm.then(
+      (outcome) => p.o.metrics.predictedStarts.inc({ outcome }),
+      () => undefined, // (awaited by k+1's model call, which fails its job on an error; never left unhandled)
+    );
+    const state = stateAfterStart(after, ahead.k, ahead.callMode, delivery.owner, predicted.toolCalls);
+    p.continuations.started(delivery, { state, k: ahead.k, callMode: ahead.callMode, started: predicted, confirm });
+  }
+
+  /**
+   * The checkpoint with iteration k+1's start behind it; what it answered. A start that applied is the job's next step
+   * (`keep`; a predicted start keeps its own, ResponseStep.startPredicted).
    */
   private async checkpointAhead(
     delivery: IterationDelivery,
@@ -83,18 +150,18 @@ export class ResponseStep {
     after: RunState,
     checkpoint: CheckpointInput,
     ahead: Ahead,
-  ): Promise<boolean | 'started' | { taken: string[] }> {
+    keep = true,
+  ): Promise<AheadOutcome> {
     const { continuations } = this.p;
     const outcome = await this.p.ahead.send(st.id, checkpoint, st.owner, ahead);
-    if (outcome.kind !== 'started' && outcome.kind !== 'checkpointed') continuations.withdraw(delivery);
-    if (outcome.kind === 'taken') return { taken: outcome.taken };
-    if (outcome.kind === 'fenced') return false;
-    if (outcome.kind === 'checkpointed') {
-      if (outcome.unrecorded.length) continuations.defer(delivery, outcome.unrecorded);
-      return true;
-    }
-    const state = stateAfterStart(after, ahead.k, ahead.callMode, delivery.owner, outcome.started.toolCalls);
-    continuations.started(delivery, { state, k: ahead.k, callMode: ahead.callMode, started: outcome.started });
-    return 'started';
+    if (outcome.kind === 'taken' || outcome.kind === 'fenced') continuations.withdraw(delivery);
+    if (outcome.kind === 'checkpointed' && outcome.unrecorded.length) continuations.defer(delivery, outcome.unrecorded);
+    if (outcome.kind === 'started' && keep) this.startedAhead(delivery, after, ahead, outcome.started);
+    return outcome;
+  }
+
+  private startedAhead(delivery: IterationDelivery, after: RunState, ahead: Ahead, started: Started): void {
+    const state = stateAfterStart(after, ahead.k, ahead.callMode, delivery.owner, started.toolCalls);
+    this.p.continuations.started(delivery, { state, k: ahead.k, callMode: ahead.callMode, started });
   }
 }

@@ -84,4 +84,38 @@ describe('TranscriptCache (real Redis)', () => {
     expect(compressed.messages).toEqual([{ role: 'user', content: 'summary' }]);
     expect(compressed.problems).toEqual([]);
   });
+
+  it('knows which call ids the run used (the checkpoint would rename them), and only of a history cached to the length asked', async () => {
+    const store = new RunStore(redis, prefix);
+    const runId = newRunId();
+    const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
+    const messages: Message[] = [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c1', content: 'r' },
+    ];
+    await store.create({
+      runId,
+      tenant: 't',
+      request: RunRequestSchema.parse({ input: 'x', model }),
+      messages,
+      bodyHash: 'h',
+    });
+    const st = (await store.load(runId))!;
+    const cache = new TranscriptCache(store);
+    expect(cache.callIdsFree(runId, 3, ['c2'])).toBe(false); // nothing cached yet: no answer without a read
+    await cache.view(st);
+    expect(cache.callIdsFree(runId, 3, ['c2', 'c3'])).toBe(true);
+    expect(cache.callIdsFree(runId, 3, ['c2', 'c1'])).toBe(false);
+    expect(cache.callIdsFree(runId, 4, ['c2'])).toBe(false); // not the length the caller knows
+    // what this process appends is known too, after the ids were first collected
+    cache.appended(runId, 5, [
+      { role: 'assistant', content: null, toolCalls: [{ id: 'c2', name: 't', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c2', content: 'r' },
+    ]);
+    expect(cache.callIdsFree(runId, 5, ['c2'])).toBe(false);
+    expect(cache.callIdsFree(runId, 5, ['c3'])).toBe(true);
+    cache.forget(runId);
+    expect(cache.callIdsFree(runId, 5, ['c3'])).toBe(false);
+  });
 });

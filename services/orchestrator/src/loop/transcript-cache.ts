@@ -14,6 +14,8 @@ interface Entry {
   /** The pairing check of the view `checked` names (`<tv>:<viewFrom>:<prefix length>`), fed as the history grows. */
   check: TranscriptCheck;
   checked: string;
+  /** Every call id of the history, once asked for (callIdsFree): kept up as the history grows. */
+  callIds: Set<string> | null;
 }
 
 export interface ContextView {
@@ -100,6 +102,7 @@ export class TranscriptCache {
         calibration: 1,
         check: new TranscriptCheck(),
         checked: '',
+        callIds: null,
       };
     this.entries.set(runId, e);
     if (this.entries.size > this.maxRuns) this.entries.delete(this.entries.keys().next().value!);
@@ -109,6 +112,7 @@ export class TranscriptCache {
   private push(e: Entry, msgs: readonly Message[]): void {
     for (const m of msgs) {
       e.history.push(m);
+      if (e.callIds) for (const c of m.toolCalls ?? []) e.callIds.add(c.id);
       e.bound.push(e.bound[e.bound.length - 1]! + messageTokenBound(e.counter, m));
     }
   }
@@ -125,6 +129,7 @@ export class TranscriptCache {
         e.cum = [0];
         e.bound = [0];
         e.checked = '';
+        e.callIds = null;
       }
       this.push(e, await this.store.messages(st.id, e.history.length));
     }
@@ -152,6 +157,22 @@ export class TranscriptCache {
       prefix,
       from,
     );
+  }
+
+  /**
+   * Whether the run's cached history, exactly `length` long, uses none of `ids` as a call id: a checkpoint of a batch
+   * with these ids will not find them taken (every call a run records is in its transcript, from the first message).
+   * False when the history is not cached so. The ids are collected once per entry, then kept up by each append.
+   */
+  callIdsFree(runId: string, length: number, ids: readonly string[]): boolean {
+    const e = this.entries.get(runId);
+    if (e?.history.length !== length) return false;
+    if (!e.callIds) {
+      e.callIds = new Set();
+      for (const m of e.history) for (const c of m.toolCalls ?? []) e.callIds.add(c.id);
+    }
+    const used = e.callIds;
+    return ids.every((id) => !used.has(id));
   }
 
   /** Messages this process appended at the end of the history (now `length` long); an inconsistent entry is dropped. */
