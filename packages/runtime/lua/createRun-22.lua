@@ -15,7 +15,8 @@
   (reject), or waits (enqueue, interrupt: `thrWait`, not in the queued index) until the relay starts it when the runs
   ahead of it ended (ThreadStore). wh and whUrl (a run with notify: the event types it delivers as ',type,…,' and its
   URL; '' otherwise)
-  Returns {'created', status, the thread's active run when this one waits for it ('' otherwise)}, {'thread_busy',
+  Returns {'created', status, the thread's active run when this one waits for it ('' otherwise), the tenant's queued
+  runs now (this one included: the rank of its first job, read here to save the publisher a round trip)}, {'thread_busy',
   active run} (reject), {'exists', "<runId> <bodyHash>"} when the idempotency key or the run id already
   names a run of this tenant (a redelivered intake job), {'limited', activeRuns} when the tenant is at its activeRuns
   limit, {'taken'} when the run id is another tenant's (nothing written in those cases). ]]
@@ -92,4 +93,4 @@ emitAll(eventsJson)
 commit(0)
 indexStatus(a.tenant, nil, status, nowMs, a.retention, idemKey, 0, a.src, '') -- after the keys exist: a run created failed expires (and reports) too
 if waitsFor ~= '' then rcall('ZREM', queuedKey, runId) end -- it starts when the thread's relay starts it
-return { 'created', status, waitsFor }
+return { 'created', status, waitsFor, rcall('ZCARD', statusIndex('queued')) }

@@ -39,6 +39,7 @@ export async function createRun(
         runId: input.runId,
         status: res.values[0] === 'failed' ? 'failed' : 'queued',
         waitsFor: String(res.values[1] ?? ''),
+        queued: Number(res.values[2] ?? 0),
       };
     case 'thread_busy':
       return { created: false, threadBusy: true, activeRunId: String(res.values[0]) };

@@ -296,8 +296,9 @@ describe('run state layout (real Redis)', () => {
 
   it("a create sent twice (a resend after a reconnect) or with another tenant's run id changes nothing", async () => {
     const runId = newRunId();
+    const queuedBefore = await t.redis.zcard(t.store.keys.tenantRunsByStatus('T', 'queued'));
     const first = await t.store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h1' });
-    expect(first).toMatchObject({ created: true });
+    expect(first).toMatchObject({ created: true, queued: queuedBefore + 1 }); // its first job's rank, read in the same step
     const before = await t.redis.hgetall(t.store.keys.run(runId).state);
     expect(await t.store.create({ runId, tenant: 'T', request, messages: [], bodyHash: 'h2' })).toEqual({
       created: false,

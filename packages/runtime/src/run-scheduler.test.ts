@@ -62,6 +62,14 @@ describe('tool job ids (real Redis)', () => {
     expect(await takeOrder(QUEUES.orchestrator)).toEqual(['q1', 'lost', 'b3']);
   });
 
+  it('ranks a first job by the queued count its creation answered, without reading it again', async () => {
+    const scheduler = new RunScheduler(queues);
+    const keys = new DeploymentKeys(prefix);
+    await redis.zadd(keys.tenantRunsByStatus('told', 'queued'), 1, 't1'); // what a read would find: rank 1
+    await scheduler.start('t1', true, 'told', 4); // what createRun answered
+    expect((await Job.fromId(queues.orchestrator, advanceJobId('t1', 1)))?.priority).toBe(4);
+  });
+
   it("gives every job of a run its tenant's load (fair scheduling): a quiet tenant's new run is taken before a busy tenant's continuations and new runs", async () => {
     const scheduler = new RunScheduler(queues);
     const keys = new DeploymentKeys(prefix);

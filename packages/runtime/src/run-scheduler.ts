@@ -58,16 +58,17 @@ export class RunScheduler {
    * Fair scheduling (docs/ARCHITECTURE.md): every job of a run carries its tenant's load as its priority; a first
    * job ranks behind its tenant's running runs and its queued ones (this one included), so a tenant's new run does
    * not wait for another tenant's backlog, queued or running. Without a tenant (the reconciler re-adding a job a
-   * crash lost, after the run waited long already) it ranks first.
+   * crash lost, after the run waited long already) it ranks first. `queued`: the tenant's queued runs, this one
+   * included, when the caller knows them (the creation answered them): the rank then costs no read.
    */
-  async start(runId: string, planned = false, tenant?: string): Promise<void> {
+  async start(runId: string, planned = false, tenant?: string, queued?: number): Promise<void> {
     const data: AdvanceJob = {
       runId,
       iteration: 1,
       ...traced(),
       ...(planned ? { plan: { callMode: 'tools' as const, pendingFinal: '' as const, iterUsage: {} } } : {}),
     };
-    const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant);
+    const priority = tenant === undefined ? 1 : await this.load.firstJob(tenant, queued);
     await this.queues.orchestrator.add('advance', data, {
       ...DEFAULT_JOB_OPTIONS,
       jobId: advanceJobId(runId, 1),

@@ -39,7 +39,14 @@ export interface CreateRunInput {
 
 export type CreateRunResult =
   /** `waitsFor`: the thread's active run this one waits for (threadPolicy enqueue or interrupt), '' when it starts now. */
-  | { created: true; runId: string; status: 'queued' | 'failed'; waitsFor: string }
+  | {
+      created: true;
+      runId: string;
+      status: 'queued' | 'failed';
+      waitsFor: string;
+      /** The tenant's queued runs right after this one was created (it included): its first job's rank. */
+      queued: number;
+    }
   /** threadPolicy reject, and the thread has a run queued, running or paused. */
   | { created: false; threadBusy: true; activeRunId: string }
   | { created: false; runId: string; bodyHash: string }

@@ -38,14 +38,15 @@ export class TenantLoad {
 
   /**
    * The priority of a run's first job: behind the tenant's running runs and its queued runs (this one included),
-   * read fresh, so a tenant's burst ranks its runs one after the other.
+   * read fresh, so a tenant's burst ranks its runs one after the other. `queued`: that count, when the caller read it
+   * in the step that created the run (createRun answers it), else read here.
    */
-  async firstJob(tenant: string): Promise<number> {
-    const [running, queued] = await Promise.all([
+  async firstJob(tenant: string, queued?: number): Promise<number> {
+    const [running, waiting] = await Promise.all([
       this.running(tenant),
-      this.client().then((c) => c.zcard(this.keys.tenantRunsByStatus(tenant, 'queued'))),
+      queued ?? this.client().then((c) => c.zcard(this.keys.tenantRunsByStatus(tenant, 'queued'))),
     ]);
-    return clamp(running + queued);
+    return clamp(running + waiting);
   }
 
   private running(tenant: string): Promise<number> {

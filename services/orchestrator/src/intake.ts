@@ -236,7 +236,9 @@ export class RunIntake {
       return { kind: 'created', runId };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
-    await withTraceparent(runTrace?.traceparent, () => this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant));
+    await withTraceparent(runTrace?.traceparent, () =>
+      this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant, res.queued),
+    );
     return { kind: 'created', runId };
   }
 
@@ -258,7 +260,7 @@ export class RunIntake {
   }
 
   /** `tenant`: whose line the run joins (fair scheduling); unknown to the reconciler, whose stragglers go first. */
-  private async enqueueFirst(runId: string, planned = false, tenant?: string): Promise<void> {
-    await this.scheduler.start(runId, planned, tenant);
+  private async enqueueFirst(runId: string, planned = false, tenant?: string, queued?: number): Promise<void> {
+    await this.scheduler.start(runId, planned, tenant, queued);
   }
 }
