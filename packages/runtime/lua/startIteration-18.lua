@@ -10,6 +10,8 @@
   ARGV[16] '' or the delivery that checkpointed iteration k-1 (a start sent right behind that checkpoint, in the same
   round trip): unless the run is at k-1's tools under that owner (its checkpoint was refused, or has not run), nothing is
   recorded and the start is refused ('stale', every result answered 'answered': the caller still holds them)
+  ARGV[17] '' or a count: return the whole transcript in place of the appended messages when it has at most that many
+  (a caller that holds none of it: the first iteration's job, which would read it next)
   A run waiting on its thread (thrWait) does not start: the thread's relay makes it startable first.
   Returns {'started', transcript length (-1 when nothing was appended), usage.toolCalls, resumed (0 no, 1 yes, 2 yes and the
   transcript was edited), number of appended messages, appended message JSON..., [state field, value...]},
@@ -77,6 +79,11 @@ set('iteration', k); set('phase', 'model'); set('callMode', ARGV[8]); set('updat
 if st[1] ~= 'running' then set('status', 'running') end -- a status change (reindexed by commit) only from queued
 emitAll(ARGV[10])
 commit(st[6], st[11])
+local upTo = tonumber(ARGV[17] or '') or 0
+if upTo > 0 then
+  local n = len >= 0 and len or rcall('LLEN', msgsKey)
+  if n <= upTo then msgs, len = rcall('LRANGE', msgsKey, 0, -1), n end
+end
 local out = withList({ 'started', len, toolCalls, resumed, #msgs }, msgs)
 if ARGV[12] == '1' then withList(out, stateAfter(st, nRead)) end
 return withList(out, answers)

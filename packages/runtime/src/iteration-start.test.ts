@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type NewEvent } from '@agentloop/protocol';
+import { newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
-import { TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
+import { TEST_REQUEST, TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
 
 /** An iteration that goes on in the job that ran its batch's reads records them in its start: one step (real Redis). */
 describe("startIteration with the batch's results (one step)", () => {
   const t = useTestStore('iteration-start');
   const totals = TEST_TOTALS;
+  const started1: NewEvent[] = [{ type: 'run.started', data: {} }];
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
     { type: 'iteration.started', data: { iteration: 1 } },
@@ -80,6 +81,38 @@ describe("startIteration with the batch's results (one step)", () => {
         ),
     ).toEqual(['r1:running', 'r1:completed', 'r2:running', 'r2:completed', 'iteration.started']);
     expect((await t.store.load(runId))!.phase).toBe('model');
+  });
+
+  it('returns the whole transcript with the start when it is short enough (transcriptUpTo), else what it appended', async () => {
+    const runId = await withCalls(['r1']);
+    const { started } = await t.store.startIterationRecording(runId, {
+      ...next,
+      expectBatch: ['r1'],
+      results: [read('r1', 'one')],
+      transcriptUpTo: 3,
+    });
+    // the run's user message, iteration 1's response, the result the start appended: all of it, 3 long
+    expect(started).toMatchObject({
+      length: 3,
+      appended: [{ role: 'user' }, { role: 'assistant' }, { role: 'tool', content: 'one' }],
+    });
+    const first = newRunId();
+    await t.store.create({
+      runId: first,
+      tenant: 'T',
+      request: TEST_REQUEST,
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+      ],
+      bodyHash: 'h',
+    });
+    const start1 = { ...next, iteration: 1, expectPhase: 'queued', events: started1 };
+    // over the count: nothing appended, nothing returned (the caller reads it)
+    expect(await t.store.startIteration(first, { ...start1, transcriptUpTo: 1 })).toMatchObject({
+      length: null,
+      appended: [],
+    });
   });
 
   it('a start refused still records what it carried; a call another delivery owns is neither recorded nor answered over', async () => {

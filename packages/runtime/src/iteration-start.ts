@@ -24,6 +24,11 @@ export interface StartParams {
    * the start, and the recording of `results`, happen only over that delivery's own checkpoint.
    */
   expectOwner?: string;
+  /**
+   * Return the whole transcript in place of the appended messages when it has at most this many (a caller that holds
+   * none of it, and would read it next: `Started.appended` is then all of it, `length` long).
+   */
+  transcriptUpTo?: number;
 }
 
 export type Started = {
@@ -64,6 +69,7 @@ export async function startIteration(
     p.expectBatch?.length ? wellFormedJson(p.expectBatch) : '',
     p.results?.length ? JSON.stringify(resultEntries(p.results, ev)) : '',
     p.expectOwner ?? '',
+    p.transcriptUpTo ?? '',
   ]);
   const n = p.results?.length ?? 0;
   const recorded = r.values.slice(r.values.length - n).map((v) => toAnswer(String(v)));

@@ -121,7 +121,8 @@ export class IterationPass {
     if (k === 1) p.o.metrics.runsStarted.inc();
     if (started.edited)
       p.transcripts.forget(current.id); // a decision rewrote arguments in the cached transcript
-    else if (started.length !== null) p.transcripts.appended(current.id, started.length, started.appended);
+    else if (started.length !== null)
+      p.transcripts.appended(current.id, started.length, started.appended, current.model);
     return this.model.call(delivery, current, k, callMode, false, started.length ?? undefined, confirm);
   }
 }

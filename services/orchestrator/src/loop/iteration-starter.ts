@@ -5,6 +5,9 @@ import type { AdvanceAction } from './planner.js';
 import { stateAfterStart } from './predicted-state.js';
 import { answerFailedChildren, startParams } from './start-iteration.js';
 
+/** The longest transcript a first iteration's start returns (a longer one is read on its own, in slices). */
+export const FIRST_TRANSCRIPT_WITH_START = 200;
+
 /** A start that applied: the state it left, and what it appended. 'stale': not where the guess said; 'done': nothing to do. */
 export type StartAnswer = { state: RunState; callMode: CallMode; started: Started } | 'stale' | 'done';
 
@@ -67,15 +70,11 @@ export class IterationStarter {
     k: number,
     plan: NonNullable<AdvanceJob['plan']>,
   ): Promise<StartAnswer> {
-    const params = startParams(
-      delivery,
-      k,
-      k === 1 ? 'queued' : 'tools',
-      plan.callMode,
-      plan.pendingFinal,
-      plan.iterUsage,
-      true,
-    );
+    const params = {
+      ...startParams(delivery, k, k === 1 ? 'queued' : 'tools', plan.callMode, plan.pendingFinal, plan.iterUsage, true),
+      // a new run's transcript comes back with its start: the model call needs it next, and nothing holds it yet
+      ...(k === 1 ? { transcriptUpTo: FIRST_TRANSCRIPT_WITH_START } : {}),
+    };
     let started = await this.store.startIteration(runId, params);
     if (started === 'waiting' && (await answerFailedChildren(this.store, delivery, runId)))
       started = await this.store.startIteration(runId, params);

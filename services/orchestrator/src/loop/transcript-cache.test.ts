@@ -118,4 +118,21 @@ describe('TranscriptCache (real Redis)', () => {
     cache.forget(runId);
     expect(cache.callIdsFree(runId, 5, ['c3'])).toBe(false);
   });
+
+  it('a start that returned the whole transcript makes the entry: the first view reads nothing', async () => {
+    const store = new RunStore(redis, prefix);
+    const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
+    const cache = new TranscriptCache(store);
+    const runId = newRunId(); // no such run in Redis: a view that read would find nothing
+    const messages: Message[] = [
+      { role: 'system', content: 's' },
+      { role: 'user', content: 'q' },
+    ];
+    cache.appended(runId, 3, messages, model); // not the whole history: no entry
+    cache.appended(runId, 2, messages); // no model: no entry
+    expect(cache.callIdsFree(runId, 2, [])).toBe(false);
+    cache.appended(runId, 2, messages, model);
+    const view = await cache.view({ id: runId, model, viewPrefix: [], viewFrom: 0, tv: 0 }, 2);
+    expect(view.messages).toEqual(messages);
+  });
 });

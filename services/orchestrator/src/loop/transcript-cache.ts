@@ -175,9 +175,13 @@ export class TranscriptCache {
     return ids.every((id) => !used.has(id));
   }
 
-  /** Messages this process appended at the end of the history (now `length` long); an inconsistent entry is dropped. */
-  appended(runId: string, length: number, messages: readonly Message[]): void {
-    const e = this.entries.get(runId);
+  /**
+   * Messages this process appended at the end of the history (now `length` long); an inconsistent entry is dropped.
+   * With `model`, messages that are the whole history (a start that returned it) make the run's entry.
+   */
+  appended(runId: string, length: number, messages: readonly Message[], model?: ModelSpec): void {
+    let e = this.entries.get(runId);
+    if (!e && model && messages.length === length) e = this.entry(runId, model);
     if (!e) return;
     if (e.history.length + messages.length === length) this.push(e, messages);
     else this.entries.delete(runId);
