@@ -199,7 +199,9 @@ describe('local tools', () => {
 
   it('local reads too large to ride with the next start are recorded in steps of their own, each once', async () => {
     const completed = /^agentloop_tool_calls_total\{tool="local_read",status="completed"\} (\d+)/m;
+    const dropped = /^agentloop_predicted_starts_total\{outcome="again"\} (\d+)/m;
     const before = await metric(completed);
+    const droppedBefore = await metric(dropped);
     const id = await s.a.startRun({ input: '[bigreads] go', model, tools: ['local_read', 'calculator'] });
     const { snap, events } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
@@ -209,6 +211,7 @@ describe('local tools', () => {
       .map((e) => e.data.name);
     expect(answered.sort()).toEqual(['calculator', 'local_read', 'local_read']);
     expect(await metric(completed)).toBe(before + 2);
+    expect(await metric(dropped)).toBe(droppedBefore); // no start predicted over reads sent apart (it would be dropped)
     expect(s.effects().filter((e) => e.tool === 'local_read' && String(e.key).startsWith(id))).toHaveLength(2); // each ran once
     expect(await advanceJobsOf(id)).toEqual([`${id}-1`]);
   });

@@ -122,7 +122,10 @@ export class IterationWorker {
    */
   private async carryOut(job: Job, token: string | undefined, outcome: IterationOutcome): Promise<boolean> {
     if (typeof outcome !== 'object') return false;
-    if (outcome.kind === 'again') return true;
+    if (outcome.kind === 'again') {
+      if (this.handingBack) throw new HandedBackError(); // past the drain deadline: its redelivery runs it elsewhere
+      return true;
+    }
     if (outcome.kind === 'delay') {
       if (!token) throw new Error('rate limited: no lock token to defer the job with');
       await job.moveToDelayed(Date.now() + outcome.ms, token);

@@ -43,6 +43,12 @@ export class ModelStep {
       confirm = undefined;
       return c === 'go' ? null : c === 'again' ? { kind: 'again' } : 'done';
     };
+    // a predicted start whose transcript the cache no longer holds (evicted, or forgotten by a confirmation that did
+    // not hold): a read now could run before the start itself (an EVALSHA sent again as EVAL), so it waits first
+    if (confirm && (knownLength === undefined || !p.transcripts.holds(runId, knownLength))) {
+      const stop = await confirmed();
+      if (stop) return stop === 'done' ? 0 : stop;
+    }
     const first = await p.transcripts.view(st, knownLength);
     if (first.problems.length) {
       const stop = await confirmed();

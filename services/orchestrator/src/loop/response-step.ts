@@ -1,6 +1,12 @@
 import type { CallMode, NewEvent } from '@agentloop/protocol';
 import type { ModelResponse } from '@agentloop/llm';
-import type { CheckpointInput, IterationDelivery, RunState, Started } from '@agentloop/runtime';
+import {
+  recordableWithStart,
+  type CheckpointInput,
+  type IterationDelivery,
+  type RunState,
+  type Started,
+} from '@agentloop/runtime';
 import { finalOutputCheck } from '../output/final-output.js';
 import type { LoopParts } from './loop-parts.js';
 import { catalogForCalls } from './tool-specs.js';
@@ -29,8 +35,8 @@ export interface Response {
  * same round trip (StartAhead), that start. When what that start will append is known here (every call answered in
  * the checkpoint or read by this job, the transcript cached), k+1's model call goes out without waiting for Redis'
  * answer: its output is used only once the round trip confirms the start as predicted (Confirmation); else it is
- * dropped and k+1 runs again from what Redis recorded. Every write of k+1 is fenced by the start, so nothing of a
- * call whose start did not apply can be recorded.
+ * dropped and k+1 runs again from what Redis recorded. Nothing of k+1 is written before that answer (ModelStep's
+ * `confirm`; the fence alone would not do: k+1 runs again under the same delivery).
  */
 export class ResponseStep {
   constructor(private readonly p: LoopParts) {}
@@ -56,9 +62,11 @@ export class ResponseStep {
     const after = plan.final || plan.failure || plan.pause ? null : stateAfterCheckpoint(st, k, plan);
     const ahead = after ? await p.ahead.prepare(delivery, after, k, plan.toRun) : null;
     const predicted =
-      // not when a call id of the batch was used before: the checkpoint would rename it (ids_taken), not start
+      // not when a call id of the batch was used before: the checkpoint would rename it (ids_taken), not start; nor
+      // when the reads are too large to ride with the start (sent apart, the start waits for the next step)
       ahead &&
       !taken &&
+      recordableWithStart(ahead.results) &&
       p.transcripts.callIdsFree(
         st.id,
         r.transcriptLength,
@@ -116,8 +124,9 @@ export class ResponseStep {
       async (sent): Promise<Confirmation> => {
         if (sent.kind === 'taken') {
           p.transcripts.forget(st.id);
-          await this.record(delivery, r, new Set(sent.taken)); // renamed, then k+1 again from what it set up
-          return 'again';
+          await this.record(delivery, r, new Set(sent.taken)); // renamed
+          // the new record committed this job to k+1 (taken here: 'again' runs it), or published k+1's job
+          return p.continuations.following(delivery) === ahead.k ? 'again' : 'done';
         }
         if (sent.kind === 'fenced') {
           p.transcripts.forget(st.id);

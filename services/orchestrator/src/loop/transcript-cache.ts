@@ -159,6 +159,11 @@ export class TranscriptCache {
     );
   }
 
+  /** Whether the run's history is cached exactly `length` long (a view of it needs no read). */
+  holds(runId: string, length: number): boolean {
+    return this.entries.get(runId)?.history.length === length;
+  }
+
   /**
    * Whether the run's cached history, exactly `length` long, uses none of `ids` as a call id: a checkpoint of a batch
    * with these ids will not find them taken (every call a run records is in its transcript, from the first message).
