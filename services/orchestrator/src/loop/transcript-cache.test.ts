@@ -52,7 +52,8 @@ describe('TranscriptCache (real Redis)', () => {
     expect(gem.upperBound).toBe(gem.tokens);
   });
 
-  it('checks the pairing of the view once per message, and again from the start after a compression', async () => {
+  /** A run whose transcript is a question, one call (c1) and its result. */
+  async function oneCallRun() {
     const store = new RunStore(redis, prefix);
     const runId = newRunId();
     const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
@@ -68,7 +69,11 @@ describe('TranscriptCache (real Redis)', () => {
       messages,
       bodyHash: 'h',
     });
-    const st = (await store.load(runId))!;
+    return { store, runId, st: (await store.load(runId))! };
+  }
+
+  it('checks the pairing of the view once per message, and again from the start after a compression', async () => {
+    const { store, runId, st } = await oneCallRun();
     const cache = new TranscriptCache(store);
     expect((await cache.view(st)).problems).toEqual([]);
     // a result nothing called, appended behind the cache's back: the next view reads and checks only the new message
@@ -86,22 +91,7 @@ describe('TranscriptCache (real Redis)', () => {
   });
 
   it('knows which call ids the run used (the checkpoint would rename them), and only of a history cached to the length asked', async () => {
-    const store = new RunStore(redis, prefix);
-    const runId = newRunId();
-    const model = { provider: 'openai' as const, name: 'gpt-4o-mini', params: {} };
-    const messages: Message[] = [
-      { role: 'user', content: 'q' },
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 't', arguments: '{}' }] },
-      { role: 'tool', toolCallId: 'c1', content: 'r' },
-    ];
-    await store.create({
-      runId,
-      tenant: 't',
-      request: RunRequestSchema.parse({ input: 'x', model }),
-      messages,
-      bodyHash: 'h',
-    });
-    const st = (await store.load(runId))!;
+    const { store, runId, st } = await oneCallRun();
     const cache = new TranscriptCache(store);
     expect(cache.callIdsFree(runId, 3, ['c2'])).toBe(false); // nothing cached yet: no answer without a read
     await cache.view(st);
