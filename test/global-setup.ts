@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { resolveTestRedis, type OwnedRedis } from '../packages/testing/src/redis.js';
 import { RedisClusterFixture } from '../packages/testing/src/redis-topologies.js';
 
@@ -32,10 +33,35 @@ export async function setup(): Promise<void> {
   const given = Number(process.env.AGENTLOOP_FUZZ_SEED);
   const seed = Number.isSafeInteger(given) ? given : Math.floor(Math.random() * 2 ** 31);
   process.env.AGENTLOOP_FUZZ_SEED = String(seed);
-  console.log(`fuzz seed ${seed} (replay a failure: AGENTLOOP_FUZZ_SEED=${seed} ./scripts/test.sh <test file>)`);
+  const replay = cluster
+    ? `AGENTLOOP_TEST_CLUSTER=1 AGENTLOOP_FUZZ_SEED=${seed} pnpm exec vitest run --config vitest.cluster.config.ts <test file>`
+    : `AGENTLOOP_FUZZ_SEED=${seed} ./scripts/test.sh <test file>`;
+  console.log(`fuzz seed ${seed} (replay a failure: ${replay})`);
+}
+
+/** Up to 20 keys on the cluster (`redis-cli --scan` of each node, replicas too): what the tests left behind. */
+function keysLeft(c: RedisClusterFixture): string[] {
+  const keys = new Set<string>();
+  for (const { host, port } of c.startupNodes) {
+    const out = spawnSync('redis-cli', ['-h', host, '-p', String(port), '--scan'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+    if (out.status !== 0) throw new Error(`redis-cli --scan on ${host}:${port}: ${out.stderr || out.error?.message}`);
+    for (const k of out.stdout.split('\n').filter(Boolean)) keys.add(k);
+  }
+  return [...keys].slice(0, 20);
 }
 
 export async function teardown(): Promise<void> {
   await server?.stop();
-  await cluster?.stop();
+  if (!cluster) return;
+  // the stacks' cleanup removes every key a test wrote
+  let left: string[];
+  try {
+    left = keysLeft(cluster);
+  } finally {
+    await cluster.stop();
+  }
+  if (left.length) throw new Error(`cluster mode: keys left on the cluster after the tests: ${left.join(', ')}`);
 }
