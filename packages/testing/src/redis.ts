@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -156,16 +156,40 @@ export async function resolveTestRedis(
 /** A fresh key prefix for one test: nothing it writes collides with another test. */
 export const testPrefix = (name = 't') => `test-${name}-${randomBytes(4).toString('hex')}`;
 
-/** Delete every key under a prefix. */
-export async function cleanupPrefix(redis: Redis, prefix: string): Promise<void> {
-  for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  }
+/**
+ * Delete every key under a prefix, plain or hash-tagged (`{prefix}:…`, as the product names its keys on a Redis
+ * Cluster). On a `Cluster` connection each primary is scanned (SCAN sees one node's keys) and each key is unlinked on
+ * its own (keys of several slots cannot go in one command).
+ */
+export async function cleanupPrefix(redis: Redis | Cluster, prefix: string): Promise<void> {
+  if (redis instanceof Cluster) await redis.ping(); // connected, so it knows the primaries
+  const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
+  for (const node of nodes)
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        cursor = next;
+        if (!keys.length) continue;
+        if (redis instanceof Cluster) await Promise.all(keys.map((k) => node.unlink(k)));
+        else await node.unlink(...keys);
+      } while (cursor !== '0');
+    }
+}
+
+/**
+ * The seed nodes (`host:port,…`) of the Redis Cluster the test run's global setup started, when the run is in cluster
+ * mode (AGENTLOOP_TEST_CLUSTER=1: the e2e stacks then start the product with REDIS_CLUSTER_NODES), else null.
+ */
+export function testClusterNodes(): string | null {
+  if (process.env.AGENTLOOP_TEST_CLUSTER !== '1') return null;
+  const nodes = process.env.AGENTLOOP_TEST_CLUSTER_NODES;
+  if (!nodes)
+    throw new Error(
+      'AGENTLOOP_TEST_CLUSTER=1 but no cluster: run the tests through vitest (its global setup starts one) or set ' +
+        'AGENTLOOP_TEST_CLUSTER_NODES=host:port,…',
+    );
+  return nodes;
 }
 
 /** The Redis URL the test run's global setup resolved. */

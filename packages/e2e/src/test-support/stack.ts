@@ -3,13 +3,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import {
   CLI_MAIN,
   TEST_TOOLS_MODULE,
   cleanupPrefix,
   freePort,
   startMockLlm,
+  testClusterNodes,
   testRedisUrl,
   type MockLlmServer,
   type Script,
@@ -33,10 +34,11 @@ export interface StackOptions {
   planner?: Planner;
 }
 
-/** Environment shared by every process of one test stack. */
+/** Environment shared by every process of one test stack (`clusterNodes`: the product on that Redis Cluster). */
 function stackEnv(
   prefix: string,
   redisUrl: string,
+  clusterNodes: string | null,
   mock: MockLlmServer,
   effectLog: string,
   extraOpt: StackOptions['env'] = {},
@@ -44,6 +46,7 @@ function stackEnv(
   const extra = typeof extraOpt === 'function' ? extraOpt(mock) : extraOpt;
   return {
     REDIS_URL: redisUrl,
+    ...(clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : {}),
     AGENTLOOP_PREFIX: prefix,
     AGENTLOOP_PORT: '0',
     AGENTLOOP_METRICS_PORT: '0',
@@ -66,13 +69,26 @@ function stackEnv(
 abstract class BaseStack {
   readonly prefix = `t-${randomBytes(4).toString('hex')}`;
   readonly effectLog = path.join(os.tmpdir(), `agentloop-effects-${this.prefix}.jsonl`);
+  readonly redisUrl: string;
+  /**
+   * The run's Redis Cluster in cluster mode (AGENTLOOP_TEST_CLUSTER=1), for a stack on the run's Redis: the product
+   * gets REDIS_CLUSTER_NODES (and hash-tags the prefix: its keys are `{prefix}:…`, all in one slot) and `redis` is a
+   * `Cluster` (typed as `Redis`: commands, scripts and `cleanupPrefix` work on it). A stack given its own Redis
+   * (`redisUrl`, `testRedis`) keeps it.
+   */
+  readonly clusterNodes: string | null;
   readonly redis: Redis;
 
-  constructor(
-    readonly redisUrl = testRedisUrl(),
-    testRedis?: RedisOptions,
-  ) {
-    this.redis = testRedis ? new Redis(testRedis) : new Redis(redisUrl);
+  constructor(redisUrl?: string, testRedis?: RedisOptions) {
+    this.clusterNodes = redisUrl === undefined && !testRedis ? testClusterNodes() : null;
+    this.redisUrl = redisUrl ?? testRedisUrl();
+    this.redis = this.clusterNodes
+      ? (new Cluster(
+          this.clusterNodes.split(',').map((hp) => ({ host: hp.split(':')[0]!, port: Number(hp.split(':')[1]) })),
+        ) as unknown as Redis)
+      : testRedis
+        ? new Redis(testRedis)
+        : new Redis(this.redisUrl);
   }
   mock!: MockLlmServer;
   a!: ApiClient;
@@ -118,7 +134,7 @@ export class InProcessStack extends BaseStack {
       roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
       ...(opts.pools ? { pools: opts.pools } : {}),
       ...(opts.planner ? { planner: opts.planner } : {}),
-      env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) },
+      env: { ...process.env, ...stackEnv(s.prefix, s.redisUrl, s.clusterNodes, s.mock, s.effectLog, opts.env) },
     });
     s.clients(s.proc.apiUrl!);
     return s;
@@ -145,7 +161,10 @@ export class ProcessStack extends BaseStack {
   static async start(roles: string[], opts: StackOptions = {}): Promise<ProcessStack> {
     const s = new ProcessStack(opts.redisUrl, opts.testRedis);
     await s.startMock(opts);
-    s.env = { AGENTLOOP_LOCK_MS: '3000', ...stackEnv(s.prefix, s.redisUrl, s.mock, s.effectLog, opts.env) };
+    s.env = {
+      AGENTLOOP_LOCK_MS: '3000',
+      ...stackEnv(s.prefix, s.redisUrl, s.clusterNodes, s.mock, s.effectLog, opts.env),
+    };
     for (const r of roles) await s.spawn(r);
     return s;
   }

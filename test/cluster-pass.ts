@@ -1,0 +1,79 @@
+/**
+ * The cluster pass (vitest.cluster.config.ts; scripts/test.sh runs it after the normal pass): which e2e files of
+ * packages/e2e/src/e2e run again, unchanged, with the stacks' product on a Redis Cluster (AGENTLOOP_TEST_CLUSTER=1),
+ * and why each other one does not. Every e2e file is in exactly one of the two (cluster-pass.test.ts).
+ */
+export const clusterE2eFiles = [
+  'cluster-stacks', // the cluster mode's own check: keys in the prefix's slot, none left after stop
+  'admin-board',
+  'cli-decisions',
+  'cli-follow-prompt',
+  'cli-follow-reconnect',
+  'cli-runs',
+  'client-browser-bundle',
+  'client-events-restart',
+  'console',
+  'context-pressure',
+  'cors',
+  'crash-recovery',
+  'dashboards',
+  'distributed-loop',
+  'events-spec',
+  'graceful-shutdown',
+  'hostile-model-output',
+  'http-edges',
+  'isolated-tools',
+  'openapi-contract',
+  'openapi-tools',
+  'provider-intake',
+  'provider-limits',
+  'react',
+  'responses',
+  'stall-recovery',
+  'structured-output',
+  'webhooks-processes',
+  'model-output-fuzz', // uses s.prefix only as a random marker in its prompts
+];
+
+const plainPrefix = (what: string) =>
+  `${what} under the plain prefix (s.prefix); on a cluster the product's names are {prefix}:…`;
+
+/** The e2e files the cluster pass leaves out, each with why. */
+export const clusterE2eExcluded: Record<string, string> = {
+  // their own Redis or topology
+  'redis-cluster': 'starts a Redis Cluster of its own (the product on a cluster, every key in the prefix slot)',
+  sentinel: 'starts a Sentinel group of its own and fails it over',
+  connectivity: 'starts, stops and restarts a redis-server of its own (Redis unreachable, lost, back)',
+  'listing-cost': 'a redis-server of its own, whose byte counters it reads',
+  'parking-cost': 'a redis-server of its own, whose memory and counters it reads',
+  'deploy-bundle':
+    'starts the deployed bundle itself on testRedisUrl() and reads and cleans its keys by the plain prefix',
+  startup: 'starts `agentloop serve` itself on testRedisUrl() and reads its keys by the plain prefix',
+  // no Redis at all: a cluster changes nothing
+  'client-docs': 'no Redis (the client docs compile)',
+  'docs-links': 'no Redis (links of the docs)',
+  'deploy-manifests': 'no Redis (manifests against their schemas)',
+  // the test's own reads and writes by key name
+  'api-fuzz': plainPrefix('reads a run state hash (DeploymentKeys)'),
+  approvals: plainPrefix('adds jobs to the decisions and orchestrator queues'),
+  client: plainPrefix("enqueues runs with the client's enqueueRun and a BullMQ queue"),
+  'credential-canary': plainPrefix('adds jobs to the requests queue (CROSSSLOT on the cluster)'),
+  'duplicate-delivery': plainPrefix('adds jobs to the orchestrator and tools queues'),
+  'fair-scheduling': plainPrefix("reads the tenant's run indexes"),
+  gemini: plainPrefix('adds a job to the orchestrator queue'),
+  'intake-exactly-once': plainPrefix('uses the requests queue, the RunStore and the queued index'),
+  'iteration-ownership': plainPrefix('adds jobs to the orchestrator queue and reads the RunStore'),
+  'local-tools': plainPrefix('uses the tools queues and reads the orchestrator events stream'),
+  'loop-control': plainPrefix('enqueues runs on the requests queue'),
+  'mcp-servers': plainPrefix('publishes the tool catalog'),
+  'results-queue': plainPrefix('uses the requests and results queues and reads the outbox'),
+  retention: plainPrefix("scans and reads a run's keys"),
+  'sse-hostile': plainPrefix('reads run state and pub/sub channels (DeploymentKeys)'),
+  'stream-limits': plainPrefix("reads the tenant's open streams"),
+  'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
+  'tenant-limits': plainPrefix('enqueues runs on the requests queue'),
+  threads: plainPrefix('enqueues runs on the requests queue'),
+  tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),
+  webhooks: plainPrefix("reads the TTLs of a run's keys"),
+  'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
+};
