@@ -1821,7 +1821,7 @@ describe('HTTP API fuzz (fast-check, real Redis)', () => {
         fc.constantFrom(undefined, 'text/event-stream', 'application/json', '*/*'),
       );
       // the paused run's last event (it stays paused, its seq unchanged, through this property)
-      const pausedLastSeq = Number(await s.redis.hget(new DeploymentKeys(s.prefix).run(fx.aPaused).state, 'seq'));
+      const pausedLastSeq = Number(await s.redis.hget(new DeploymentKeys(s.keyPrefix).run(fx.aPaused).state, 'seq'));
       expect(pausedLastSeq).toBeGreaterThan(0);
       await fc.assert(
         fc.asyncProperty(eventsCase, async ([[id, lastId, after, a], accept]) => {

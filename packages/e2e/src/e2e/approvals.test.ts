@@ -223,7 +223,7 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     const id = await s.a.startRun(body('email'));
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     const { Queue } = await import('bullmq');
-    const q = new Queue('decisions', { connection: s.redis, prefix: s.prefix });
+    const q = new Queue('decisions', { connection: s.redis, prefix: s.keyPrefix });
     await q.add('decide', {
       tenantId: 'tenant-a',
       runId: id,
@@ -240,7 +240,7 @@ describe('human in the loop: parking and decisions (SPEC §5)', () => {
     const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
     // take the resume job's id first, with a plan that no longer matches the run (a pendingFinal it does not have);
     // carried out, it would make a final call without tools (stopReason max_iterations)
-    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix });
     // delayed until the decision is in (its own resume job, the same id, is then a no-op): the stale job runs after it
     const stale = await queue.add(
       'advance',

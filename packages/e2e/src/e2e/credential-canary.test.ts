@@ -120,7 +120,7 @@ describe('credential canary: a hostile tenant reaches no secret and no unlisted 
   }, 120_000);
 
   it('turns the same requests on the requests queue into failed runs that call nothing', async () => {
-    const queue = new Queue(QUEUES.requests, { connection: stack.redis, prefix: stack.prefix });
+    const queue = new Queue(QUEUES.requests, { connection: stack.redis, prefix: stack.keyPrefix });
     try {
       const ids: string[] = [];
       for (const [i, model] of [

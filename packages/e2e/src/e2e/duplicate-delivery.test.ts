@@ -71,8 +71,8 @@ describe('duplicate deliveries at every transition of the loop', () => {
   };
   beforeAll(async () => {
     s = await InProcessStack.start({ script });
-    orchestrator = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
-    tools = new Queue(QUEUES.tools('default'), { connection: s.redis, prefix: s.prefix });
+    orchestrator = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix });
+    tools = new Queue(QUEUES.tools('default'), { connection: s.redis, prefix: s.keyPrefix });
   }, 30_000);
   afterAll(async () => {
     await orchestrator?.close();

@@ -49,14 +49,14 @@ describe('fair scheduling between tenants (api and orchestrator processes, mock 
         )),
       );
     const b = await s.b.startRun(run('b', 0));
-    expect(await s.redis.zcard(`${s.prefix}:tenant:tenant-a:runs:queued`)).toBe(BACKLOG);
+    expect(await s.redis.zcard(`${s.keyPrefix}:tenant:tenant-a:runs:queued`)).toBe(BACKLOG);
 
     await s.spawn('orchestrator');
     const done = await s.b.waitTerminal(b, 60_000);
     expect(done.status).toBe('completed');
     await until(
       "tenant a's backlog",
-      async () => (await s.redis.zcard(`${s.prefix}:tenant:tenant-a:runs:completed`)) === BACKLOG,
+      async () => (await s.redis.zcard(`${s.keyPrefix}:tenant:tenant-a:runs:completed`)) === BACKLOG,
       120_000,
     );
 

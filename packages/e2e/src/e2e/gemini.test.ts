@@ -215,7 +215,7 @@ describe('a long rate limit defers the iteration job instead of holding a worker
     const t0 = Date.now();
     const id = await s.a.startRun({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
     const { Queue } = await import('bullmq');
-    const q = new Queue('orchestrator', { connection: s.redis, prefix: s.prefix });
+    const q = new Queue('orchestrator', { connection: s.redis, prefix: s.keyPrefix });
     let sawDelayed = false;
     for (let i = 0; i < 100 && !sawDelayed; i++) {
       sawDelayed =

@@ -91,7 +91,7 @@ describe('local tools', () => {
   afterAll(() => s?.stop());
   const metric = async (re: RegExp) => Number(re.exec(await (await fetch(`${s.a.baseUrl}/metrics`)).text())?.[1] ?? 0);
   const toolJobs = async (pool: string) => {
-    const q = new Queue(QUEUES.tools(pool), { connection: s.redis, prefix: s.prefix });
+    const q = new Queue(QUEUES.tools(pool), { connection: s.redis, prefix: s.keyPrefix });
     try {
       return (
         (await q.getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed')) +
@@ -142,7 +142,7 @@ describe('local tools', () => {
 
   /** The orchestrator jobs published for a run (BullMQ's `added` events of the queue). */
   const advanceJobsOf = async (runId: string) => {
-    const entries = (await s.redis.xrange(`${s.prefix}:${QUEUES.orchestrator}:events`, '-', '+')) as Array<
+    const entries = (await s.redis.xrange(`${s.keyPrefix}:${QUEUES.orchestrator}:events`, '-', '+')) as Array<
       [string, string[]]
     >;
     return entries

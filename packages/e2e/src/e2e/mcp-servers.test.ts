@@ -83,7 +83,7 @@ describe('MCP servers through the product (SPEC §6)', () => {
 
   it('a tool the catalog lists from an earlier runner, of a server that has not answered since this one started: a retryable tool_error', async () => {
     // what a runner that knew the server published before it was replaced
-    await new ToolCatalog(s.redis, s.prefix).publish([
+    await new ToolCatalog(s.redis, s.keyPrefix).publish([
       {
         name: 'gone__read',
         description: 'reads',

@@ -58,7 +58,7 @@ describe('tenant streams limit across two api processes', () => {
   let api1: { a: ApiClient; b: ApiClient };
   let api2: { a: ApiClient; b: ApiClient };
   const open: OpenStream[] = [];
-  const openStreams = (tenant: string) => s.redis.zcard(`${s.prefix}:tenant:${tenant}:streams`);
+  const openStreams = (tenant: string) => s.redis.zcard(`${s.keyPrefix}:tenant:${tenant}:streams`);
   const streamOn = async (client: ApiClient, runId: string) => {
     const st = await openStream(client, runId);
     open.push(st);

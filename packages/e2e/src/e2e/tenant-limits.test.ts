@@ -89,7 +89,7 @@ describe('tenant limits across two api processes', () => {
     const ids = racing.filter((r) => r.status === 202).map((r) => r.json.id as string);
     for (const id of ids) await s.b.waitFor(id, (r) => r.status === 'paused');
 
-    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
     const runId = `limited_${Date.now()}`;
     await queue.add('run', { tenantId: 'tenant-b', runId, request: body('plain') });
     await queue.close();

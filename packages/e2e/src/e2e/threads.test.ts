@@ -164,7 +164,7 @@ describe('threads', () => {
   it('queue intake: a request for a busy thread under reject becomes a failed run (thread_busy), never a lost job', async () => {
     const t = thread();
     const first = ((await post({ input: 'slow: busy', threadId: t })).json as { id: string }).id;
-    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
     try {
       const runId = `thr_q_${Date.now()}`;
       await queue.add('run', { tenantId: 'tenant-a', runId, request: { input: 'from the queue', model, threadId: t } });

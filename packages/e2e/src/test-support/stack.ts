@@ -79,6 +79,11 @@ abstract class BaseStack {
   readonly clusterNodes: string | null;
   readonly redis: Redis;
 
+  /** What the product's keys and queues start with: the prefix, hash-tagged on a cluster (`{prefix}`, as it does). */
+  get keyPrefix(): string {
+    return this.clusterNodes ? `{${this.prefix}}` : this.prefix;
+  }
+
   constructor(redisUrl?: string, testRedis?: RedisOptions) {
     this.clusterNodes = redisUrl === undefined && !testRedis ? testClusterNodes() : null;
     this.redisUrl = redisUrl ?? testRedisUrl();
