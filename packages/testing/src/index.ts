@@ -13,4 +13,5 @@ export * from './paths.js';
 export * from './mock-llm/structured-output-wire.js';
 export * from './crm-api.js';
 export * from './redis-topologies.js';
+export * from './cluster-keys.js';
 export * from './mcp-everything.js';

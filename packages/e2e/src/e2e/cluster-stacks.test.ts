@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Cluster } from 'ioredis';
-import { testClusterNodes, type MockRequest, type ReplySpec } from '@agentloop/testing';
+import { clusterKeysOf, testClusterNodes, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack, ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun } from '../test-support/helpers.js';
 
@@ -13,21 +13,6 @@ const script = byScenario(
   },
   'calc',
 );
-
-/** Every key of the cluster with the prefix in its name, plain or hash-tagged, with its slot (from each primary). */
-async function keysOf(conn: Cluster, prefix: string): Promise<Map<string, number>> {
-  const found = new Map<string, number>();
-  await conn.ping(); // connected, so it knows the primaries
-  for (const node of conn.nodes('master')) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      for (const k of keys) found.set(k, Number(await node.call('CLUSTER', 'KEYSLOT', k)));
-      cursor = next;
-    } while (cursor !== '0');
-  }
-  return found;
-}
 
 /**
  * The cluster pass (AGENTLOOP_TEST_CLUSTER=1, vitest.cluster.config.ts) checks its own means: each stack starts the
@@ -55,7 +40,7 @@ describe.skipIf(!testClusterNodes())('the e2e stacks in cluster mode', () => {
           tools: ['calculator'],
         });
         expect((await finishedRun(s.a, id)).snap.status).toBe('completed');
-        const keys = await keysOf(conn, prefix);
+        const keys = await clusterKeysOf(conn, prefix);
         const names = [...keys.keys()];
         expect(names.filter((k) => k.startsWith(`{${prefix}}:run:`)).length).toBeGreaterThan(0);
         expect(names.filter((k) => !k.startsWith(`{${prefix}}:`))).toEqual([]);
@@ -69,7 +54,7 @@ describe.skipIf(!testClusterNodes())('the e2e stacks in cluster mode', () => {
           .map((hp) => ({ host: '127.0.0.1', port: Number(hp.split(':')[1]) })),
       );
       try {
-        expect([...(await keysOf(after, prefix)).keys()]).toEqual([]);
+        expect([...(await clusterKeysOf(after, prefix)).keys()]).toEqual([]);
       } finally {
         after.disconnect();
       }

@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis';
 import { RetentionSweeper, commandConnection } from '@agentloop/runtime';
 import {
   RedisClusterFixture,
+  clusterKeysOf,
   checkEvents,
   checkTranscript,
   stepOf,
@@ -32,20 +33,6 @@ const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
       ? { toolCalls: [{ name: 'send_email', args: { to: 'a@b.c' } }] }
       : { text: `after: ${stepResults(req, 0)[0]}` },
 };
-
-/** Every key of the cluster that names the stack's prefix, whatever its form, with its slot (from each primary). */
-async function keysOf(conn: Cluster, prefix: string): Promise<Map<string, number>> {
-  const found = new Map<string, number>();
-  for (const node of conn.nodes('master')) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `*${prefix}*`, 'COUNT', 1000);
-      for (const k of keys) found.set(k, Number(await node.call('CLUSTER', 'KEYSLOT', k)));
-      cursor = next;
-    } while (cursor !== '0');
-  }
-  return found;
-}
 
 /**
  * SPEC §1 REDIS_CLUSTER_NODES with one partition: `agentloop serve` on a real Redis Cluster (3 primaries, 3 replicas)
@@ -143,7 +130,7 @@ describe.each([
   it('every key the deployment wrote is under the hash tag of its prefix, in that one slot', async () => {
     const tag = `{${s.prefix}}`;
     const slot = Number(await conn.call('CLUSTER', 'KEYSLOT', tag));
-    const keys = await keysOf(conn, s.prefix);
+    const keys = await clusterKeysOf(conn, s.prefix);
     const names = [...keys.keys()];
     // runs, their indexes, the tenants' lists, BullMQ's queues: all written, all under the tag
     expect(names.filter((k) => k.startsWith(`${tag}:run:`)).length).toBeGreaterThan(0);
