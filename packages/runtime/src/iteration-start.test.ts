@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { newRunId, type NewEvent } from '@agentloop/protocol';
 import { useTestStore } from './test-support/test-store.js';
-import { TEST_REQUEST, TEST_TOTALS, runInModelCall } from './test-support/run-fixtures.js';
+import { TEST_REQUEST, callsCheckpoint, runInModelCall } from './test-support/run-fixtures.js';
 
 /** An iteration that goes on in the job that ran its batch's reads records them in its start: one step (real Redis). */
 describe("startIteration with the batch's results (one step)", () => {
   const t = useTestStore('iteration-start');
-  const totals = TEST_TOTALS;
   const started1: NewEvent[] = [{ type: 'run.started', data: {} }];
   const started: NewEvent[] = [
     { type: 'run.started', data: {} },
@@ -31,23 +30,7 @@ describe("startIteration with the batch's results (one step)", () => {
 
   async function withCalls(ids: string[]): Promise<string> {
     const runId = await runInModelCall(t.store, started, 'job@A');
-    const message = {
-      role: 'assistant' as const,
-      content: null,
-      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
-    };
-    const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'local', iteration: 1 };
-    await t.store.checkpoint(runId, {
-      iteration: 1,
-      message,
-      totals,
-      iterationUsage: {},
-      final: null,
-      calls: ids.map((id) => ({ id, meta, outcome: null })),
-      pendingFinal: '',
-      repeat: { fingerprint: '', count: 0 },
-      events: [],
-    });
+    await t.store.checkpoint(runId, callsCheckpoint(ids, 'local'));
     return runId;
   }
 
@@ -145,23 +128,7 @@ describe("startIteration with the batch's results (one step)", () => {
   });
 
   describe('behind its checkpoint, in one round trip (checkpointThenStart)', () => {
-    const message = (ids: string[]) => ({
-      role: 'assistant' as const,
-      content: null,
-      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
-    });
-    const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'local', iteration: 1 };
-    const checkpoint = (ids: string[]) => ({
-      iteration: 1,
-      message: message(ids),
-      totals,
-      iterationUsage: {},
-      final: null,
-      calls: ids.map((id) => ({ id, meta, outcome: null })),
-      pendingFinal: '' as const,
-      repeat: { fingerprint: '', count: 0 },
-      events: [],
-    });
+    const checkpoint = (ids: string[]) => callsCheckpoint(ids, 'local');
     async function inModelCall(owner = 'job@A'): Promise<string> {
       const runId = await runInModelCall(t.store, started, owner);
       return runId;

@@ -6,7 +6,7 @@ import { useTestStore } from './test-support/test-store.js';
 import { ThreadStore } from './thread-store.js';
 import { RunStore } from './run-store.js';
 import { RetentionSweeper } from './retention-sweeper.js';
-import { TEST_TOTALS } from './test-support/run-fixtures.js';
+import { callsCheckpoint } from './test-support/run-fixtures.js';
 
 /** Commands whose first argument is not a key (or that touch none). */
 const NOT_A_KEY = new Set(['publish']);
@@ -21,8 +21,6 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     { type: 'run.started', data: {} },
     { type: 'iteration.started', data: { iteration: 1 } },
   ];
-  const totals = TEST_TOTALS;
-  const meta = { name: 'a', arguments: '{}', display: '{}', pool: 'default', iteration: 1 };
   const request = (extra: Partial<RunRequestInput> = {}) =>
     RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' }, ...extra });
 
@@ -61,26 +59,9 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
     });
     await s.appendEvents(runId, 1, [{ type: 'message.delta', data: { iteration: 1, text: 'x' } }], true);
     const ids = ['c1', 'c2', 'c3'];
-    const message = {
-      role: 'assistant' as const,
-      content: null,
-      toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })),
-    };
     const pending = [{ callId: 'c1', name: 'a', arguments: {}, pauseType: 'awaiting_approval' as const }];
-    expect(
-      await s.checkpoint(runId, {
-        iteration: 1,
-        message,
-        totals,
-        iterationUsage: {},
-        final: null,
-        calls: ids.map((id) => ({ id, meta, outcome: null })),
-        pendingFinal: '',
-        repeat: { fingerprint: '', count: 0 },
-        events: [],
-        pause: { pending, expiresAt: Date.now() + 60_000 },
-      }),
-    ).toBe(true);
+    const parked = () => callsCheckpoint(ids, 'default', { pending, expiresAt: Date.now() + 60_000 });
+    expect(await s.checkpoint(runId, parked())).toBe(true);
     expect(
       await s.applyDecisions(runId, {
         tenant: 'T',
@@ -164,18 +145,7 @@ describe('run scripts declare every key they touch (real Redis, MONITOR)', () =>
       callMode: 'tools',
       events: started,
     });
-    await s.checkpoint(paused, {
-      iteration: 1,
-      message,
-      totals,
-      iterationUsage: {},
-      final: null,
-      calls: ids.map((id) => ({ id, meta, outcome: null })),
-      pendingFinal: '',
-      repeat: { fingerprint: '', count: 0 },
-      events: [],
-      pause: { pending, expiresAt: Date.now() + 60_000 },
-    });
+    await s.checkpoint(paused, parked());
     expect((await s.requestCancel(paused, 'test')).kind).toBe('ended');
     // their retention over, the sweeper drops the finished runs' index entries
     expect(await sweeper().sweep(Date.now() + 366 * 86_400_000)).toBeGreaterThan(0);

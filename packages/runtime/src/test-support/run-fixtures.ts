@@ -1,5 +1,6 @@
 import { RunRequestSchema, newRunId, type NewEvent } from '@agentloop/protocol';
 import type { RunStore } from '../run-store.js';
+import type { CheckpointInput } from '../run-store-types.js';
 
 /** A minimal run request, as the store tests create their runs with. */
 export const TEST_REQUEST = RunRequestSchema.parse({ input: 'hi', model: { provider: 'openai', name: 'gpt-4o-mini' } });
@@ -34,4 +35,24 @@ export async function runInModelCall(store: RunStore, events: NewEvent[], owner?
     owner,
   });
   return runId;
+}
+
+/**
+ * Iteration 1's checkpoint of a response that calls tool `a` once per id (in `pool`), none answered: the batch a
+ * store test then records results for, starts over, or parks (`pause`).
+ */
+export function callsCheckpoint(ids: string[], pool: string, pause?: CheckpointInput['pause']): CheckpointInput {
+  const meta = { name: 'a', arguments: '{}', display: '{}', pool, iteration: 1 };
+  return {
+    iteration: 1,
+    message: { role: 'assistant', content: null, toolCalls: ids.map((id) => ({ id, name: 'a', arguments: '{}' })) },
+    totals: TEST_TOTALS,
+    iterationUsage: {},
+    final: null,
+    calls: ids.map((id) => ({ id, meta, outcome: null })),
+    pendingFinal: '',
+    repeat: { fingerprint: '', count: 0 },
+    events: [],
+    ...(pause ? { pause } : {}),
+  };
 }
