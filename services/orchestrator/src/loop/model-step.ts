@@ -38,21 +38,22 @@ export class ModelStep {
       (c) => c === 'go',
       () => false,
     );
-    const confirmed = async (): Promise<ShellCommand | 'done' | null> => {
+    // null: go on; else what the call returns (0: nothing more to do, or run the iteration again)
+    const confirmed = async (): Promise<ShellCommand | 0 | null> => {
       const c = confirm ? await confirm : 'go';
       confirm = undefined;
-      return c === 'go' ? null : c === 'again' ? { kind: 'again' } : 'done';
+      return c === 'go' ? null : c === 'again' ? { kind: 'again' } : 0;
     };
     // a predicted start whose transcript the cache no longer holds (evicted, or forgotten by a confirmation that did
     // not hold): a read now could run before the start itself (an EVALSHA sent again as EVAL), so it waits first
     if (confirm && (knownLength === undefined || !p.transcripts.holds(runId, knownLength))) {
       const stop = await confirmed();
-      if (stop) return stop === 'done' ? 0 : stop;
+      if (stop !== null) return stop;
     }
     const first = await p.transcripts.view(st, knownLength);
     if (first.problems.length) {
       const stop = await confirmed();
-      if (stop) return stop === 'done' ? 0 : stop;
+      if (stop !== null) return stop;
       await p.end.failed(runId, 'state_corrupt', `the transcript violates the pairing invariant: ${first.problems[0]}`);
       return 0;
     }
@@ -63,7 +64,7 @@ export class ModelStep {
     };
     if (confirm && !p.context.fitsAsIs(request, fitted)) {
       const stop = await confirmed(); // the context gate writes: only under a start that applied
-      if (stop) return stop === 'done' ? 0 : stop;
+      if (stop !== null) return stop;
     }
     fitted = await p.context.fit(delivery, st, k, fitted);
     if (isShellCommand(fitted)) return fitted;
@@ -71,7 +72,7 @@ export class ModelStep {
     for (let contextRetries = 0; ; contextRetries++) {
       const outcome = await p.streamer.stream(st, k, resumed, fitted, confirm && hold);
       const stop = await confirmed();
-      if (stop) return stop === 'done' ? 0 : stop;
+      if (stop !== null) return stop;
       if (outcome.kind === 'ok') {
         const modelSeconds = (performance.now() - t0) / 1000;
         // calibrating takes an exact count: worth it only once the transcript nears the compression threshold
