@@ -24,8 +24,13 @@ import { InProcessStack } from '../test-support/stack.js';
 
 const MiB = 1024 * 1024;
 const SEED = process.env.AGENTLOOP_FUZZ_SEED === undefined ? undefined : Number(process.env.AGENTLOOP_FUZZ_SEED);
-const runs = (numRuns: number) => (SEED === undefined ? { numRuns } : { numRuns, seed: SEED });
-const SLOW = 180_000; // per test: fuzzing plus fast-check's shrinking when something fails
+/** AGENTLOOP_FUZZ_RUNS_X=<n> multiplies every property's runs: a soak before a change lands. */
+const RUNS_X = Number(process.env.AGENTLOOP_FUZZ_RUNS_X ?? 1);
+const runs = (numRuns: number) => {
+  const n = Math.max(1, Math.round(numRuns * RUNS_X));
+  return SEED === undefined ? { numRuns: n } : { numRuns: n, seed: SEED };
+};
+const SLOW = 180_000 * Math.max(1, RUNS_X); // per test: fuzzing plus fast-check's shrinking when something fails
 
 // ---------------------------------------------------------------------------------------------------------------
 // the mock model: fixtures pause on a marker, everything else answers "ok"
@@ -253,7 +258,14 @@ async function exchange(r: WireRequest, oracle?: Oracle): Promise<WireResponse> 
     throw e;
   }
   const problems = genericProblems(r, res);
-  const own = httpMalformed(r) || badPercent(r) ? null : oracle?.(res);
+  // a raw `#` in any generated part makes the whole target carry a fragment: refused before routing or auth
+  const own = httpMalformed(r)
+    ? null
+    : r.path.includes('#')
+      ? expectStatus([400], 'invalid_request')(res)
+      : badPercent(r)
+        ? null
+        : oracle?.(res);
   if (own) problems.push(own);
   if (problems.length)
     throw new Error(
