@@ -25,6 +25,7 @@ export const clusterE2eFiles = [
   'isolated-tools',
   'openapi-contract',
   'openapi-tools',
+  'partitions', // three partitions: three slots, so on a cluster they can live on three shards
   'provider-intake',
   'provider-limits',
   'react',

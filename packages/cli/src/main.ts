@@ -19,7 +19,7 @@ import { TOOLS, toolsCommand } from './tools-command.js';
 const firstLine = (spec: { usage: string }) => spec.usage.split('\n')[0];
 
 const USAGE = `usage:
-  agentloop serve [--role api|orchestrator|tool-runner|compressor ...] [--pools default,sandbox]
+  agentloop serve [--role api|orchestrator|tool-runner|compressor ...] [--pools default,sandbox] [--partitions 0,2]
   ${RUN.usage.split('\n').slice(0, 2).join('\n  ')}
   ${RUNS_USAGE}
   ${[PENDING, APPROVE, DENY, SUBMIT, THREADS_GET, TOOLS].map(firstLine).join('\n  ')}

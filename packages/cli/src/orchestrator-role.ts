@@ -7,21 +7,12 @@ import {
   RequestsWorker,
   RunEnder,
   WebhookWorker,
-  type DecisionService,
   type IterationWorkerOptions,
   type RunIntake,
   type WebhookPolicy,
 } from '@agentloop/orchestrator';
 import { LOCAL_POOL } from '@agentloop/protocol';
-import {
-  PROVIDER_LEASE_MS,
-  type Drainable,
-  type ProviderCatalog,
-  type QueueSet,
-  type RunScheduler,
-  type ThreadStore,
-  type ToolCatalog,
-} from '@agentloop/runtime';
+import { PROVIDER_LEASE_MS, type Drainable, type ProviderCatalog, type ToolCatalog } from '@agentloop/runtime';
 import { ToolRegistry, ToolRunner } from '@agentloop/tool-runner';
 import type { ProcessParts } from './process-parts.js';
 
@@ -30,11 +21,7 @@ export interface OrchestratorRoleParts {
   providerCatalog: ProviderCatalog;
   newProviders: () => ProviderRegistry;
   newIntake: () => RunIntake;
-  scheduler: RunScheduler;
   catalog: ToolCatalog;
-  decisions: DecisionService;
-  queues: QueueSet;
-  threads: ThreadStore;
   webhooks: WebhookPolicy;
   gate: ProviderGate | undefined;
   prices: PriceTable;
@@ -43,16 +30,18 @@ export interface OrchestratorRoleParts {
 }
 
 /**
- * The orchestrator role: the iteration worker (with the local tools), run intake, decisions, the live-run reconciler,
- * the outbox relay and webhook delivery. Each worker is handed to `addWorkers` once started.
+ * The orchestrator role: in each partition it serves, the iteration worker (with the local tools), the live-run
+ * reconciler, the outbox relay and webhook delivery; once for the deployment, queue intake and decisions (their queues
+ * are one for every partition: each job goes on to its run's partition). Each worker is handed to `addWorkers` once
+ * started.
  */
 export async function startOrchestratorRole(
   parts: ProcessParts,
   o: OrchestratorRoleParts,
   addWorkers: (...ws: Drainable[]) => void,
 ): Promise<void> {
-  const { config, logger, redis, subscriber, store, metrics, replicaAck } = parts;
-  const { providerCatalog, scheduler, catalog, decisions, queues, threads, webhooks, gate, prices } = o;
+  const { config, logger, redis, subscriber, metrics, replicaAck, partitions, served } = parts;
+  const { providerCatalog, catalog, webhooks, gate, prices } = o;
   const providers = o.newProviders();
   // which providers this orchestrator has keys for: the api refuses at intake a run none could call
   const configured = (['openai', 'google', 'deepseek'] as const).filter((p) => config.providers[p]?.apiKey);
@@ -63,81 +52,87 @@ export async function startOrchestratorRole(
   const localRegistry = (await ToolRegistry.withModules(config.toolModules, config.localTools, parts.isolation)).only(
     (pool) => pool === LOCAL_POOL,
   );
-  const localTools = localRegistry.all().length
-    ? new ToolRunner({
-        redis,
-        subscriber,
-        store,
-        registry: localRegistry,
-        metrics,
-        logger,
-        prefix: config.prefix,
-        pools: [LOCAL_POOL],
-        concurrency: config.toolConcurrency,
-        lockMs: config.lockMs,
-        replicaAck,
-        scheduler,
-      })
-    : undefined;
-  if (localTools) {
-    await localTools.start();
-    addWorkers(localTools);
-  }
-  const worker = new IterationWorker({
-    localTools,
-    gate,
-    redis,
-    subscriber,
-    store,
-    scheduler,
-    providers,
-    metrics,
-    logger,
-    prefix: config.prefix,
-    catalog,
-    concurrency: config.orchestratorConcurrency,
-    lockMs: config.lockMs,
-    summaryDeadlineMs: config.summaryDeadlineMs,
-    llmAttempts: config.llmAttempts,
-    llmRetryBaseMs: config.llmRetryBaseMs,
-    llmMaxWaitMs: config.llmMaxWaitMs,
-    onIterationTimed: o.onIterationTimed,
-    decisions,
-    prices,
-    ...(o.planner ? { planner: o.planner } : {}),
-  });
-  await worker.start();
-  const intake = new RequestsWorker(redis, config.prefix, o.newIntake(), logger, config.reconcileMs);
-  await intake.start();
-  const decisionsWorker = new DecisionsWorker(redis, config.prefix, decisions, store, logger, config.reconcileMs);
-  await decisionsWorker.start();
-  const reconciler = new LiveRunReconciler({
-    store,
-    scheduler,
-    metrics,
-    logger,
-    everyMs: config.reconcileMs,
-    poolPickupMs: config.poolPickupMs,
-    end: new RunEnder(
+  const sharedQueues = partitions.all[0]!.queues; // partition 0's, where `results` is: one for every partition
+  for (const p of served) {
+    const { store, scheduler, decisions } = p;
+    const localTools = localRegistry.all().length
+      ? new ToolRunner({
+          redis,
+          subscriber,
+          store,
+          registry: localRegistry,
+          metrics,
+          logger,
+          prefix: p.prefix,
+          catalogPrefix: config.prefix,
+          pools: [LOCAL_POOL],
+          concurrency: config.toolConcurrency,
+          lockMs: config.lockMs,
+          replicaAck,
+          scheduler,
+        })
+      : undefined;
+    if (localTools) {
+      await localTools.start();
+      addWorkers(localTools);
+    }
+    const worker = new IterationWorker({
+      localTools,
+      gate,
+      redis,
+      subscriber,
       store,
+      scheduler,
+      providers,
       metrics,
-      () => undefined,
-      () => catalog.all(),
-    ),
-  });
-  reconciler.start();
-  const relay = new OutboxRelay(store, queues, logger, threads, scheduler, config.runRetentionS);
-  relay.start();
-  const webhookWorker = new WebhookWorker({
-    redis,
-    prefix: config.prefix,
-    store,
-    queues,
-    policy: webhooks,
-    metrics,
-    logger,
-    lockMs: config.lockMs,
-  });
-  await webhookWorker.start();
-  addWorkers(worker, intake, decisionsWorker, reconciler, relay, webhookWorker);
+      logger,
+      prefix: p.prefix,
+      catalog,
+      concurrency: config.orchestratorConcurrency,
+      lockMs: config.lockMs,
+      summaryDeadlineMs: config.summaryDeadlineMs,
+      llmAttempts: config.llmAttempts,
+      llmRetryBaseMs: config.llmRetryBaseMs,
+      llmMaxWaitMs: config.llmMaxWaitMs,
+      onIterationTimed: o.onIterationTimed,
+      decisions,
+      prices,
+      ...(o.planner ? { planner: o.planner } : {}),
+    });
+    await worker.start();
+    const reconciler = new LiveRunReconciler({
+      store,
+      scheduler,
+      metrics,
+      logger,
+      everyMs: config.reconcileMs,
+      poolPickupMs: config.poolPickupMs,
+      end: new RunEnder(
+        store,
+        metrics,
+        () => undefined,
+        () => catalog.all(),
+      ),
+    });
+    reconciler.start();
+    const relay = new OutboxRelay(store, p.queues, logger, p.threads, scheduler, config.runRetentionS, sharedQueues);
+    relay.start();
+    const webhookWorker = new WebhookWorker({
+      redis,
+      prefix: p.prefix,
+      store,
+      queues: p.queues,
+      policy: webhooks,
+      metrics,
+      logger,
+      lockMs: config.lockMs,
+    });
+    await webhookWorker.start();
+    addWorkers(worker, reconciler, relay, webhookWorker);
+  }
+  const intake = new RequestsWorker(redis, config.prefix, o.newIntake(), logger, config.reconcileMs, served);
+  await intake.start();
+  const decisionsWorker = new DecisionsWorker(redis, config.prefix, partitions, served, logger, config.reconcileMs);
+  await decisionsWorker.start();
+  addWorkers(intake, decisionsWorker);
 }

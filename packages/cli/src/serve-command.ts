@@ -2,11 +2,18 @@ import { parseArgs } from 'node:util';
 import { EXIT } from './exit-codes.js';
 import { ROLES, serve, type Role } from './serve.js';
 
-/** `agentloop serve [--role r ...] [--pools a,b]`: runs the roles until SIGTERM or SIGINT, then drains. */
+/**
+ * `agentloop serve [--role r ...] [--pools a,b] [--partitions 0,2]`: runs the roles until SIGTERM or SIGINT, then
+ * drains. `--partitions`: the partitions whose runs this process's workers serve (placement; all by default).
+ */
 export async function serveCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { role: { type: 'string', multiple: true }, pools: { type: 'string', multiple: true } },
+    options: {
+      role: { type: 'string', multiple: true },
+      pools: { type: 'string', multiple: true },
+      partitions: { type: 'string', multiple: true },
+    },
     strict: true,
   });
   const roles = (values.role ?? [])
@@ -22,7 +29,13 @@ export async function serveCommand(args: string[]): Promise<number> {
     .flatMap((p) => p.split(','))
     .map((p) => p.trim())
     .filter(Boolean);
-  const proc = await serve({ roles: roles.length ? (roles as Role[]) : [...ROLES], pools });
+  const partitionArgs = (values.partitions ?? []).flatMap((p) => p.split(',')).map((p) => p.trim());
+  const partitions = partitionArgs.filter(Boolean).map(Number);
+  if (partitionArgs.some((p) => !/^\d{1,2}$/.test(p))) {
+    console.error(`--partitions takes partition numbers, e.g. --partitions 0,2 (got ${partitionArgs.join(',')})`);
+    return EXIT.usage;
+  }
+  const proc = await serve({ roles: roles.length ? (roles as Role[]) : [...ROLES], pools, partitions });
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       console.error(`agentloop: ${sig}, draining (up to ${proc.config.drainMs} ms)`);

@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { EndpointPolicy, PriceTable, ProviderRegistry, slotGate } from '@agentloop/llm';
 import { CompressorWorker } from '@agentloop/compressor';
 import {
-  DecisionService,
   RunIntake,
   ServerEventStreams,
   WebhookPolicy,
@@ -17,14 +16,9 @@ import {
   EventHub,
   Metrics,
   ProviderLimiter,
-  QueueSet,
   RetentionSweeper,
-  RunScheduler,
-  RunStore,
   Shutdown,
-  ThreadStore,
   ProviderCatalog,
-  RUN_LAYOUT,
   TenantLimiter,
   ToolCatalog,
   createLogger,
@@ -41,6 +35,7 @@ import {
 import { createMetricsServer } from './metrics-server.js';
 import { isolationLimits, parseMcpServers, parseOpenApiTools } from '@agentloop/tool-runner';
 import { closeServer, displayHost, listen } from './http-server.js';
+import { openPartitions } from './open-partitions.js';
 import { startOrchestratorRole } from './orchestrator-role.js';
 import type { ProcessParts } from './process-parts.js';
 import { updateQueueGauges } from './queue-gauges.js';
@@ -53,6 +48,8 @@ export interface ServeOptions {
   roles: Role[];
   /** Tool pools this process executes (tool-runner role); default: every pool of its registry. */
   pools?: string[];
+  /** The partitions whose runs this process's workers serve (`--partitions 0,2`) [every partition]; the api serves all. */
+  partitions?: number[];
   env?: Record<string, string | undefined>;
   /** Benchmarks: per-iteration timings of this process's orchestrator. */
   onIterationTimed?: IterationWorkerOptions['onIterationTimed'];
@@ -99,15 +96,19 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   shutdown.add('redis', async () => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
   });
-  const store = new RunStore(redis, config.prefix, config.runRetentionS);
-  // runs of an earlier build's layout are not served (lua/common.lua checkLayout): stop before any role touches one
-  const legacy = await store.indexes.liveRunsOfOtherLayoutsAtStart();
-  if (legacy.length) {
+  const metrics = new Metrics({ exemplars: tracingState.on });
+  const catalog = new ToolCatalog(redis, config.prefix); // one catalog for every partition
+  const { partitions, served } = await openPartitions(
+    config,
+    { redis, publisher },
+    { catalog, metrics },
+    opts.partitions,
+  ).catch(async (e: unknown) => {
     await Promise.allSettled([redis.quit(), subscriber.quit(), publisher.quit()]);
-    throw new Error(
-      `live runs stored in the layout of a build before 2026-12-03 (${legacy.join(', ')}${legacy.length >= 10 ? ', …' : ''}): this build serves layout ${RUN_LAYOUT} only. Let the earlier build finish or cancel them, then start this one (docs/OPERATIONS.md, Upgrading)`,
-    );
-  }
+    throw e;
+  });
+  const store = partitions.all[0]!.store; // partition 0: the deployment's own prefix, where what spans partitions lives
+  shutdown.add('queues', async () => void (await Promise.all(partitions.all.map((p) => p.queues.close()))));
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length
@@ -116,7 +117,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   const providerCatalog = new ProviderCatalog(redis, store.keys);
   const webhooks = new WebhookPolicy(config.webhooks);
   const newIntake = () =>
-    new RunIntake(store, scheduler, catalog, metrics, {
+    new RunIntake(partitions, catalog, metrics, {
       endpoints,
       prices,
       limits: tenantLimiter,
@@ -125,13 +126,6 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     });
   const newProviders = () =>
     new ProviderRegistry(config.providers, endpoints, { warn: (message, fields) => logger.warn(fields, message) });
-  const metrics = new Metrics({ exemplars: tracingState.on });
-  const queues = new QueueSet(publisher, config.prefix);
-  shutdown.add('queues', () => queues.close());
-  const scheduler = new RunScheduler(queues); // the only publisher of a run's jobs
-  const threads = new ThreadStore(redis, store.keys, config.runRetentionS);
-  const catalog = new ToolCatalog(redis, config.prefix);
-  const decisions = new DecisionService(store, scheduler, catalog, metrics);
   const has = (r: Role) => opts.roles.includes(r);
   // behind Sentinel a retry:"never" call starts only once a replica has its start (a failover cannot lose it)
   const replicaAck = config.redis.kind === 'sentinel' ? { replicas: 1, timeoutMs: 1000 } : undefined;
@@ -159,17 +153,15 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     logger,
     redis,
     subscriber,
-    store,
+    partitions,
+    served,
     metrics,
     isolation,
     replicaAck,
   };
 
   if (has('tool-runner')) {
-    addWorkers(
-      'tool-runner',
-      await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools, scheduler }),
-    );
+    addWorkers('tool-runner', await startToolRunnerRole(parts, { pools: opts.pools, mcpServers, openapiTools }));
     started.push('tool-runner');
   }
   // per-provider limits hold back every model call of the deployment: the loop's and the compressor's summaries
@@ -185,11 +177,7 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       providerCatalog,
       newProviders,
       newIntake,
-      scheduler,
       catalog,
-      decisions,
-      queues,
-      threads,
       webhooks,
       gate,
       prices,
@@ -200,25 +188,28 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     started.push('orchestrator');
   }
   if (has('compressor')) {
-    const compressor = new CompressorWorker({
-      redis,
-      prefix: config.prefix,
-      store,
-      providers: newProviders(),
-      metrics,
-      logger,
-      lockMs: config.lockMs,
-      prices,
-      compressionModel: config.compressionModel ?? undefined,
-      gate,
-    });
-    await compressor.start();
-    addWorkers('compressor', compressor);
+    const providers = newProviders();
+    for (const p of served) {
+      const compressor = new CompressorWorker({
+        redis,
+        prefix: p.prefix,
+        store: p.store,
+        providers,
+        metrics,
+        logger,
+        lockMs: config.lockMs,
+        prices,
+        compressionModel: config.compressionModel ?? undefined,
+        gate,
+      });
+      await compressor.start();
+      addWorkers('compressor', compressor);
+    }
     started.push('compressor');
   }
 
   const metricsText = async () => {
-    await updateQueueGauges(metrics, queues, catalog, redis, store).catch((err) =>
+    await updateQueueGauges(metrics, partitions.all, catalog).catch((err) =>
       logger.warn({ err }, 'queue gauges unavailable'),
     );
     return metrics.text();
@@ -230,7 +221,11 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     let admin;
     if (config.adminKey) {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
-      admin = adminRouter(bullBoard!, [...queues.known(), ...pools.map((p) => queues.get(QUEUES.tools(p)))], {
+      const boardQueues = partitions.all.flatMap((p) => [
+        ...p.queues.known(),
+        ...pools.map((pool) => p.queues.get(QUEUES.tools(pool))),
+      ]);
+      admin = adminRouter(bullBoard!, boardQueues, {
         key: config.adminKey,
         writable: config.adminWritable,
       });
@@ -239,9 +234,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     const app = createApp({
       admin,
       eventStreams,
-      store,
+      partitions,
       hub,
-      decisions,
       catalog,
       logger,
       apiKeys: config.apiKeys,
@@ -254,8 +248,6 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       console: { traceUrl: config.consoleTraceUrl },
       metrics,
       ready,
-      publishCancel: async (runId) => void (await redis.publish(store.keys.cancelChannel, runId)),
-      threads,
     });
     const server = http.createServer(app);
     server.keepAliveTimeout = 65_000;
@@ -269,11 +261,12 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
       await closed;
     });
     // retention: finished runs' keys expire by themselves; their index entries are swept here
-    const sweeper = new RetentionSweeper(redis, config.prefix);
-    sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) =>
-      logger.warn({ err }, 'retention sweep failed'),
-    );
-    shutdown.add('retention', async () => sweeper.stop());
+    const sweepers = partitions.all.map((p) => new RetentionSweeper(redis, p.prefix));
+    for (const sweeper of sweepers)
+      sweeper.start(Math.min(60_000, Math.max(1000, config.runRetentionS * 100)), (err) =>
+        logger.warn({ err }, 'retention sweep failed'),
+      );
+    shutdown.add('retention', async () => sweepers.forEach((s) => s.stop()));
     started.unshift('api');
     console.log(`agentloop api listening on ${apiUrl}`);
   } else {

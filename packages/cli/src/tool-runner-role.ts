@@ -7,15 +7,18 @@ import {
   type McpServerConfig,
   type OpenApiToolsConfig,
 } from '@agentloop/tool-runner';
-import type { RunScheduler } from '@agentloop/runtime';
+import { drainGroup, type Drainable } from '@agentloop/runtime';
 import type { ProcessParts } from './process-parts.js';
 
-/** The tool-runner role: the registry's tools but the local ones, its OpenAPI operations and MCP servers, for the pools it serves. */
+/**
+ * The tool-runner role: the registry's tools but the local ones, its OpenAPI operations and MCP servers, for the pools
+ * it serves, in each partition it serves (one runner each, sharing the registry and the MCP servers).
+ */
 export async function startToolRunnerRole(
   parts: ProcessParts,
-  o: { pools?: string[]; mcpServers: McpServerConfig[]; openapiTools: OpenApiToolsConfig[]; scheduler: RunScheduler },
-): Promise<ToolRunner> {
-  const { config, logger, redis, subscriber, store, metrics, replicaAck } = parts;
+  o: { pools?: string[]; mcpServers: McpServerConfig[]; openapiTools: OpenApiToolsConfig[] },
+): Promise<Drainable> {
+  const { config, logger, redis, subscriber, metrics, replicaAck } = parts;
   const { mcpServers, openapiTools } = o;
   // local tools are the orchestrators' (one home per tool): a runner serves the rest
   const registry = (await ToolRegistry.withModules(config.toolModules, config.localTools, parts.isolation)).only(
@@ -34,26 +37,31 @@ export async function startToolRunnerRole(
     registry.add(def);
   // an MCP server's tools join the registry (and so the catalog this runner publishes)
   const mcp = await McpTools.start(mcpServers, serving, { logger, environment: parts.env });
-  const runner = new ToolRunner({
-    redis,
-    subscriber,
-    store,
-    registry,
-    metrics,
-    logger,
-    prefix: config.prefix,
-    pools,
-    concurrency: config.toolConcurrency,
-    lockMs: config.lockMs,
-    closeAfter: () => mcp.close(),
-    replicaAck,
-    scheduler: o.scheduler,
-  });
-  mcp.attach(registry, () => runner.publishCatalog());
+  const runners = parts.served.map(
+    (p) =>
+      new ToolRunner({
+        redis,
+        subscriber,
+        store: p.store,
+        registry,
+        metrics,
+        logger,
+        prefix: p.prefix,
+        catalogPrefix: config.prefix,
+        pools,
+        concurrency: config.toolConcurrency,
+        lockMs: config.lockMs,
+        replicaAck,
+        scheduler: p.scheduler,
+      }),
+  );
+  mcp.attach(registry, () => runners[0]!.publishCatalog());
   // a runner that cannot start leaves no MCP server child behind
-  await runner.start().catch(async (e: unknown) => {
+  await Promise.all(runners.map((r) => r.start())).catch(async (e: unknown) => {
+    await Promise.allSettled(runners.map((r) => r.close()));
     await mcp.close();
     throw e;
   });
-  return runner;
+  // the MCP servers close after every runner's workers: calls in flight need them until then
+  return drainGroup(runners, () => mcp.close());
 }

@@ -166,6 +166,10 @@ export class DeploymentKeys {
     return `${this.prefix}:outbox:lease`;
   }
   /** Set once a start found no live run stored in a layout other than `layout`: later starts skip that scan. */
+  /** The most partitions the deployment was started with (partition 0's key): a smaller count must drain the rest first. */
+  get partitionCount(): string {
+    return `${this.prefix}:partitions`;
+  }
   layoutChecked(layout: string): string {
     return `${this.prefix}:layout-checked:${layout}`;
   }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { UNSUPPORTED_SETTINGS } from './unsupported-settings.js';
 
 describe('the environment, validated once at start', () => {
   it.each([
@@ -100,22 +99,21 @@ describe('the environment, validated once at start', () => {
       expect(() => loadConfig({ [name]: 'api.example.com/v1' })).toThrow(new RegExp(`${name}: an http\\(s\\) URL`));
   });
 
-  it.each(Object.keys(UNSUPPORTED_SETTINGS))(
-    '%s, which this build does not support, stops the process saying so',
-    (name) => {
-      expect(() => loadConfig({ [name]: name === 'AGENTLOOP_PARTITIONS' ? '4' : 'x' })).toThrow(
-        new RegExp(`unsupported configuration:\n  ${name} is set, but .* not supported by this build`),
-      );
-      expect(() => loadConfig({ [name]: '' })).not.toThrow(); // empty = unset
-    },
-  );
-
-  it('accepts one partition; names every unsupported variable at once', () => {
-    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '1' })).not.toThrow();
-    expect(() => loadConfig({ AGENTLOOP_PARTITIONS: '3', REDIS_CLUSTER_NODES: 'r1:6379' })).toThrow(
-      /AGENTLOOP_PARTITIONS is set, but partitions are not supported/,
-    );
-    expect(loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]' }).openapiTools).toBe('[]'); // built: passed on to the tool-runner
+  it('AGENTLOOP_PARTITIONS: 1 to 64 partitions, partition 0 under the prefix itself and p under <prefix>-<p>', () => {
+    expect(loadConfig({}).partitionPrefixes).toEqual(['agentloop']);
+    expect(loadConfig({ AGENTLOOP_PARTITIONS: '3', AGENTLOOP_PREFIX: 'prod' }).partitionPrefixes).toEqual([
+      'prod',
+      'prod-1',
+      'prod-2',
+    ]);
+    // in cluster mode each partition is its own hash tag: its own slot, so partitions spread over the shards
+    expect(
+      loadConfig({ AGENTLOOP_PARTITIONS: '3', AGENTLOOP_PREFIX: 'prod', REDIS_CLUSTER_NODES: 'r1:6379' })
+        .partitionPrefixes,
+    ).toEqual(['{prod}', '{prod-1}', '{prod-2}']);
+    for (const bad of ['0', '65', '1.5', 'three'])
+      expect(() => loadConfig({ AGENTLOOP_PARTITIONS: bad })).toThrow(/invalid environment:\n {2}AGENTLOOP_PARTITIONS/);
+    expect(loadConfig({ AGENTLOOP_OPENAPI_TOOLS: '[]' }).openapiTools).toBe('[]'); // passed on to the tool-runner
   });
 
   it('REDIS_CLUSTER_NODES with one partition: every key and queue under the hash tag of the plain prefix', () => {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { TENANT_ID_RE, UrlPrefixes } from '@agentloop/protocol';
 import type { ProviderSettings } from '@agentloop/llm';
-import { unsupportedSettingProblems } from './unsupported-settings.js';
 import {
   ModelPricesSchema,
   ProviderLimitsSchema,
@@ -11,6 +10,7 @@ import {
 } from './limits-config.js';
 
 export * from './limits-config.js';
+import { partitionPrefixes } from './partitions.js';
 import { keyPrefix, prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
 import { EnvSchema } from './env-schema.js';
 
@@ -77,6 +77,10 @@ export interface Config {
   redis: RedisTarget;
   /** What every key and queue of the deployment starts with: AGENTLOOP_PREFIX, in cluster mode as its hash tag (keyPrefix). */
   prefix: string;
+  /** Each partition's prefix (partitionPrefixes), partition 0's being `prefix`: AGENTLOOP_PARTITIONS of them. */
+  partitionPrefixes: string[];
+  /** AGENTLOOP_PREFIX as set: the name partitionPrefix derives every partition's prefix from. */
+  plainPrefix: string;
   port: number;
   metricsPort: number;
   host: string;
@@ -135,8 +139,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     string,
     string
   >;
-  const unsupported = unsupportedSettingProblems(cleaned);
-  if (unsupported.length) throw new Error(`unsupported configuration:\n${unsupported.map((l) => `  ${l}`).join('\n')}`);
   const parsed = EnvSchema.safeParse(cleaned);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
@@ -176,6 +178,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: e.REDIS_URL,
     redis,
     prefix: keyPrefix(e.AGENTLOOP_PREFIX, redis),
+    partitionPrefixes: partitionPrefixes(e.AGENTLOOP_PREFIX, redis, e.AGENTLOOP_PARTITIONS),
+    plainPrefix: e.AGENTLOOP_PREFIX,
     port: e.AGENTLOOP_PORT,
     metricsPort: e.AGENTLOOP_METRICS_PORT,
     host: e.AGENTLOOP_HOST,

@@ -30,3 +30,15 @@ export class HandedBackError extends Error {
     this.name = 'HandedBackError';
   }
 }
+
+/** Several drainables as one (a role's workers in each partition it serves); `after` runs once all have closed. */
+export function drainGroup(items: Drainable[], after?: () => Promise<void>): Drainable {
+  return {
+    close: async () => {
+      await Promise.all(items.map((i) => i.close()));
+      await after?.();
+    },
+    handBack: () => items.forEach((i) => i.handBack()),
+    isRunning: () => items.every((i) => i.isRunning()),
+  };
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_PARTITIONS } from './partitions.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');
@@ -10,6 +11,8 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'letters, digits, _ . - and {} only')
     .default('agentloop'),
+  /** How many partitions runs are spread over (SPEC §1): each its own keys and queues, in cluster mode its own slot. */
+  AGENTLOOP_PARTITIONS: intFrom(1, 1).refine((n) => n <= MAX_PARTITIONS, `at most ${MAX_PARTITIONS}`),
   AGENTLOOP_PORT: intFrom(8080),
   AGENTLOOP_METRICS_PORT: intFrom(9464),
   AGENTLOOP_HOST: z.string().default('0.0.0.0'),

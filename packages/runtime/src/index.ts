@@ -6,6 +6,8 @@ export * from './redis-target.js';
 export * from './scripts.js';
 export * from './run-state.js';
 export * from './run-store.js';
+export * from './partitions.js';
+export type { RunPage } from './run-listing.js';
 export { recordableWithStart, type StartParams, type Started } from './iteration-start.js';
 export type { RecordAnswer } from './result-chunks.js';
 export * from './run-calls.js';

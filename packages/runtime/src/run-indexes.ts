@@ -9,6 +9,16 @@ export class RunIndexes {
     private readonly keys: DeploymentKeys,
   ) {}
 
+  /** Live runs (queued, running, parked, resuming) and outbox entries not relayed yet: what a partition still owes. */
+  async liveCount(): Promise<number> {
+    const k = this.keys;
+    const counts = await Promise.all([
+      ...[k.queuedRuns, k.runningRuns, k.parkedRuns, k.resumingRuns].map((z) => this.redis.zcard(z)),
+      ...[k.outbox, k.outboxTaken].map((l) => this.redis.llen(l)),
+    ]);
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
   /** Runs still queued that were created before `beforeMs` (their first job may never have been added). */
   async queuedSince(beforeMs: number, limit = 100): Promise<string[]> {
     return this.redis.zrangebyscore(this.keys.queuedRuns, '-inf', beforeMs, 'LIMIT', 0, limit);

@@ -49,6 +49,13 @@ async function structured(redis: Redis, stateKey: string, flag: string | undefin
   return Boolean((JSON.parse(request) as Partial<RunRequest>).output);
 }
 
+/** A page of a tenant's runs: each with its index position (where a merge of partitions' pages orders it). */
+export interface RunPage {
+  runs: RunSnapshot[];
+  positions: ListCursor[];
+  nextCursor: ListCursor | null;
+}
+
 /** Index rows one page reads at most, the rows it skips included: the bound of a page's cost. */
 export const LIST_SCAN_LIMIT = 1000;
 
@@ -70,14 +77,15 @@ export async function listRuns(
   tenant: string,
   opts: { status?: string; limit: number; cursor?: ListCursor | null },
   scanLimit = LIST_SCAN_LIMIT,
-): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
+): Promise<RunPage> {
   const idx = opts.status ? keys.tenantRunsByStatus(tenant, opts.status) : keys.tenantRuns(tenant);
   const out: RunSnapshot[] = [];
+  const positions: ListCursor[] = [];
   let after = opts.cursor ?? null;
   let scanned = 0;
   let offset = 0; // rows at the cursor's score already passed that a whole read returned (ties of one millisecond)
   for (;;) {
-    if (scanned >= scanLimit) return { runs: out, nextCursor: after };
+    if (scanned >= scanLimit) return { runs: out, positions, nextCursor: after };
     // one more than needed (whether another page follows), more each round that skipped rows (bounded by scanLimit)
     const batch = Math.min(scanLimit - scanned, Math.max(opts.limit - out.length + 17, scanned));
     // from the cursor's score on, where the rows it passed (its own, and ties with greater ids: ZRANGE REV orders
@@ -102,7 +110,7 @@ export async function listRuns(
       else if (page.length < batch) page.push(c);
     }
     if (!page.length) {
-      if (end) return { runs: out, nextCursor: null };
+      if (end) return { runs: out, positions, nextCursor: null };
       offset += passed;
       continue;
     }
@@ -120,14 +128,16 @@ export async function listRuns(
       // gone (retention over, not swept yet), another tenant's run under a reused id, or moved to another status
       // since the index was read: not listed
       const listed = st && st.tenant === tenant && (!opts.status || st.status === opts.status);
-      if (listed && out.length === opts.limit) return { runs: out, nextCursor: after };
+      if (listed && out.length === opts.limit) return { runs: out, positions, nextCursor: after };
       after = page[i]!;
       scanned++;
-      if (listed)
+      if (listed) {
+        positions.push(after);
         out.push(
           toSnapshot(st, { structured: await structured(redis, keys.run(st.id).state, h[STATE_FIELD.structured]) }),
         );
+      }
     }
-    if (end) return { runs: out, nextCursor: null };
+    if (end) return { runs: out, positions, nextCursor: null };
   }
 }

@@ -6,7 +6,6 @@ import {
   type EventEnvelope,
   type Message,
   type NewEvent,
-  type RunSnapshot,
   type Usage,
 } from '@agentloop/protocol';
 import { RunScripts } from './run-scripts.js';
@@ -14,7 +13,7 @@ import { allEvents, eventPage, type EventPage } from './event-pages.js';
 import { applyDecisions, type DecisionsInput } from './decision-outcome.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointResponse, checkpointTarget } from './checkpoint-updates.js';
-import { listRuns } from './run-listing.js';
+import { listRuns, type RunPage } from './run-listing.js';
 import { createRun } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
@@ -282,10 +281,7 @@ export class RunStore {
   }
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
-  listRuns(
-    tenant: string,
-    opts: { status?: string; limit: number; cursor?: ListCursor | null },
-  ): Promise<{ runs: RunSnapshot[]; nextCursor: ListCursor | null }> {
+  listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<RunPage> {
     return listRuns(this.redis, this.keys, tenant, opts);
   }
 }

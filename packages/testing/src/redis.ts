@@ -165,7 +165,8 @@ export async function cleanupPrefix(redis: Redis | Cluster, prefix: string): Pro
   if (redis instanceof Cluster) await redis.ping(); // connected, so it knows the primaries
   const nodes: Redis[] = redis instanceof Cluster ? redis.nodes('master') : [redis];
   for (const node of nodes)
-    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`]) {
+    // (partition p ≥ 1 of AGENTLOOP_PARTITIONS lives under `<prefix>-<p>`)
+    for (const pattern of [`${prefix}:*`, `{${prefix}}:*`, `${prefix}-[1-9]*:*`, `{${prefix}-[1-9]*}:*`]) {
       let cursor = '0';
       do {
         const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);

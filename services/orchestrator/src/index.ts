@@ -1,5 +1,6 @@
 export * from './intake.js';
 export * from './intake-policy.js';
+export * from './service-partition.js';
 export * from './requests-worker.js';
 export * from './loop/iteration-worker.js';
 export * from './loop/decide-advance.js';

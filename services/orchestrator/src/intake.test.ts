@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { Metrics, QueueSet, RunScheduler, RunStore, ToolCatalog, type CatalogEntry } from '@agentloop/runtime';
+import {
+  Metrics,
+  Partitions,
+  QueueSet,
+  RunStore,
+  ToolCatalog,
+  partitionOf,
+  type CatalogEntry,
+} from '@agentloop/runtime';
 import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { RunIntake } from './intake.js';
 
@@ -33,7 +41,11 @@ describe('RunIntake (real Redis)', () => {
     await catalog.publish([entry('calculator')]);
     expect((await catalog.all()).size).toBe(1); // cached (2 s) without the tool published next
     await new ToolCatalog(redis, prefix).publish([entry('side_effect')]); // another process's tool-runner
-    const intake = new RunIntake(new RunStore(redis, prefix), new RunScheduler(queues), catalog, new Metrics());
+    const intake = new RunIntake(
+      new Partitions([partitionOf(new RunStore(redis, prefix), queues)]),
+      catalog,
+      new Metrics(),
+    );
     expect(await intake.create('T', body(['side_effect']))).toMatchObject({ kind: 'created' });
     expect(await intake.create('T', body(['ghost']))).toMatchObject({
       kind: 'invalid',

@@ -4,7 +4,6 @@ import {
   RunRequestSchema,
   canonicalJson,
   jsonDepth,
-  newRunId,
   type Message,
   type RunRequest,
 } from '@agentloop/protocol';
@@ -14,7 +13,8 @@ import {
   newRunTrace,
   withTraceparent,
   type Metrics,
-  type RunScheduler,
+  type Partition,
+  type Partitions,
   type ToolCatalog,
 } from '@agentloop/runtime';
 import { outputSchemaIssues } from './output/output-intake.js';
@@ -68,8 +68,8 @@ export function zodIssues(err: z.ZodError) {
  */
 export class RunIntake {
   constructor(
-    private readonly store: RunStore,
-    private readonly scheduler: RunScheduler,
+    /** Where runs go: the new run's partition (by its thread, idempotency key or given id) creates and starts it. */
+    private readonly partitions: Partitions,
     private readonly catalog: ToolCatalog,
     private readonly metrics: Metrics,
     private readonly policy: IntakePolicy = { endpoints: new EndpointPolicy(), prices: new PriceTable(), limits: null },
@@ -166,11 +166,20 @@ export class RunIntake {
     const v = opts.badEnvelope
       ? { ok: false as const, ...opts.badEnvelope }
       : await this.validate(tenant, body, tooDeep);
-    const runId = opts.runId ?? newRunId();
+    const { partition, runId } = await this.partitions.place(tenant, {
+      threadId: v.ok ? v.request.threadId : undefined,
+      idempotencyKey: opts.idempotencyKey,
+      runId: opts.runId,
+    });
+    const store = partition.store;
     const bodyHash = requestHash(body, tooDeep, opts);
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
+    // the limit spans partitions: the run's partition checks it atomically against what the others hold
+    const outside = cap === null ? 0 : await this.partitions.activeRunsOutside(tenant, partition);
     const activeRuns =
-      cap === null ? null : { limit: cap, atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
+      cap === null
+        ? null
+        : { limit: Math.max(0, cap - outside), atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {
       if (!opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
@@ -178,7 +187,7 @@ export class RunIntake {
         input: '(invalid request)',
         model: { provider: 'openai', name: 'invalid' },
       });
-      const res = await this.store.create({
+      const res = await store.create({
         runId,
         tenant,
         request: fallback,
@@ -199,7 +208,7 @@ export class RunIntake {
         : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const runTrace = newRunTrace(); // SPEC §8: the root span's ids are stored with the run (its span is recorded when its first segment ends)
-    const res = await this.store.create({
+    const res = await store.create({
       runId,
       tenant,
       request: v.request,
@@ -212,55 +221,56 @@ export class RunIntake {
     });
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
-      return { kind: 'limited', activeRuns: res.activeRuns };
+      return { kind: 'limited', activeRuns: res.activeRuns + outside };
     }
     if ('taken' in res) return { kind: 'taken', runId };
     if ('threadBusy' in res) return { kind: 'thread_busy', activeRunId: res.activeRunId };
     if (res.created && res.status === 'failed') {
       // queue intake at the activeRuns limit (rate_limited) or on a busy thread (thread_busy): the run exists, failed
-      if ((await this.store.fieldsOf(runId, ['error']))?.error?.includes('"rate_limited"'))
+      if ((await store.fieldsOf(runId, ['error']))?.error?.includes('"rate_limited"'))
         this.metrics.rateLimited.inc({ limit: 'active_runs' });
       this.metrics.runsFinished.inc({ status: 'failed', stop_reason: 'none' });
       return { kind: 'created', runId };
     }
     if (!res.created) {
       if (res.bodyHash !== bodyHash) return { kind: 'mismatch', runId: res.runId };
-      const st = await this.store.fieldsOf(res.runId, ['status', 'thrWait']);
+      const st = await store.fieldsOf(res.runId, ['status', 'thrWait']);
       // the creator may have died before queueing it (a run waiting on its thread is started by the thread's relay)
-      if (st?.status === 'queued' && st.thrWait !== '1') await this.enqueueFirst(res.runId, false, tenant);
+      if (st?.status === 'queued' && st.thrWait !== '1') await partition.scheduler.start(res.runId, false, tenant);
       return { kind: 'existing', runId: res.runId, status: st?.status ?? 'queued' };
     }
     if (res.waitsFor) {
       // it waits on its thread: started when the runs ahead of it end; `interrupt` ends the active one now
-      if (v.request.threadPolicy === 'interrupt') await this.interrupt(res.waitsFor, runId);
+      if (v.request.threadPolicy === 'interrupt') await this.interrupt(partition, res.waitsFor, runId);
       return { kind: 'created', runId };
     }
     // a new run's first iteration is a call with tools, unless a wall-clock budget may have run out in the queue
     await withTraceparent(runTrace?.traceparent, () =>
-      this.enqueueFirst(runId, !v.request.limits.maxWallMs, tenant, res.queued),
+      partition.scheduler.start(runId, !v.request.limits.maxWallMs, tenant, res.queued),
     );
     return { kind: 'created', runId };
   }
 
-  /** Cancels a thread's active run for a newer run of the thread (threadPolicy interrupt). */
-  private async interrupt(activeRunId: string, by: string): Promise<void> {
-    const r = await this.store.requestCancel(activeRunId, `interrupted by run ${by} of its thread`);
-    if (r.kind === 'requested') await this.store.redis.publish(this.store.keys.cancelChannel, activeRunId);
+  /** Cancels a thread's active run (in the thread's partition) for a newer run of the thread (threadPolicy interrupt). */
+  private async interrupt(partition: Partition, activeRunId: string, by: string): Promise<void> {
+    const store = partition.store;
+    const r = await store.requestCancel(activeRunId, `interrupted by run ${by} of its thread`);
+    if (r.kind === 'requested') await store.redis.publish(store.keys.cancelChannel, activeRunId);
     else if (r.kind === 'ended') this.metrics.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
   }
 
   /**
-   * Queues the first iteration of runs still queued `olderThanMs` after their creation: the process that created one
-   * may have died before adding its job. Adding it again is harmless (the start is a compare-and-set).
+   * Queues the first iteration of runs still queued `olderThanMs` after their creation, in the given partitions: the
+   * process that created one may have died before adding its job. Adding it again is harmless (the start is a
+   * compare-and-set); the reconciler does not know whose runs they are, so its stragglers go first.
    */
-  async reconcileQueued(olderThanMs: number): Promise<number> {
-    const ids = await this.store.indexes.queuedSince(Date.now() - olderThanMs);
-    for (const id of ids) await this.enqueueFirst(id);
-    return ids.length;
-  }
-
-  /** `tenant`: whose line the run joins (fair scheduling); unknown to the reconciler, whose stragglers go first. */
-  private async enqueueFirst(runId: string, planned = false, tenant?: string, queued?: number): Promise<void> {
-    await this.scheduler.start(runId, planned, tenant, queued);
+  async reconcileQueued(olderThanMs: number, partitions: readonly Partition[] = this.partitions.all): Promise<number> {
+    let n = 0;
+    for (const p of partitions) {
+      const ids = await p.store.indexes.queuedSince(Date.now() - olderThanMs);
+      for (const id of ids) await p.scheduler.start(id);
+      n += ids.length;
+    }
+    return n;
   }
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { QUEUES } from '@agentloop/protocol';
-import { Metrics, QueueSet, RunScheduler, RunStore, ToolCatalog, createLogger } from '@agentloop/runtime';
+import { Metrics, Partitions, QueueSet, RunStore, ToolCatalog, createLogger, partitionOf } from '@agentloop/runtime';
 import { cleanupPrefix, testPrefix, testRedisUrl } from '@agentloop/testing';
 import { RunIntake } from './intake.js';
 import { RequestsWorker } from './requests-worker.js';
@@ -19,7 +19,11 @@ describe('RequestsWorker (real Redis, real BullMQ)', () => {
     redis = new Redis(testRedisUrl(), { maxRetriesPerRequest: null });
     queues = new QueueSet(redis, prefix);
     store = new RunStore(redis, prefix);
-    const intake = new RunIntake(store, new RunScheduler(queues), new ToolCatalog(redis, prefix), new Metrics());
+    const intake = new RunIntake(
+      new Partitions([partitionOf(store, queues)]),
+      new ToolCatalog(redis, prefix),
+      new Metrics(),
+    );
     worker = new RequestsWorker(redis, prefix, intake, createLogger('silent'), 60_000);
     await worker.start();
     queue = new Queue(QUEUES.requests, { connection: redis, prefix });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { QUEUES, RequestJobSchema, TenantIdSchema } from '@agentloop/protocol';
-import { IDLE_BLOCK_S, workerTakingJobs, type Logger } from '@agentloop/runtime';
+import { IDLE_BLOCK_S, workerTakingJobs, type Logger, type Partition } from '@agentloop/runtime';
 import type { RunIntake } from './intake.js';
 import { zodIssues } from './intake.js';
 
@@ -12,11 +12,14 @@ export class RequestsWorker {
   private reconciler: NodeJS.Timeout | null = null;
   constructor(
     private readonly redis: Redis,
+    /** The deployment's own prefix: the `requests` queue is one for every partition. */
     private readonly prefix: string,
     private readonly intake: RunIntake,
     private readonly logger: Logger,
     /** How long a run may stay queued before its first job is added again (its creator may have died). */
     private readonly reconcileEveryMs = 10_000,
+    /** The partitions whose queued runs this process looks after (the ones it serves) [every partition]. */
+    private readonly served?: readonly Partition[],
   ) {}
 
   async start(): Promise<void> {
@@ -30,7 +33,7 @@ export class RequestsWorker {
     await this.worker.waitUntilReady();
     this.reconciler = setInterval(() => {
       this.intake
-        .reconcileQueued(this.reconcileEveryMs)
+        .reconcileQueued(this.reconcileEveryMs, this.served)
         .catch((err: unknown) => this.logger.warn({ err }, 'queued-run reconciliation failed'));
     }, this.reconcileEveryMs);
     this.reconciler.unref();

@@ -43,7 +43,10 @@ export interface ToolRunnerOptions {
   registry: ToolRegistry;
   metrics: Metrics;
   logger: Logger;
+  /** The partition's prefix: its tool queues and runs. */
   prefix: string;
+  /** Where the deployment's tool catalog is: its own prefix, one catalog for every partition [prefix]. */
+  catalogPrefix?: string;
   pools: string[];
   concurrency: number;
   lockMs: number;
@@ -118,7 +121,9 @@ export class ToolRunner {
 
   /** Publishes the registry's tools to the deployment's catalog (at start, and when an MCP server's tools change). */
   async publishCatalog(): Promise<void> {
-    await new ToolCatalog(this.o.redis, this.o.prefix).publish(this.o.registry.all().map((t) => t.entry));
+    await new ToolCatalog(this.o.redis, this.o.catalogPrefix ?? this.o.prefix).publish(
+      this.o.registry.all().map((t) => t.entry),
+    );
   }
 
   /** Whether the worker of every pool takes jobs (readiness). */

@@ -38,15 +38,14 @@ describe('what a process says at start', () => {
     s = undefined;
   });
 
-  it('a SPEC variable this build does not support stops it before it serves anything, saying so', async () => {
+  it('an AGENTLOOP_PARTITIONS that is not 1 to 64 stops it before it serves anything, without echoing the value', async () => {
     const r = await serveOnce({
-      AGENTLOOP_PREFIX: 'startup-unsupported',
-      REDIS_CLUSTER_NODES: 'sk-do-not-echo:7000,127.0.0.1:7001',
+      AGENTLOOP_PREFIX: 'startup-partitions',
       AGENTLOOP_PARTITIONS: 'sk-do-not-echo',
     });
     expect(r.code).toBe(1);
     expect(r.stdout).not.toContain('agentloop ready');
-    expect(r.stderr).toContain('AGENTLOOP_PARTITIONS is set, but partitions are not supported');
+    expect(r.stderr).toContain('AGENTLOOP_PARTITIONS');
     expect(r.stderr).not.toContain('sk-do-not-echo'); // a value is never echoed
   });
 

@@ -1,14 +1,14 @@
 import type express from 'express';
-import type { EventHub, Logger, Metrics, RunStore, TenantLimiter, ThreadStore, ToolCatalog } from '@agentloop/runtime';
+import type { EventHub, Logger, Metrics, Partitions, TenantLimiter, ToolCatalog } from '@agentloop/runtime';
 import type { RunIntake } from '../intake.js';
-import type { DecisionService } from '../decisions/decision-service.js';
+import type { ServicePartition } from '../service-partition.js';
 import type { ServerEventStreams } from './sse.js';
 import type { ConsoleOptions } from './console.js';
 
 /** What the API's routes use. */
 export interface ApiDeps {
-  store: RunStore;
-  decisions: DecisionService;
+  /** The deployment's partitions: a run's reads and steps go to the one that holds it. */
+  partitions: Partitions<ServicePartition>;
   intake: RunIntake;
   hub: EventHub;
   catalog: ToolCatalog;
@@ -22,12 +22,9 @@ export interface ApiDeps {
   ready: () => Promise<string | null>;
   /** Bull Board (mounted at /admin/queues when an admin key is configured). */
   admin?: express.Router;
-  /** Broadcast a cancellation so the process holding the run's step aborts it. */
-  publishCancel: (runId: string) => Promise<void>;
   /** AGENTLOOP_TENANT_LIMITS (requests per second, open streams); null when no tenant has limits. */
   limiter?: TenantLimiter | null;
   metrics?: Metrics;
-  threads: ThreadStore;
   /** The server's event streams, ended by its shutdown. */
   eventStreams?: ServerEventStreams;
   /** AGENTLOOP_CORS_ORIGINS: browser origins allowed to call the API (none: no CORS headers at all). */

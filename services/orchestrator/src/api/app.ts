@@ -10,7 +10,7 @@ import { openApiDocument } from './openapi.js';
 import { ADMIN_PATH } from './admin.js';
 import { corsMiddleware } from './cors.js';
 import { CONSOLE_PATH, consoleRouter } from './console.js';
-import { addRunReadRoutes } from './run-read-routes.js';
+import { addRunReadRoutes, type OwnRun } from './run-read-routes.js';
 
 /** The 401 of a server started with AGENTLOOP_AUTH=required and no AGENTLOOP_API_KEYS. */
 export const NO_API_KEYS_MESSAGE =
@@ -79,10 +79,11 @@ export function createApp(d: ApiDeps): express.Express {
       }, true),
     );
 
-  const ownRun = async (req: Authed) => {
-    const st = await d.store.load(String(req.params.id));
-    if (!st || st.tenant !== req.tenant) throw new ApiError('not_found', `run ${req.params.id} not found`);
-    return st;
+  const ownRun = async (req: Authed): Promise<OwnRun> => {
+    const id = String(req.params.id);
+    const found = await d.partitions.find(id, (store) => store.load(id));
+    if (!found || found.value.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+    return { st: found.value, p: found.partition };
   };
   const created = (id: string, status: string) => ({ id, status, eventsUrl: `/v1/runs/${id}/events` });
 
@@ -124,7 +125,8 @@ export function createApp(d: ApiDeps): express.Express {
     '/v1/threads/:id',
     wrap(async (req, res) => {
       const id = ThreadIdSchema.safeParse(req.params.id);
-      const thread = id.success ? await d.threads.get(req.tenant!, id.data) : null;
+      const p = id.success ? await d.partitions.threadOf(req.tenant!, id.data) : null;
+      const thread = p && id.success ? await p.threads.get(req.tenant!, id.data) : null;
       if (!thread) throw new ApiError('not_found', `thread ${String(req.params.id).slice(0, 128)} not found`);
       res.json(thread);
     }),
@@ -136,10 +138,11 @@ export function createApp(d: ApiDeps): express.Express {
     '/v1/runs/:id/cancel',
     wrap(async (req, res) => {
       // (its body is not read: ownership is the first check)
-      const st = await ownRun(req);
-      const r = await d.store.requestCancel(st.id, 'cancelled by request');
+      const { st, p } = await ownRun(req);
+      const r = await p.store.requestCancel(st.id, 'cancelled by request');
       if (r.kind === 'terminal') throw new ApiError('conflict', `run ${st.id} already ended (${st.status})`);
-      if (r.kind === 'requested') await d.publishCancel(st.id);
+      // broadcast: the process holding the run's step aborts it
+      if (r.kind === 'requested') await p.store.redis.publish(p.store.keys.cancelChannel, st.id);
       else {
         d.metrics?.countCalls(r.closed, 'cancelled', await d.catalog.all(), 'cancelled'); // a paused run's calls
         d.metrics?.runsFinished.inc({ status: 'cancelled', stop_reason: 'cancelled' });
@@ -149,9 +152,10 @@ export function createApp(d: ApiDeps): express.Express {
   );
 
   // another tenant's run answers like a missing one, before any other check: before the body is even read
-  const ownedBeforeBody = wrap(async (req) => {
-    if ((await d.store.tenantOf(String(req.params.id))) !== req.tenant)
-      throw new ApiError('not_found', `run ${req.params.id} not found`);
+  const ownedBeforeBody = wrap(async (req: Authed) => {
+    const at = await d.partitions.locate(String(req.params.id));
+    if (!at || at.tenant !== req.tenant) throw new ApiError('not_found', `run ${req.params.id} not found`);
+    req.partition = at.partition;
   }, true);
 
   app.post(
@@ -164,7 +168,9 @@ export function createApp(d: ApiDeps): express.Express {
       if (!parsed.success)
         throw new ApiError('invalid_request', 'the body is not a valid decision request', zodIssues(parsed.error));
       // the decision script checks again that the run is this tenant's, and that it is paused (one step, no read)
-      const r = await d.decisions.apply(req.tenant!, id, parsed.data.decisions, undefined, { ownerChecked: true });
+      const r = await req.partition!.decisions.apply(req.tenant!, id, parsed.data.decisions, undefined, {
+        ownerChecked: true,
+      });
       switch (r.kind) {
         case 'not_found':
           throw new ApiError('not_found', `run ${id} not found`);

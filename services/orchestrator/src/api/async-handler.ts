@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
+import type { ServicePartition } from '../service-partition.js';
 
-/** A request past the API's authentication: the tenant its key belongs to. */
-export type Authed = Request & { tenant?: string };
+/** A request past the API's authentication: the tenant its key belongs to (and, once found, its run's partition). */
+export type Authed = Request & { tenant?: string; partition?: ServicePartition };
 
 /** An async handler; `passThrough`: a middleware that calls next() when it resolves. */
 export const wrap =

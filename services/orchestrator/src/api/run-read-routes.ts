@@ -1,6 +1,7 @@
 import type express from 'express';
 import { RunStatusSchema, SAFE_CALL_ID_RE, argumentsForDisplay, isTerminalStatus } from '@agentloop/protocol';
 import { toSnapshot, type ListCursor, type RunState } from '@agentloop/runtime';
+import type { ServicePartition } from '../service-partition.js';
 import { zodIssues } from '../intake.js';
 import type { ApiDeps } from './api-deps.js';
 import { wrap, type Authed } from './async-handler.js';
@@ -11,11 +12,17 @@ import { streamEvents } from './sse.js';
 const CURSOR_RE = /^(\d{1,16})\.([A-Za-z0-9_-]{1,64})$/;
 const encodeCursor = (c: ListCursor) => `${c.score}.${c.runId}`;
 
+/** A run of the request's tenant, and the partition that holds it. */
+export interface OwnRun {
+  st: RunState;
+  p: ServicePartition;
+}
+
 /**
  * The reads of a tenant's runs: the listing, a run's snapshot, its event stream, a call's full record, its webhook
  * deliveries. `ownRun` loads the run of the request's id, or answers not_found when it is not the tenant's.
  */
-export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req: Authed) => Promise<RunState>): void {
+export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req: Authed) => Promise<OwnRun>): void {
   app.get(
     '/v1/runs',
     wrap(async (req, res) => {
@@ -35,7 +42,7 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
         if (!m) throw new ApiError('invalid_request', 'cursor is not valid: pass nextCursor from the previous page');
         cursor = { score: Number(m[1]), runId: m[2]! };
       }
-      const page = await d.store.listRuns(req.tenant!, { status: status?.data, limit, cursor });
+      const page = await d.partitions.listRuns(req.tenant!, { status: status?.data, limit, cursor });
       res.json({ data: page.runs, nextCursor: page.nextCursor === null ? null : encodeCursor(page.nextCursor) });
     }),
   );
@@ -43,11 +50,11 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
   app.get(
     '/v1/runs/:id',
     wrap(async (req, res) => {
-      const st = await ownRun(req);
+      const { st, p } = await ownRun(req);
       const include = String(req.query.include ?? '').split(',');
       const extra: Parameters<typeof toSnapshot>[1] = {};
-      if (include.includes('messages')) extra.messages = await d.store.view(st);
-      if (include.includes('history')) extra.history = await d.store.messages(st.id);
+      if (include.includes('messages')) extra.messages = await p.store.view(st);
+      if (include.includes('history')) extra.history = await p.store.messages(st.id);
       res.json(toSnapshot(st, extra));
     }),
   );
@@ -56,9 +63,9 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
     '/v1/runs/:id/events',
     wrap(async (req, res) => {
       const id = String(req.params.id);
-      const head = await d.store.streamHead(id);
-      if (!head || head.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
-      const { status, seq } = head;
+      const found = await d.partitions.find(id, (store) => store.streamHead(id));
+      if (!found || found.value.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+      const { status, seq } = found.value;
       const header = req.get('last-event-id');
       const param = header !== undefined ? 'Last-Event-ID' : 'after';
       const raw = header ?? (req.query.after as string | undefined) ?? '0';
@@ -85,7 +92,7 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
           `the tenant has ${slot.open} open event streams, its streams limit (AGENTLOOP_TENANT_LIMITS)`,
         );
       }
-      await streamEvents(res, id, after, d.store, d.hub, { slot: slot?.lease, server: d.eventStreams });
+      await streamEvents(res, id, after, found.partition.store, d.hub, { slot: slot?.lease, server: d.eventStreams });
     }),
   );
 
@@ -93,10 +100,10 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
   app.get(
     '/v1/runs/:id/calls/:callId',
     wrap(async (req, res) => {
-      const st = await ownRun(req);
+      const { st, p } = await ownRun(req);
       // stored call ids are safe ids: anything else (`<id>:out` would read a sibling field) names no call
       const rec = SAFE_CALL_ID_RE.test(String(req.params.callId))
-        ? await d.store.calls.record(st.id, String(req.params.callId))
+        ? await p.store.calls.record(st.id, String(req.params.callId))
         : null;
       if (!rec) throw new ApiError('not_found', `call ${req.params.callId} not found in run ${st.id}`);
       const o = rec.outcome;
@@ -120,8 +127,9 @@ export function addRunReadRoutes(app: express.Express, d: ApiDeps, ownRun: (req:
     '/v1/runs/:id/webhooks',
     wrap(async (req, res) => {
       const id = String(req.params.id);
-      if ((await d.store.tenantOf(id)) !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
-      res.json({ data: await d.store.webhooks.list(id) });
+      const at = await d.partitions.locate(id);
+      if (!at || at.tenant !== req.tenant) throw new ApiError('not_found', `run ${id} not found`);
+      res.json({ data: await at.partition.store.webhooks.list(id) });
     }),
   );
 }

@@ -1,8 +1,9 @@
 import { Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { DecisionJobSchema, MAX_JSON_DEPTH, QUEUES, jsonDepth } from '@agentloop/protocol';
-import { IDLE_BLOCK_S, workerTakingJobs, type Logger, type RunStore } from '@agentloop/runtime';
-import type { DecisionResult, DecisionService } from './decision-service.js';
+import { IDLE_BLOCK_S, workerTakingJobs, type Logger, type Partitions } from '@agentloop/runtime';
+import type { ServicePartition } from '../service-partition.js';
+import type { DecisionResult } from './decision-service.js';
 
 /**
  * Decisions published by backends on the `decisions` queue (SPEC §5): the same code path as the HTTP API. The job's
@@ -14,9 +15,12 @@ export class DecisionsWorker {
 
   constructor(
     private readonly redis: Redis,
+    /** The deployment's own prefix: the `decisions` queue is one for every partition. */
     private readonly prefix: string,
-    private readonly decisions: DecisionService,
-    private readonly store: RunStore,
+    /** Where a decision goes: the partition that holds its run. */
+    private readonly partitions: Partitions<ServicePartition>,
+    /** The partitions whose resuming runs this process looks after (the ones it serves). */
+    private readonly served: readonly ServicePartition[],
     private readonly logger: Logger,
     private readonly reconcileEveryMs = 10_000,
   ) {}
@@ -53,7 +57,9 @@ export class DecisionsWorker {
       return { kind: 'invalid', message: 'the decision job is larger than 1 MiB (the HTTP body limit)', details: [] };
     const parsed = DecisionJobSchema.safeParse(job.data);
     if (!parsed.success) return { kind: 'invalid', message: 'not a valid decision job', details: parsed.error.issues };
-    return this.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);
+    const p = await this.partitions.route(parsed.data.runId);
+    if (!p) return { kind: 'not_found' };
+    return p.decisions.apply(parsed.data.tenantId, parsed.data.runId, parsed.data.decisions);
   }
 
   /**
@@ -63,8 +69,9 @@ export class DecisionsWorker {
    */
   async reconcile(): Promise<void> {
     try {
-      for (const runId of await this.store.indexes.resumingSince(Date.now() - this.reconcileEveryMs))
-        await this.decisions.publishResume(runId);
+      for (const p of this.served)
+        for (const runId of await p.store.indexes.resumingSince(Date.now() - this.reconcileEveryMs))
+          await p.decisions.publishResume(runId);
     } catch (err) {
       this.logger.warn({ err }, 'resume reconciliation failed');
     }

@@ -37,6 +37,8 @@ export class OutboxRelay {
     private readonly scheduler: RunScheduler,
     /** How long a finished results job is kept (s): the job id stays taken, so a relay after a crash cannot repeat it. */
     private readonly keepS = 7 * 86_400,
+    /** Where `results` is: the deployment's own prefix, one queue for every partition [queues]. */
+    private readonly resultsQueues: QueueSet = queues,
   ) {}
 
   start(): void {
@@ -136,7 +138,7 @@ export class OutboxRelay {
       usage: snap.usage,
       metadata: snap.metadata,
     };
-    await this.queues
+    await this.resultsQueues
       .get(QUEUES.results)
       .add('result', data, { jobId: runId, removeOnComplete: { age: this.keepS }, removeOnFail: { age: this.keepS } });
   }
