@@ -13,7 +13,7 @@ import { allEvents, eventPage, type EventPage } from './event-pages.js';
 import { applyDecisions, type DecisionsInput } from './decision-outcome.js';
 import { STATE_FIELDS, parseRunState, stateHash, type RunState } from './run-state.js';
 import { checkpointResponse, checkpointTarget } from './checkpoint-updates.js';
-import { listRuns, type RunPage } from './run-listing.js';
+import { LIST_SCAN_LIMIT, listRuns, type RunPage } from './run-listing.js';
 import { createRun } from './create-run-args.js';
 import { RunCalls } from './run-calls.js';
 import { RunIndexes } from './run-indexes.js';
@@ -46,6 +46,8 @@ export class RunStore {
   /** Runs with notify: their webhook deliveries. */
   readonly webhooks: WebhookLog;
   private readonly scripts: RunScripts;
+  /** Index rows a page of the listing reads at most (LIST_SCAN_LIMIT; tests make it small). */
+  listScanLimit = LIST_SCAN_LIMIT;
 
   constructor(
     readonly redis: Redis,
@@ -282,6 +284,6 @@ export class RunStore {
 
   /** A tenant's runs, newest first (by creation), optionally in one status: see listRuns. */
   listRuns(tenant: string, opts: { status?: string; limit: number; cursor?: ListCursor | null }): Promise<RunPage> {
-    return listRuns(this.redis, this.keys, tenant, opts);
+    return listRuns(this.redis, this.keys, tenant, opts, this.listScanLimit);
   }
 }
