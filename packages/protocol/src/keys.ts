@@ -60,8 +60,7 @@ const RUN_KEYS_KEPT = 4096;
 /**
  * The key space: every Redis key name of a deployment is built here, and every key a Lua script touches is declared in
  * its KEYS by the lists below (runScript, runStatusScript), never derived inside the script. Redis Cluster needs
- * exactly this; a partition-aware key space (a subclass) puts a run's keys and its partition's indexes under one
- * hash tag by overriding the names, and the scripts do not change.
+ * exactly this. A partition (AGENTLOOP_PARTITIONS) is a key space of its own, under its own prefix and hash tag.
  */
 export class DeploymentKeys {
   private readonly runs = new Map<string, RunKeys>();

@@ -54,9 +54,8 @@ export class RunStore {
     readonly prefix: string,
     /** How long a finished run's keys live (seconds). */
     readonly retentionS = DEFAULT_RETENTION_S,
-    /** The key space (a partition-aware one names keys under hash tags). */
-    keys = new DeploymentKeys(prefix),
   ) {
+    const keys = new DeploymentKeys(prefix);
     this.keys = keys;
     this.scripts = new RunScripts(redis, keys);
     this.calls = new RunCalls(redis, this.keys, this.scripts);
