@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { RedisServer } from '@agentloop/testing';
+import { partitionLines, partitionTarget, partitionsBench } from './partitions-bench.js';
 import { rawFlowLoop, rawRoundTrip } from './raw-bullmq.js';
 import { RESUME_GAP_MS, resumeLatency } from './resume-latency.js';
 import { contextBench } from './context.js';
@@ -123,6 +124,17 @@ async function main() {
     if (process.env.BENCH_ONLY === 'latency') {
       const l = likeForLikeLines(await latencyFigures(coreCtx, PROVIDERS[0]!, 'bench-latency'));
       return void console.log(`${l.lines.join('\n')}\n\ntargets:\n${l.target}`);
+    }
+    if (process.env.BENCH_ONLY === 'partitions') {
+      // SPEC §1: 1 vs 3 partitions on a real 3-shard Redis Cluster started for it
+      const figures = await partitionsBench(coreCtx, {
+        runs: Number(process.env.BENCH_PARTITION_RUNS ?? 400),
+        parallel: 50,
+        rounds: Number(process.env.BENCH_PARTITION_ROUNDS ?? 3),
+        counts: [1, 3],
+      });
+      console.log(`${partitionLines(figures).join('\n')}\n\ntargets:\n${partitionTarget(figures)}`);
+      return;
     }
     if (process.env.BENCH_ONLY === 'fairness') {
       const fair = await fairnessBench(coreCtx, admin, FAIR_BACKLOGS);

@@ -67,6 +67,8 @@ export class ProductLoop implements Loop {
     private readonly ctx: LoopEnv,
     private readonly prefix: string,
     provider: Provider,
+    /** More environment of the product (a Redis Cluster, partitions). */
+    private readonly extraEnv: Record<string, string> = {},
   ) {
     this.body = JSON.stringify({
       input: ctx.prior,
@@ -79,7 +81,7 @@ export class ProductLoop implements Loop {
   async start(): Promise<void> {
     this.proc = await serve({
       roles: ['api', 'orchestrator', 'tool-runner', 'compressor'],
-      env: productEnv(this.ctx, this.prefix),
+      env: { ...productEnv(this.ctx, this.prefix), ...this.extraEnv },
       onIterationTimed: (t) => {
         this.iterations++;
         this.onIterationTimed?.(t);
