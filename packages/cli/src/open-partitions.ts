@@ -1,4 +1,6 @@
+import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { QUEUES } from '@agentloop/protocol';
 import { DecisionService, type ServicePartition } from '@agentloop/orchestrator';
 import {
   Partitions,
@@ -33,11 +35,8 @@ export async function openPartitions(
     throw new Error(
       `--partitions ${missing.join(',')}: this deployment has partitions 0 to ${stores.length - 1} (AGENTLOOP_PARTITIONS=${stores.length})`,
     );
-  const dropping = await adoptPartitionCount(
-    redis,
-    stores[0]!.keys,
-    stores.length,
-    (p) => new RunStore(redis, partitionPrefix(config.plainPrefix, config.redis, p)).indexes,
+  const dropping = await adoptPartitionCount(redis, stores[0]!.keys, stores.length, (p) =>
+    owedIn(redis, partitionPrefix(config.plainPrefix, config.redis, p)),
   );
   if (dropping) throw new Error(dropping);
   // runs of an earlier build's layout are not served (lua/common.lua checkLayout)
@@ -52,5 +51,17 @@ export async function openPartitions(
       return { ...p, decisions: new DecisionService(store, p.scheduler, shared.catalog, shared.metrics) };
     }),
   );
+  partitions.watchCount();
   return { partitions, served: served.map((i) => partitions.all[i]!) };
+}
+
+/** What a partition still owes (adoptPartitionCount): its live runs and outbox entries, and its webhook deliveries. */
+async function owedIn(redis: Redis, prefix: string): Promise<number> {
+  const webhooks = new Queue(QUEUES.webhooks, { connection: redis, prefix });
+  try {
+    const jobs = await webhooks.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+    return (await new RunStore(redis, prefix).indexes.liveCount()) + Object.values(jobs).reduce((a, b) => a + b, 0);
+  } finally {
+    await webhooks.close();
+  }
 }

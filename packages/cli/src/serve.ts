@@ -84,6 +84,8 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
   // deployment's hash tag, so every key below shares one slot
   const redis = commandConnection(createRedis(config.redis, 'agentloop-cmd', logger));
   const subscriber = commandConnection(createRedis(config.redis, 'agentloop-sub', logger));
+  // a 'message' listener per worker that aborts on cancellation, per partition it serves (and the event hub's)
+  subscriber.setMaxListeners(0);
   // the job publishers' own connection: ioredis copies every script defined on a connection into each MULTI it
   // starts (BullMQ adds a flow in one), and the run scripts on `redis` made that a fifth of the MULTI's cost
   const publisher = commandConnection(createRedis(config.redis, 'agentloop-pub', logger));
@@ -108,7 +110,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     throw e;
   });
   const store = partitions.all[0]!.store; // partition 0: the deployment's own prefix, where what spans partitions lives
-  shutdown.add('queues', async () => void (await Promise.all(partitions.all.map((p) => p.queues.close()))));
+  shutdown.add('queues', async () => {
+    partitions.stopWatching();
+    await Promise.all(partitions.all.map((p) => p.queues.close()));
+  });
   const endpoints = new EndpointPolicy(config.modelBaseUrls, config.modelKeyEnvs);
   const prices = new PriceTable(config.modelPrices);
   const tenantLimiter = Object.keys(config.tenantLimits).length
@@ -221,8 +226,10 @@ export async function serve(opts: ServeOptions): Promise<RunningProcess> {
     let admin;
     if (config.adminKey) {
       const pools = [...new Set([...(await catalog.all()).values()].map((t) => t.pool))];
+      // partition 0's queues with the ones every partition shares (requests, decisions), the others' own queues
+      const shared: string[] = [QUEUES.requests, QUEUES.decisions];
       const boardQueues = partitions.all.flatMap((p) => [
-        ...p.queues.known(),
+        ...p.queues.known().filter((q) => p.index === 0 || !shared.includes(q.name)),
         ...pools.map((pool) => p.queues.get(QUEUES.tools(pool))),
       ]);
       admin = adminRouter(bullBoard!, boardQueues, {

@@ -121,6 +121,15 @@ export class DeploymentKeys {
   get retention(): string {
     return `${this.prefix}:retention`;
   }
+  /**
+   * With partitions (partition 0's keys): which partition a given run id, a tenant's idempotency key or a tenant's
+   * thread was placed in (a string, the partition's index), so every later request for it goes there.
+   */
+  placement(kind: 'run', runId: string): string;
+  placement(kind: 'idem' | 'thread', tenantId: string, id: string): string;
+  placement(kind: 'run' | 'idem' | 'thread', ...parts: string[]): string {
+    return `${this.prefix}:place:${kind}:${parts.join(':')}`;
+  }
   idempotency(tenantId: string, key: string): string {
     return `${this.prefix}:idem:${tenantId}:${key}`;
   }

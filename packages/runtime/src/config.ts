@@ -10,7 +10,7 @@ import {
 } from './limits-config.js';
 
 export * from './limits-config.js';
-import { partitionPrefixes } from './partitions.js';
+import { partitionPrefixes } from './partition-names.js';
 import { keyPrefix, prefixProblem, redisTargetFromEnv, type RedisTarget } from './redis-target.js';
 import { EnvSchema } from './env-schema.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_PARTITIONS } from './partitions.js';
+import { MAX_PARTITIONS } from './partition-names.js';
 
 const intFrom = (dflt: number, min = 0) => z.coerce.number().int().min(min).default(dflt);
 const httpUrl = z.string().refine((v) => /^https?:$/.test(URL.parse(v)?.protocol ?? ''), 'an http(s) URL');

@@ -7,6 +7,8 @@ export * from './scripts.js';
 export * from './run-state.js';
 export * from './run-store.js';
 export * from './partitions.js';
+export * from './partition-names.js';
+export * from './partition-count.js';
 export type { RunPage } from './run-listing.js';
 export { recordableWithStart, type StartParams, type Started } from './iteration-start.js';
 export type { RecordAnswer } from './result-chunks.js';

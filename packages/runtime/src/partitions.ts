@@ -1,66 +1,38 @@
-import { newRunId, randomToken, type RunSnapshot } from '@agentloop/protocol';
-import type { Redis } from 'ioredis';
-import type { DeploymentKeys } from '@agentloop/protocol';
-import type { RedisTarget } from './redis-target.js';
-import type { RunIndexes } from './run-indexes.js';
+import type { RunSnapshot } from '@agentloop/protocol';
+import { COUNT_WATCH_MS } from './partition-count.js';
+import { hashPartition, homePartition, newRunIdIn } from './partition-names.js';
+import { IDEMPOTENCY_TTL_S } from './create-run-args.js';
 import type { RunStore } from './run-store.js';
 import type { ListCursor } from './run-store-types.js';
 import { RunScheduler } from './run-scheduler.js';
 import type { QueueSet } from './queues.js';
 import { ThreadStore } from './thread-store.js';
 
-/** AGENTLOOP_PARTITIONS is 1 to this. */
-export const MAX_PARTITIONS = 64;
-
 /**
- * The prefix each partition's keys and queues live under (SPEC §1). Partition 0 keeps the deployment's own prefix, so
- * one partition is exactly the layout of a deployment without partitions, and runs created before partitions stay
- * where they are; partition p ≥ 1 lives under `<prefix>-<p>`. In cluster mode each is its own hash tag
- * (`{agentloop-2}`): a partition's keys share one slot, and partitions land on different shards.
+ * Claims a placement (KEYS[1..3]: a given run id's, an idempotency key's, a thread's, in that priority; ARGV[2..4]
+ * each one's TTL in s, 0 for one the run does not have): the partition the first existing claim names, else ARGV[1]
+ * (none given: nil); then every claim the run has names it (created, or its TTL renewed). Atomic, so requests that
+ * race for one thread or key agree.
  */
-export function partitionPrefixes(prefix: string, target: RedisTarget, count: number): string[] {
-  return Array.from({ length: count }, (_, p) => partitionPrefix(prefix, target, p));
-}
-
-/** Partition p's prefix (partitionPrefixes). */
-export function partitionPrefix(prefix: string, target: RedisTarget, p: number): string {
-  const name = p === 0 ? prefix : `${prefix}-${p}`;
-  return target.kind === 'cluster' ? `{${name}}` : name;
-}
-
-/** A run id this product drew for partition 0 (and every id it drew before partitions). */
-const DRAWN = /^run_[A-Za-z0-9]{20}$/;
-/** A run id this product drew for partition p ≥ 1: the partition is part of the id, whatever the count becomes. */
-const DRAWN_IN = /^run_p([1-9]\d?)_[A-Za-z0-9]{20}$/;
-
-/** A new run id of partition p. */
-export function newRunIdIn(p: number): string {
-  return p === 0 ? newRunId() : `run_p${p}_${randomToken(20)}`;
-}
-
-/** 32-bit FNV-1a of a string's UTF-16 units: stable across processes and builds. */
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
-/** Where a key of the deployment's choosing (a thread, an idempotency key, a run id given at queue intake) hashes to. */
-export function hashPartition(key: string, count: number): number {
-  return count === 1 ? 0 : fnv1a(key) % count;
-}
-
-/**
- * The partition a run id names: the one it was drawn for, or (an id given at queue intake) the one it hashes to.
- * A drawn id names its partition under any partition count; a given id is placed by its thread when it has one, and
- * hashes elsewhere once the count changes, so it is looked for in the other partitions too (Partitions.locate).
- */
-export function homePartition(runId: string, count: number): number {
-  if (count === 1) return 0;
-  const m = DRAWN_IN.exec(runId);
-  if (m) return Number(m[1]) < count ? Number(m[1]) : hashPartition(runId, count);
-  return DRAWN.test(runId) ? 0 : hashPartition(runId, count);
-}
+const PLACE_LUA = `local p = false
+for i = 1, 3 do
+  if ARGV[i + 1] ~= '0' then
+    p = redis.call('GET', KEYS[i])
+    if p then break end
+  end
+end
+if not p then
+  if ARGV[1] == '' then return false end
+  p = ARGV[1]
+end
+for i = 1, 3 do
+  local ttl = tonumber(ARGV[i + 1])
+  if ttl > 0 then
+    local v = redis.call('GET', KEYS[i])
+    if not v then redis.call('SET', KEYS[i], p, 'EX', ttl) elseif v == p then redis.call('EXPIRE', KEYS[i], ttl) end
+  end
+end
+return p`;
 
 /** One partition's stores and publishers. */
 export interface Partition {
@@ -102,12 +74,37 @@ const before = (a: ListCursor, b: ListCursor) => a.score > b.score || (a.score =
  * without a Redis command, so a deployment without partitions pays nothing for them.
  */
 export class Partitions<P extends Partition = Partition> {
+  /**
+   * New runs go to partitions below this (the deployment's count, watchCount): a process with more partitions than a
+   * smaller count adopted since keeps serving its runs there, and places no new ones there.
+   */
+  accepting: number;
+  private watch: NodeJS.Timeout | null = null;
+
   constructor(readonly all: readonly P[]) {
     if (!all.length || all.some((p, i) => p.index !== i)) throw new Error('partitions are indexed 0..count-1');
+    this.accepting = all.length;
   }
 
   get count(): number {
     return this.all.length;
+  }
+
+  /** Reads the deployment's partition count (adoptPartitionCount) every `everyMs`, until stopWatching. */
+  watchCount(everyMs = COUNT_WATCH_MS): void {
+    if (this.count === 1) return;
+    const store = this.all[0]!.store;
+    const read = async () => {
+      const stored = Number(await store.redis.get(store.keys.partitionCount));
+      this.accepting = Number.isInteger(stored) && stored >= 1 ? Math.min(stored, this.count) : this.count;
+    };
+    void read().catch(() => undefined);
+    this.watch = setInterval(() => void read().catch(() => undefined), everyMs);
+    this.watch.unref();
+  }
+
+  stopWatching(): void {
+    if (this.watch) clearInterval(this.watch);
   }
 
   /** The partition a run id names (homePartition). */
@@ -116,22 +113,23 @@ export class Partitions<P extends Partition = Partition> {
   }
 
   /**
-   * A read of a run (`read`: null when the partition does not hold it) from the partition that holds it: its home
-   * first, then — with more than one partition — the others (a run id given at queue intake that its thread placed
-   * elsewhere, or a run created before the partition count changed). Null when no partition has it.
+   * A read of a run (`read`: null when the partition does not hold it) from the partition that holds it: its home,
+   * else — with more than one partition — another (a run id given at queue intake that its thread placed elsewhere,
+   * or a run created before the partition count changed). Null when no partition has it.
    */
   async find<T>(
     runId: string,
     read: (store: RunStore) => Promise<T | null>,
   ): Promise<{ partition: P; value: T } | null> {
     const home = this.home(runId);
-    const value = await read(home.store);
-    if (value !== null) return { partition: home, value };
-    if (this.count === 1) return null;
-    const others = this.all.filter((p) => p !== home);
-    const values = await Promise.all(others.map((p) => read(p.store)));
-    const i = values.findIndex((v) => v !== null);
-    return i < 0 ? null : { partition: others[i]!, value: values[i]! };
+    if (this.count === 1) {
+      const value = await read(home.store);
+      return value === null ? null : { partition: home, value };
+    }
+    // every partition at once: as fast for a run that is not there as for one that is (no timing tells them apart)
+    const values = await Promise.all(this.all.map((p) => read(p.store)));
+    const i = values[home.index] !== null ? home.index : values.findIndex((v) => v !== null);
+    return i < 0 ? null : { partition: this.all[i]!, value: values[i]! };
   }
 
   /** The partition that holds a run, and the run's tenant; null when none does. */
@@ -149,10 +147,13 @@ export class Partitions<P extends Partition = Partition> {
   }
 
   /**
-   * Where a new run goes, and its id. A run of a thread goes where the thread is (its rules are kept by one script on
-   * the thread's and the run's keys), else where its idempotency key is, else where a run id given at queue intake
-   * names; a run with none of them goes to a random partition. A thread or key not seen yet goes where it hashes; one
-   * already stored stays where it is, whatever the partition count has become since.
+   * Where a new run goes, and its id. A run with a given id, an idempotency key or a thread goes where the first of
+   * them was placed before (a claim in partition 0, taken atomically by the first request: requests that race agree,
+   * and so do processes whatever their partition count); when none was, where the first of them already lives (a run,
+   * key or thread stored before the count changed, or whose claim expired), else where its thread hashes, else its
+   * key, else its given id. So a thread's runs share the thread's partition (one script keeps its one active run),
+   * an idempotency key and a given run id meet their run wherever it is, and another tenant's run under the same
+   * given id is found (`taken`). A run with none of them goes to a random partition, at no cost.
    */
   async place(
     tenant: string,
@@ -160,27 +161,45 @@ export class Partitions<P extends Partition = Partition> {
   ): Promise<{ partition: P; runId: string }> {
     const at = (p: P) => ({ partition: p, runId: opts.runId ?? newRunIdIn(p.index) });
     if (this.count === 1) return at(this.all[0]!);
-    if (opts.threadId !== undefined)
-      return at(
-        await this.whereStored(
-          (p) => p.store.keys.thread(tenant, opts.threadId!).runs,
-          `thread\u0000${tenant}\u0000${opts.threadId}`,
-        ),
-      );
-    if (opts.idempotencyKey !== undefined && opts.runId === undefined)
-      return at(
-        await this.whereStored(
-          (p) => p.store.keys.idempotency(tenant, opts.idempotencyKey!),
-          `idem\u0000${tenant}\u0000${opts.idempotencyKey}`,
-        ),
-      );
-    if (opts.runId !== undefined) return at((await this.locate(opts.runId))?.partition ?? this.home(opts.runId));
-    return at(this.all[Math.floor(Math.random() * this.count)]!);
+    const { runId, idempotencyKey: idem, threadId: thread } = opts;
+    if (runId === undefined && idem === undefined && thread === undefined)
+      return at(this.all[Math.floor(Math.random() * this.accepting)]!);
+    const claimed = await this.claim(opts, tenant, null);
+    if (claimed !== null) return at(this.all[claimed]!);
+    const stored =
+      (runId !== undefined ? (await this.locate(runId))?.partition : undefined) ??
+      (idem !== undefined ? await this.holding((p) => p.store.keys.idempotency(tenant, idem)) : null) ??
+      (thread !== undefined ? await this.holding((p) => p.store.keys.thread(tenant, thread).runs) : null);
+    const fresh =
+      thread !== undefined
+        ? hashPartition(`thread\u0000${tenant}\u0000${thread}`, this.accepting)
+        : idem !== undefined
+          ? hashPartition(`idem\u0000${tenant}\u0000${idem}`, this.accepting)
+          : homePartition(runId!, this.accepting);
+    return at(this.all[(await this.claim(opts, tenant, stored?.index ?? fresh))!]!);
   }
 
-  /** The partition whose key (keyIn) exists, else the one `hashKey` hashes to. */
-  private async whereStored(keyIn: (p: P) => string, hashKey: string): Promise<P> {
-    return (await this.holding(keyIn)) ?? this.all[hashPartition(hashKey, this.count)]!;
+  /** The placement claim script (PLACE_LUA): the partition claimed, taking `fallback`'s claim when none is. */
+  private async claim(
+    o: { threadId?: string; idempotencyKey?: string; runId?: string },
+    tenant: string,
+    fallback: number | null,
+  ): Promise<number | null> {
+    const home = this.all[0]!.store;
+    const k = home.keys;
+    const ttl = home.retentionS;
+    const keys = [
+      o.runId === undefined ? k.placement('run', '') : k.placement('run', o.runId),
+      o.idempotencyKey === undefined ? k.placement('idem', '', '') : k.placement('idem', tenant, o.idempotencyKey),
+      o.threadId === undefined ? k.placement('thread', '', '') : k.placement('thread', tenant, o.threadId),
+    ];
+    const ttls = [
+      o.runId === undefined ? 0 : ttl,
+      o.idempotencyKey === undefined ? 0 : IDEMPOTENCY_TTL_S,
+      o.threadId === undefined ? 0 : ttl,
+    ];
+    const r = (await home.redis.eval(PLACE_LUA, 3, ...keys, fallback ?? '', ...ttls)) as string | null;
+    return r === null ? null : Number(r);
   }
 
   /** The first partition whose key (keyIn) exists. */
@@ -234,30 +253,4 @@ export class Partitions<P extends Partition = Partition> {
     if (rows.length > opts.limit) return { runs: taken.map((r) => r.run), nextCursor: taken.at(-1)!.at };
     return { runs: taken.map((r) => r.run), nextCursor: frontier };
   }
-}
-
-/**
- * Adopts a process's partition count as the deployment's (partition 0's `partitions` key, the most it was started
- * with). More partitions are adopted at once: runs stay where they are (a drawn id names its partition; a given one is
- * looked for in every partition) and new runs spread over all. Fewer only once the partitions dropped owe nothing —
- * no live run, no outbox entry — else the reason the process must not start: it would orphan those runs. (Their
- * finished runs are no longer served; their keys expire with their retention.)
- */
-export async function adoptPartitionCount(
-  redis: Redis,
-  keys: DeploymentKeys,
-  count: number,
-  indexesOf: (partition: number) => RunIndexes,
-): Promise<string | null> {
-  const stored = Number((await redis.get(keys.partitionCount)) ?? 1);
-  const before = Number.isInteger(stored) && stored >= 1 ? stored : 1;
-  if (count < before) {
-    for (let p = count; p < before; p++) {
-      const owed = await indexesOf(p).liveCount();
-      if (owed > 0)
-        return `AGENTLOOP_PARTITIONS=${count}, but partition ${p} of the ${before} this deployment ran with still holds ${owed} live run(s) or outbox entries: start with AGENTLOOP_PARTITIONS=${before} until they end (docs/OPERATIONS.md, Partitions)`;
-    }
-  }
-  if (count !== before) await redis.set(keys.partitionCount, String(count));
-  return null;
 }

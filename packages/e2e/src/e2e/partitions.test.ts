@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue, type Job } from 'bullmq';
+import { Queue, QueueEvents, type Job } from 'bullmq';
 import { QUEUES, type ResultJob } from '@agentloop/protocol';
 import { hashPartition } from '@agentloop/runtime';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
@@ -7,6 +7,7 @@ import { InProcessStack, ProcessStack } from '../test-support/stack.js';
 import { byScenario, finishedRun, until } from '../test-support/helpers.js';
 
 const P = 3;
+const ADMIN_KEY = 'admin-key-for-partition-tests-0123';
 const model = { provider: 'openai', name: 'gpt-4o-mini' };
 const users = (req: MockRequest) => req.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 const scenarios: Record<string, (req: MockRequest) => ReplySpec> = {
@@ -51,20 +52,25 @@ describe('partitions (AGENTLOOP_PARTITIONS=3, SPEC §1): runs spread over them, 
   let results: Queue;
   let requests: Queue;
   let decisions: Queue;
+  let queueEvents: QueueEvents;
   beforeAll(async () => {
     s = await InProcessStack.start({
       script,
       env: {
         AGENTLOOP_PARTITIONS: String(P),
         AGENTLOOP_TENANT_LIMITS: JSON.stringify({ 'tenant-b': { activeRuns: 2 } }),
+        AGENTLOOP_ADMIN_KEY: ADMIN_KEY,
       },
     });
     // the queues backends use are one for the deployment, under its own prefix
     requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
     results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.keyPrefix });
     decisions = new Queue(QUEUES.decisions, { connection: s.redis, prefix: s.keyPrefix });
+    queueEvents = new QueueEvents(QUEUES.requests, { connection: s.redis.duplicate(), prefix: s.keyPrefix });
+    await queueEvents.waitUntilReady();
   }, 30_000);
   afterAll(async () => {
+    await queueEvents?.close();
     await Promise.all([requests, results, decisions].map((q) => q?.close()));
     await s?.stop();
   });
@@ -214,6 +220,62 @@ describe('partitions (AGENTLOOP_PARTITIONS=3, SPEC §1): runs spread over them, 
     expect([first.status, repeat.status]).toEqual([202, 200]);
     expect(repeat.json.id).toBe(first.json.id);
     expect((await s.a.createRun(runBody('seen'), { 'idempotency-key': key })).status).toBe(422); // another body
+  });
+
+  it('an idempotency key holds across partitions: over HTTP with another thread (422), and on two requests jobs', async () => {
+    const key = `idem-thread-${Date.now()}`;
+    const first = await s.a.createRun(
+      { input: 'one', model, threadId: `t-i1-${Date.now()}` },
+      { 'idempotency-key': key },
+    );
+    expect(first.status).toBe(202);
+    const salt = 'thread\u0000tenant-a\u0000';
+    const elsewhere = nameIn(((await partitionOfRun(s, first.json.id)) + 1) % P, salt, `t-i2-${Date.now()}`);
+    const other = await s.a.createRun({ input: 'one', model, threadId: elsewhere }, { 'idempotency-key': key });
+    expect(other.status, other.text).toBe(422);
+    // two jobs (not deduplicated by job id) with one idempotency key and no run id: one run
+    const qkey = `idem-q-${Date.now()}`;
+    const request = { input: 'queued twice', model };
+    const jobs = await Promise.all(
+      [1, 2].map((i) =>
+        requests.add('run', { tenantId: 'tenant-a', idempotencyKey: qkey, request }, { jobId: `twice-${qkey}-${i}` }),
+      ),
+    );
+    const ids = await Promise.all(jobs.map((j) => j.waitUntilFinished(queueEvents, 20_000) as Promise<{ id: string }>));
+    expect(ids[0]!.id).toBe(ids[1]!.id);
+    expect((await s.a.waitTerminal(ids[0]!.id)).status).toBe('completed');
+  });
+
+  it('a run id given at queue intake is one run across partitions: another tenant’s job with it and a thread is refused', async () => {
+    const runId = `order-${Date.now()}`;
+    const mine = await requests.add('run', { tenantId: 'tenant-a', runId, request: { input: 'mine', model } });
+    await mine.waitUntilFinished(queueEvents, 20_000);
+    const salt = 'thread\u0000tenant-b\u0000';
+    const home = await partitionOfRun(s, runId);
+    const far = nameIn((home + 1) % P, salt, `t-far-${Date.now()}`);
+    const theirs = await requests.add('run', {
+      tenantId: 'tenant-b',
+      runId,
+      request: { input: 'theirs', model, threadId: far },
+    });
+    await expect(theirs.waitUntilFinished(queueEvents, 20_000)).rejects.toThrow(/belongs to another tenant/);
+    expect((await s.a.waitTerminal(runId)).output).toBe('seen [mine]');
+    expect((await s.b.getRun(runId)).status).toBe(404);
+    // nothing of tenant b's run was created in the thread's partition
+    const copies = await Promise.all([0, 1, 2].map((p) => s.redis.exists(`${prefixOf(s, p)}:run:{${runId}}`)));
+    expect(copies).toEqual([0, 1, 2].map((p) => (p === home ? 1 : 0)));
+  });
+
+  it('Bull Board shows every partition’s queues, each under its partition’s prefix', async () => {
+    const res = await fetch(`${s.proc.apiUrl}/admin/queues/api/queues`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect(res.status).toBe(200);
+    const names = ((await res.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['orchestrator', `${prefixOf(s, 1)}/orchestrator`, `${prefixOf(s, 2)}/orchestrator`]),
+    );
+    expect(names.filter((n) => n.endsWith('requests'))).toEqual(['requests']); // one for the deployment
   });
 });
 

@@ -67,7 +67,14 @@ export function adminRouter(
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_PATH);
   createBullBoard({
-    queues: queues.map((q) => new BullMQAdapter(q, { readOnlyMode: !opts.writable })),
+    // one queue name in several partitions: the board keys queues by name, so each shows under its partition's prefix
+    queues: queues.map(
+      (q) =>
+        new BullMQAdapter(q, {
+          readOnlyMode: !opts.writable,
+          prefix: queues.filter((o) => o.name === q.name).length > 1 ? `${q.opts.prefix ?? ''}/` : '',
+        }),
+    ),
     serverAdapter: adapter,
   });
   const router = express.Router();
