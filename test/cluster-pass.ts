@@ -46,6 +46,7 @@ export const clusterE2eFiles = [
   'threads',
   'fair-scheduling',
   'duplicate-delivery',
+  'client',
 ];
 
 const plainPrefix = (what: string) =>
@@ -67,7 +68,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  client: plainPrefix("enqueues runs with the client's enqueueRun and a BullMQ queue"),
   'intake-exactly-once': plainPrefix('uses the requests queue, the RunStore and the queued index'),
   'iteration-ownership': plainPrefix('adds jobs to the orchestrator queue and reads the RunStore'),
   'loop-control': plainPrefix('enqueues runs on the requests queue'),

@@ -1,7 +1,20 @@
 import { expect } from 'vitest';
 import { checkEvents, checkTranscript, type MockRequest, type ReplySpec, type Script } from '@agentloop/testing';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { ApiClient } from './api-client.js';
+
+/**
+ * A connection of its own to the stack's Redis, for what BullMQ blocks on (QueueEvents, a Worker): `redis` duplicated,
+ * a Cluster as a Cluster (whose `duplicate` takes startup nodes first, then options). The caller closes it.
+ */
+export function blockingConnection(redis: Redis): Redis {
+  const r = redis as Redis | Cluster;
+  return (
+    r instanceof Cluster
+      ? r.duplicate([], { redisOptions: { maxRetriesPerRequest: null } })
+      : r.duplicate({ maxRetriesPerRequest: null })
+  ) as Redis;
+}
 
 /** Poll until fn() is true. */
 export async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
