@@ -47,6 +47,8 @@ export const clusterE2eFiles = [
   'fair-scheduling',
   'duplicate-delivery',
   'client',
+  'intake-exactly-once',
+  'iteration-ownership',
 ];
 
 const plainPrefix = (what: string) =>
@@ -68,8 +70,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  'intake-exactly-once': plainPrefix('uses the requests queue, the RunStore and the queued index'),
-  'iteration-ownership': plainPrefix('adds jobs to the orchestrator queue and reads the RunStore'),
   'loop-control': plainPrefix('enqueues runs on the requests queue'),
   'results-queue': plainPrefix('uses the requests and results queues and reads the outbox'),
   retention: plainPrefix("scans and reads a run's keys"),
