@@ -49,6 +49,8 @@ export const clusterE2eFiles = [
   'client',
   'intake-exactly-once',
   'iteration-ownership',
+  'loop-control',
+  'results-queue',
 ];
 
 const plainPrefix = (what: string) =>
@@ -70,8 +72,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  'loop-control': plainPrefix('enqueues runs on the requests queue'),
-  'results-queue': plainPrefix('uses the requests and results queues and reads the outbox'),
   retention: plainPrefix("scans and reads a run's keys"),
   'sse-hostile': plainPrefix('reads run state and pub/sub channels (DeploymentKeys)'),
   'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
