@@ -51,6 +51,7 @@ export const clusterE2eFiles = [
   'iteration-ownership',
   'loop-control',
   'results-queue',
+  'retention',
 ];
 
 const plainPrefix = (what: string) =>
@@ -72,7 +73,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  retention: plainPrefix("scans and reads a run's keys"),
   'sse-hostile': plainPrefix('reads run state and pub/sub channels (DeploymentKeys)'),
   'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
   tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),

@@ -16,6 +16,33 @@ export function blockingConnection(redis: Redis): Redis {
   ) as Redis;
 }
 
+/**
+ * Every key of the stack's Redis whose name matches `pattern` (SCAN MATCH, and TYPE when given), scanned on each
+ * primary of a Cluster (a Cluster's own SCAN asks one node only).
+ */
+export async function scanKeys(redis: Redis, pattern: string, type?: string): Promise<string[]> {
+  const r = redis as Redis | Cluster;
+  if (r instanceof Cluster) await r.ping(); // connected, so it knows the primaries
+  const out: string[] = [];
+  for (const node of r instanceof Cluster ? r.nodes('master') : [r]) {
+    let cursor = '0';
+    do {
+      const [next, batch] = (await node.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        pattern,
+        ...(type ? ['TYPE', type] : []),
+        'COUNT',
+        '1000',
+      )) as [string, string[]];
+      out.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return out;
+}
+
 /** Poll until fn() is true. */
 export async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const t0 = Date.now();
