@@ -52,6 +52,7 @@ export const clusterE2eFiles = [
   'loop-control',
   'results-queue',
   'retention',
+  'sse-hostile',
 ];
 
 const plainPrefix = (what: string) =>
@@ -73,7 +74,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  'sse-hostile': plainPrefix('reads run state and pub/sub channels (DeploymentKeys)'),
   'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
   tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),
   webhooks: plainPrefix("reads the TTLs of a run's keys"),
