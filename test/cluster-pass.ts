@@ -53,6 +53,7 @@ export const clusterE2eFiles = [
   'results-queue',
   'retention',
   'sse-hostile',
+  'stuck-runs',
 ];
 
 const plainPrefix = (what: string) =>
@@ -74,7 +75,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
   tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),
   webhooks: plainPrefix("reads the TTLs of a run's keys"),
   'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
