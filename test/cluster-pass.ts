@@ -54,6 +54,7 @@ export const clusterE2eFiles = [
   'retention',
   'sse-hostile',
   'stuck-runs',
+  'tracing',
 ];
 
 const plainPrefix = (what: string) =>
@@ -75,7 +76,6 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),
   webhooks: plainPrefix("reads the TTLs of a run's keys"),
   'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
 };
