@@ -55,6 +55,7 @@ export const clusterE2eFiles = [
   'sse-hostile',
   'stuck-runs',
   'tracing',
+  'webhooks',
 ];
 
 const plainPrefix = (what: string) =>
@@ -76,6 +77,5 @@ export const clusterE2eExcluded: Record<string, string> = {
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
   // the test's own reads and writes by key name
-  webhooks: plainPrefix("reads the TTLs of a run's keys"),
   'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
 };
