@@ -56,10 +56,8 @@ export const clusterE2eFiles = [
   'stuck-runs',
   'tracing',
   'webhooks',
+  'worker-plumbing',
 ];
-
-const plainPrefix = (what: string) =>
-  `${what} under the plain prefix (s.prefix); on a cluster the product's names are {prefix}:…`;
 
 /** The e2e files the cluster pass leaves out, each with why. */
 export const clusterE2eExcluded: Record<string, string> = {
@@ -76,6 +74,4 @@ export const clusterE2eExcluded: Record<string, string> = {
   'client-docs': 'no Redis (the client docs compile)',
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
-  // the test's own reads and writes by key name
-  'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
 };
