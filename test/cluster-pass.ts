@@ -46,10 +46,18 @@ export const clusterE2eFiles = [
   'threads',
   'fair-scheduling',
   'duplicate-delivery',
+  'client',
+  'intake-exactly-once',
+  'iteration-ownership',
+  'loop-control',
+  'results-queue',
+  'retention',
+  'sse-hostile',
+  'stuck-runs',
+  'tracing',
+  'webhooks',
+  'worker-plumbing',
 ];
-
-const plainPrefix = (what: string) =>
-  `${what} under the plain prefix (s.prefix); on a cluster the product's names are {prefix}:…`;
 
 /** The e2e files the cluster pass leaves out, each with why. */
 export const clusterE2eExcluded: Record<string, string> = {
@@ -66,16 +74,4 @@ export const clusterE2eExcluded: Record<string, string> = {
   'client-docs': 'no Redis (the client docs compile)',
   'docs-links': 'no Redis (links of the docs)',
   'deploy-manifests': 'no Redis (manifests against their schemas)',
-  // the test's own reads and writes by key name
-  client: plainPrefix("enqueues runs with the client's enqueueRun and a BullMQ queue"),
-  'intake-exactly-once': plainPrefix('uses the requests queue, the RunStore and the queued index'),
-  'iteration-ownership': plainPrefix('adds jobs to the orchestrator queue and reads the RunStore'),
-  'loop-control': plainPrefix('enqueues runs on the requests queue'),
-  'results-queue': plainPrefix('uses the requests and results queues and reads the outbox'),
-  retention: plainPrefix("scans and reads a run's keys"),
-  'sse-hostile': plainPrefix('reads run state and pub/sub channels (DeploymentKeys)'),
-  'stuck-runs': plainPrefix('reads and writes runs through the RunStore'),
-  tracing: plainPrefix('reads run state (trace parents) and adds jobs to the orchestrator queue'),
-  webhooks: plainPrefix("reads the TTLs of a run's keys"),
-  'worker-plumbing': plainPrefix('uses the queues and lists run keys'),
 };

@@ -5,7 +5,7 @@ import { enqueueRun } from '@agentloop/client/queue';
 import { QUEUES, type EventEnvelope, type RunSnapshot } from '@agentloop/protocol';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
-import { byScenario } from '../test-support/helpers.js';
+import { blockingConnection, byScenario } from '../test-support/helpers.js';
 
 const answerWithResults = (req: MockRequest): ReplySpec => ({ text: stepResults(req, 0).join(' / ') });
 const script = byScenario(
@@ -168,29 +168,28 @@ describe('@agentloop/client against a real api', () => {
   });
 
   it("enqueues a run on the requests queue with the backend's own connection (@agentloop/client/queue)", async () => {
-    const events = new QueueEvents(QUEUES.requests, {
-      connection: s.redis.duplicate({ maxRetriesPerRequest: null }),
-      prefix: s.prefix,
-    });
+    const connection = blockingConnection(s.redis);
+    const events = new QueueEvents(QUEUES.requests, { connection, prefix: s.keyPrefix });
     await events.waitUntilReady();
     try {
       const job = await enqueueRun(
         { input: '[calc] queued', model, tools: ['calculator'] },
-        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', runId: 'client-queued-1' },
+        { connection: s.redis, prefix: s.keyPrefix, tenantId: 'tenant-a', runId: 'client-queued-1' },
       );
       expect(await job.waitUntilFinished(events, 15_000)).toEqual({ id: 'client-queued-1' });
       const again = await enqueueRun(
         { input: '[calc] queued', model, tools: ['calculator'] },
-        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
+        { connection: s.redis, prefix: s.keyPrefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
       );
       const same = await enqueueRun(
         { input: '[calc] queued', model, tools: ['calculator'] },
-        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
+        { connection: s.redis, prefix: s.keyPrefix, tenantId: 'tenant-a', idempotencyKey: 'queue-key' },
       );
       expect(same.id).toBe(again.id);
       expect(await again.waitUntilFinished(events, 15_000)).toEqual({ id: expect.any(String) });
     } finally {
       await events.close();
+      connection.disconnect();
     }
     expect((await client.runs.wait('client-queued-1')).output).toBe('it is 42');
   });

@@ -13,7 +13,7 @@ describe('intake is exactly-once', () => {
   let queue: Queue;
   beforeAll(async () => {
     s = await InProcessStack.start({ script: () => ({ text: 'ok' }), env: { AGENTLOOP_RECONCILE_MS: '500' } });
-    queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
+    queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
   }, 30_000);
   afterAll(async () => {
     await queue?.close();
@@ -99,7 +99,7 @@ describe('intake is exactly-once', () => {
   });
 
   it('a run created without its first job (its creator died) is queued again by the reconciler and completes', async () => {
-    const store = new RunStore(s.redis, s.prefix);
+    const store = new RunStore(s.redis, s.keyPrefix);
     const runId = `orphan_${Date.now()}`;
     const req = RunRequestSchema.parse(request);
     const created = await store.create({
@@ -112,6 +112,6 @@ describe('intake is exactly-once', () => {
     expect(created.created).toBe(true); // and no job: exactly what a crash right after the create leaves
     const snap = await s.a.waitTerminal(runId, 15_000);
     expect(snap.status).toBe('completed');
-    expect(await s.redis.zscore(`${s.prefix}:queued`, runId)).toBeNull();
+    expect(await s.redis.zscore(`${s.keyPrefix}:queued`, runId)).toBeNull();
   });
 });

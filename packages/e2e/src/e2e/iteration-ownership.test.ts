@@ -29,7 +29,7 @@ describe('iteration ownership', () => {
   afterAll(() => s?.stop());
 
   it('other jobs of an iteration that arrive while its model call streams do nothing: one model request per iteration', async () => {
-    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix });
     try {
       const before = s.mock.requests.length;
       const id = await s.a.startRun({
@@ -67,8 +67,8 @@ describe('iteration ownership', () => {
   it('a delivery fenced out of its iteration mid-stream stops its model call; the delivery that took it over finishes the iteration', async () => {
     const words = Array.from({ length: 80 }, (_, i) => `w${i}`).join(' ');
     s.mock.setScript(() => ({ text: words, chunking: 'fine', delayMs: 40 }));
-    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
-    const store = new RunStore(s.redis, s.prefix);
+    const queue = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix });
+    const store = new RunStore(s.redis, s.keyPrefix);
     try {
       const before = s.mock.requests.length;
       const closedBefore = s.mock.closedEarly;

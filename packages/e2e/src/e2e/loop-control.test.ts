@@ -234,16 +234,16 @@ describe('loop control (SPEC §3)', () => {
     const { enqueueRun } = await import('@agentloop/protocol');
     const bad = await enqueueRun({ input: 'x' } as never, {
       connection: s.redis,
-      prefix: s.prefix,
+      prefix: s.keyPrefix,
       tenantId: 'tenant-a',
     });
     const good = await enqueueRun(body('parallel') as never, {
       connection: s.redis,
-      prefix: s.prefix,
+      prefix: s.keyPrefix,
       tenantId: 'tenant-a',
       idempotencyKey: 'intake-1',
     });
-    const q = new Queue('requests', { connection: s.redis, prefix: s.prefix });
+    const q = new Queue('requests', { connection: s.redis, prefix: s.keyPrefix });
     const resultOf = async (jobId: string) => {
       for (let i = 0; i < 200; i++) {
         const job = await q.getJob(jobId);

@@ -1,9 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import { QUEUES, type ResultJob } from '@agentloop/protocol';
 import { InProcessStack, ProcessStack } from '../test-support/stack.js';
-import { until } from '../test-support/helpers.js';
+import { blockingConnection, until } from '../test-support/helpers.js';
 
 const model = { provider: 'openai', name: 'gpt-4o-mini' };
 
@@ -14,8 +13,8 @@ describe('the results queue', () => {
   let results: Queue;
   beforeAll(async () => {
     s = await InProcessStack.start({ script: (req) => ({ text: `answer to ${req.messages.at(-1)?.content}` }) });
-    requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
-    results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.prefix });
+    requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
+    results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.keyPrefix });
   }, 30_000);
   afterAll(async () => {
     await requests?.close();
@@ -97,10 +96,10 @@ describe('the results queue', () => {
   it('a backend worker consumes it like any BullMQ job', async () => {
     const runId = `consumed_${Date.now()}`;
     const seen: ResultJob[] = [];
-    const connection = new Redis(s.redisUrl, { maxRetriesPerRequest: null });
+    const connection = blockingConnection(s.redis);
     const worker = new Worker<ResultJob>(QUEUES.results, async (job) => void seen.push(job.data), {
       connection,
-      prefix: s.prefix,
+      prefix: s.keyPrefix,
     });
     try {
       await requests.add('run', { tenantId: 'tenant-b', runId, request: { input: 'q2', model } });
@@ -126,8 +125,8 @@ describe('the results queue across a crash', () => {
     s = await ProcessStack.start(['api', 'orchestrator', 'tool-runner'], {
       script: () => ({ text: words, chunking: 'fine', delayMs: 40 }),
     });
-    const requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
-    const results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.prefix });
+    const requests = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
+    const results = new Queue(QUEUES.results, { connection: s.redis, prefix: s.keyPrefix });
     try {
       const runId = `crash_${Date.now()}`;
       await requests.add('run', { tenantId: 'tenant-a', runId, request: { input: 'go', model } });
@@ -142,8 +141,8 @@ describe('the results queue across a crash', () => {
       let job: Job<ResultJob> | undefined;
       await until('the results job', async () => !!(job = await results.getJob(runId)), 40_000);
       expect(job!.data).toMatchObject({ runId, status: 'cancelled', stopReason: 'cancelled', error: null });
-      expect(await s.redis.llen(`${s.prefix}:outbox`)).toBe(0);
-      expect(await s.redis.llen(`${s.prefix}:outbox:taken`)).toBe(0);
+      expect(await s.redis.llen(`${s.keyPrefix}:outbox`)).toBe(0);
+      expect(await s.redis.llen(`${s.keyPrefix}:outbox:taken`)).toBe(0);
     } finally {
       await requests.close();
       await results.close();

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { QUEUES } from '@agentloop/protocol';
 import type { MockRequest, ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
-import { byScenario, until } from '../test-support/helpers.js';
+import { byScenario, scanKeys, until } from '../test-support/helpers.js';
 
 const hasToolResult = (req: MockRequest) => req.messages.some((m) => m.role === 'tool');
 const script = byScenario(
@@ -26,37 +26,19 @@ const body = (scenario: string, extra: Record<string, unknown> = {}) => ({
 
 /** Every key under the stack's prefix whose name contains the run id. */
 async function keysOf(s: InProcessStack, runId: string): Promise<string[]> {
-  const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await s.redis.scan(cursor, 'MATCH', `*${runId}*`, 'COUNT', 1000);
-    // (a queue-intake run's job on `results` is the backend's message to consume, not a key of the run: BullMQ keeps it
-    // until the backend takes it, then for the retention — see the results-queue tests)
-    out.push(...batch.filter((k) => k.includes(s.prefix) && !k.startsWith(`${s.prefix}:${QUEUES.results}:`)));
-    cursor = next;
-  } while (cursor !== '0');
-  return out;
+  // (a queue-intake run's job on `results` is the backend's message to consume, not a key of the run: BullMQ keeps it
+  // until the backend takes it, then for the retention — see the results-queue tests)
+  return (await scanKeys(s.redis, `*${runId}*`)).filter(
+    (k) => k.includes(s.keyPrefix) && !k.startsWith(`${s.keyPrefix}:${QUEUES.results}:`),
+  );
 }
 
 /** Every index (sorted set) of the deployment that still lists the run. */
 async function indexesListing(s: InProcessStack, runId: string): Promise<string[]> {
   const out: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = (await s.redis.call(
-      'SCAN',
-      cursor,
-      'MATCH',
-      `${s.prefix}:*`,
-      'TYPE',
-      'zset',
-      'COUNT',
-      '1000',
-    )) as [string, string[]];
-    for (const k of batch) if ((await s.redis.zscore(k, runId)) !== null) out.push(k);
-    for (const k of batch) if ((await s.redis.zscan(k, '0', 'MATCH', `${runId}|*`))[1].length) out.push(k);
-    cursor = next;
-  } while (cursor !== '0');
+  const indexes = await scanKeys(s.redis, `${s.keyPrefix}:*`, 'zset');
+  for (const k of indexes) if ((await s.redis.zscore(k, runId)) !== null) out.push(k);
+  for (const k of indexes) if ((await s.redis.zscan(k, '0', 'MATCH', `${runId}|*`))[1].length) out.push(k);
   return out;
 }
 
@@ -73,7 +55,7 @@ describe('retention (AGENTLOOP_RUN_RETENTION_S)', () => {
     const completed = await s.a.startRun(body('calc'));
     const cancelled = await s.a.startRun(body('slow'));
     const paused = await s.a.startRun(body('park'));
-    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(QUEUES.requests, { connection: s.redis, prefix: s.keyPrefix });
     const failed = `ret_failed_${Date.now()}`;
     await queue.add('run', { tenantId: 'tenant-a', runId: failed, request: { input: 'x' } }); // invalid: created failed
     await queue.close();
@@ -86,7 +68,7 @@ describe('retention (AGENTLOOP_RUN_RETENTION_S)', () => {
     // while retained: readable, listed, and every key of it carries a TTL no longer than the retention
     for (const id of [completed, cancelled, failed]) {
       const keys = await keysOf(s, id);
-      expect(keys).toContain(`${s.prefix}:run:{${id}}`); // the state hash (with the events) at least
+      expect(keys).toContain(`${s.keyPrefix}:run:{${id}}`); // the state hash (with the events) at least
       for (const k of keys) {
         const ttl = await s.redis.pttl(k);
         expect(ttl, k).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster, type Redis } from 'ioredis';
 import { DeploymentKeys } from '@agentloop/protocol';
 import type { ReplySpec } from '@agentloop/testing';
 import { openEventStreams } from '@agentloop/orchestrator/api/sse';
@@ -17,7 +18,7 @@ describe('SSE against hostile clients', () => {
   let keys: DeploymentKeys;
   beforeAll(async () => {
     s = await InProcessStack.start({ script });
-    keys = new DeploymentKeys(s.prefix);
+    keys = new DeploymentKeys(s.keyPrefix);
   }, 30_000);
   afterAll(() => s?.stop());
 
@@ -28,8 +29,18 @@ describe('SSE against hostile clients', () => {
     expect(seq).toBeGreaterThan(0);
     return { id, snap, seq };
   };
-  const subscribers = async (id: string) =>
-    Number(((await s.redis.pubsub('NUMSUB', keys.run(id).eventsChannel)) as [string, number])[1]);
+  /**
+   * Subscribers of the run's events channel. PUBSUB NUMSUB counts a node's own subscribers only: on a Cluster, the sum
+   * over every node, replicas too (a Cluster's subscriber connection may be on any of them).
+   */
+  const subscribers = async (id: string) => {
+    const conn = s.redis as Redis | Cluster;
+    if (conn instanceof Cluster) await conn.ping(); // connected, so it knows the nodes
+    let n = 0;
+    for (const node of conn instanceof Cluster ? conn.nodes('all') : [conn])
+      n += Number(((await node.pubsub('NUMSUB', keys.run(id).eventsChannel)) as [string, number])[1]);
+    return n;
+  };
 
   /** Sends a whole GET of the run's events on a raw socket, then drops the connection after `ms` (0: at once). */
   const connectAndLeave = (id: string, ms: number, query = '') =>

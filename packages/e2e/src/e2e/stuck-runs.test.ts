@@ -4,7 +4,7 @@ import { QUEUES, advanceJobId, expireJobId } from '@agentloop/protocol';
 import { RunStore } from '@agentloop/runtime';
 import { checkEvents, checkTranscript, stepOf, type Script } from '@agentloop/testing';
 import { InProcessStack, ProcessStack } from '../test-support/stack.js';
-import { until } from '../test-support/helpers.js';
+import { blockingConnection, until } from '../test-support/helpers.js';
 
 /** Runs that no job would ever pick up again: each ends, or finishes, within a bound and says why. */
 describe('nothing left stuck', () => {
@@ -50,8 +50,8 @@ describe('nothing left stuck', () => {
   /** A stack whose reconciler sweeps often; `remove` deletes a job as a lost AOF tail or a dead process would leave it. */
   const quick = { AGENTLOOP_RECONCILE_MS: '300', AGENTLOOP_POOL_PICKUP_MS: '1500' };
   const model = { provider: 'openai', name: 'gpt-4o-mini' };
-  const remove = async (st: { redis: import('ioredis').Redis; prefix: string }, jobId: string) => {
-    const q = new Queue(QUEUES.orchestrator, { connection: st.redis, prefix: st.prefix });
+  const remove = async (st: { redis: import('ioredis').Redis; keyPrefix: string }, jobId: string) => {
+    const q = new Queue(QUEUES.orchestrator, { connection: st.redis, prefix: st.keyPrefix });
     try {
       const job = await q.getJob(jobId);
       await job!.remove({ removeChildren: false });
@@ -105,7 +105,7 @@ describe('nothing left stuck', () => {
               .join(' | ')}`,
           };
     const st = await InProcessStack.start({ script, env: quick });
-    const tools = new Queue(QUEUES.tools('default'), { connection: st.redis, prefix: st.prefix });
+    const tools = new Queue(QUEUES.tools('default'), { connection: st.redis, prefix: st.keyPrefix });
     try {
       await tools.pause(); // no runner takes a job meanwhile
       const id = await st.a.startRun({ input: 'go', model, tools: ['effect', 'lookup'] });
@@ -142,12 +142,13 @@ describe('nothing left stuck', () => {
       env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' },
     });
     // a foreign worker of pool "offsite" fails the job for good without answering the call, as a runner that lost Redis would
+    const connection = blockingConnection(st.redis);
     const worker = new Worker(
       QUEUES.tools('offsite'),
       async () => {
         throw new UnrecoverableError('the runner lost its tool');
       },
-      { connection: st.redis.duplicate({ maxRetriesPerRequest: null }), prefix: st.prefix },
+      { connection, prefix: st.keyPrefix },
     );
     try {
       const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
@@ -157,6 +158,7 @@ describe('nothing left stuck', () => {
       expect(checkEvents((await st.a.events(id)).events)).toEqual([]);
     } finally {
       await worker.close();
+      connection.disconnect();
       await st.stop();
     }
   }, 60_000);
@@ -171,7 +173,7 @@ describe('nothing left stuck', () => {
       pools: ['default'],
       env: { ...quick, AGENTLOOP_POOL_PICKUP_MS: '600000' },
     }); // no runner of pool "offsite"
-    const offsite = new Queue(QUEUES.tools('offsite'), { connection: st.redis, prefix: st.prefix });
+    const offsite = new Queue(QUEUES.tools('offsite'), { connection: st.redis, prefix: st.keyPrefix });
     try {
       const id = await st.a.startRun({ input: 'go', model, tools: ['offsite'] });
       await until('the call to be published', async () =>
@@ -179,7 +181,7 @@ describe('nothing left stuck', () => {
       );
       const [job] = (await offsite.getJobs(['waiting', 'prioritized'])).filter((j) => j.data.runId === id);
       // what the runner's delivery did before it died: the result recorded, its job gone (completed by another means)
-      const store = new RunStore(st.redis, st.prefix);
+      const store = new RunStore(st.redis, st.keyPrefix);
       const ev = (status: 'running' | 'completed') => ({
         callId: job!.data.callId,
         name: 'offsite',
@@ -208,7 +210,7 @@ describe('nothing left stuck', () => {
   it('a run in its model call whose job is gone (its process died, the job lost) is published again and completes', async () => {
     const script: Script = () => ({ text: 'answered' });
     s = await ProcessStack.start(['api'], { script, env: quick }); // no orchestrator yet
-    const store = new RunStore(s.redis, s.prefix);
+    const store = new RunStore(s.redis, s.keyPrefix);
     const id = await s.a.startRun({ input: 'go', model });
     await remove(s, advanceJobId(id, 1));
     // the model call was started by a job that no longer exists anywhere

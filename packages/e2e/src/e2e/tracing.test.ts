@@ -122,7 +122,7 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
       encoding: 'json',
     });
     expect(`00-${root!.traceId}-${root!.spanId}-01`).toBe(
-      await s.redis.hget(new DeploymentKeys(s.prefix).run(id).state, 'tp'),
+      await s.redis.hget(new DeploymentKeys(s.keyPrefix).run(id).state, 'tp'),
     );
     expect(root!.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent',
@@ -211,7 +211,7 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     const { snap } = await finishedRun(s.a, id);
     expect(snap.status).toBe('completed');
     // every iteration's job delivered again after the end: each answers stale, nothing is recorded twice
-    const q = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix });
+    const q = new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix });
     try {
       for (const k of [1, 2])
         await q.add(
@@ -281,7 +281,7 @@ describe('tracing on (SPEC §8), each role its own process, OTLP http/json', () 
     expect([one.status, two.status].sort()).toEqual([202, 409]);
     expect((await s.a.waitTerminal(id)).status).toBe('cancelled');
     const spans = await spansOf(r, id, { chat: 1, tools: 0, invoke: 2 });
-    const tp = (await s.redis.hget(new DeploymentKeys(s.prefix).run(id).state, 'tp'))!;
+    const tp = (await s.redis.hget(new DeploymentKeys(s.keyPrefix).run(id).state, 'tp'))!;
     const roots = spans.filter((x) => tp === `00-${x.traceId}-${x.spanId}-01`);
     expect(roots).toHaveLength(1);
     const [root, closing] = [roots[0]!, invokes(spans).find((x) => x !== roots[0])!];
@@ -482,7 +482,7 @@ describe('sampling (OTEL_TRACES_SAMPLER=traceidratio): a run is traced whole or 
       ),
     );
     for (const id of ids) expect((await s.a.waitTerminal(id)).status).toBe('completed');
-    const keys = new DeploymentKeys(s.prefix);
+    const keys = new DeploymentKeys(s.keyPrefix);
     const flags = await Promise.all(ids.map(async (id) => (await s.redis.hget(keys.run(id).state, 'tp'))!.slice(-2)));
     const sampled = ids.filter((_, i) => flags[i] === '01');
     expect(flags.every((f) => f === '01' || f === '00')).toBe(true);

@@ -76,9 +76,9 @@ describe('webhooks', () => {
         nextAttemptAt: null,
       },
     ]);
-    const ttl = await s.redis.pttl(`${s.prefix}:run:{${runId}}:webhooks`);
+    const ttl = await s.redis.pttl(`${s.keyPrefix}:run:{${runId}}:webhooks`);
     expect(ttl).toBeGreaterThan(0); // the delivery log expires with the run
-    expect(ttl).toBeLessThanOrEqual((await s.redis.pttl(`${s.prefix}:run:{${runId}}`)) + 1000);
+    expect(ttl).toBeLessThanOrEqual((await s.redis.pttl(`${s.keyPrefix}:run:{${runId}}`)) + 1000);
   });
 
   it('retries after 500s and after a timeout with the same webhook-id and the same body, until a 2xx', async () => {

@@ -3,7 +3,7 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { QUEUES } from '@agentloop/protocol';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
-import { finishedRun, until } from '../test-support/helpers.js';
+import { blockingConnection, finishedRun, scanKeys, until } from '../test-support/helpers.js';
 
 /** Malformed jobs fail at once (no retries) and touch no run: nothing is written for a run id they do not have. */
 describe('worker plumbing', () => {
@@ -21,13 +21,13 @@ describe('worker plumbing', () => {
     [QUEUES.compressor, 'summarize', { runId: 1 }],
     [QUEUES.requests, 'run', { request: {} }],
   ])('%s job %s with malformed data %j fails once, for good', async (queueName, name, data) => {
-    const queue = new Queue(queueName, { connection: s.redis, prefix: s.prefix });
+    const queue = new Queue(queueName, { connection: s.redis, prefix: s.keyPrefix });
     try {
       const job = await queue.add(name, data, { attempts: 5, backoff: { type: 'fixed', delay: 10 } });
       await expect.poll(async () => job.getState(), { timeout: 10_000 }).toBe('failed');
       const failed = (await queue.getJob(job.id!))!;
       expect(failed.attemptsMade).toBe(1);
-      expect(await s.redis.keys(`${s.prefix}:run:{undefined}*`)).toEqual([]);
+      expect(await scanKeys(s.redis, `${s.keyPrefix}:run:{undefined}*`)).toEqual([]);
     } finally {
       await queue.close();
     }
@@ -67,17 +67,19 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
       const paused = await s.a.waitFor(id, (r) => r.status === 'paused');
       const email = paused.pending[0]!;
       const failOffsite = async () => {
+        const connection = blockingConnection(s.redis);
         const worker = new Worker(
           QUEUES.tools('offsite'),
           async () => {
             throw new UnrecoverableError('the runner lost its tool');
           },
-          { connection: s.redis.duplicate({ maxRetriesPerRequest: null }), prefix: s.prefix },
+          { connection, prefix: s.keyPrefix },
         );
-        const queue = new Queue(QUEUES.tools('offsite'), { connection: s.redis, prefix: s.prefix });
+        const queue = new Queue(QUEUES.tools('offsite'), { connection: s.redis, prefix: s.keyPrefix });
         await until('the offsite job failed', async () => (await queue.getFailed()).some((j) => j.data.runId === id));
         await queue.close();
         await worker.close();
+        connection.disconnect();
       };
       if (order === 'fails before the decision') await failOffsite();
       expect(
@@ -92,7 +94,7 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
       expect(snap.status).toBe('completed');
       expect(snap.output).toMatch(/after: .*tool_error.*\| .*sent/);
       // nothing but the flows' own jobs: no advance job beyond the gate and the resume for iteration 2
-      const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.prefix }).getJobs([
+      const jobs = await new Queue(QUEUES.orchestrator, { connection: s.redis, prefix: s.keyPrefix }).getJobs([
         'completed',
         'waiting',
         'prioritized',
@@ -102,7 +104,7 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
       ]);
       expect(jobs.filter((j) => j.data.runId === id && /nudge/.test(j.id ?? ''))).toEqual([]);
       // the resumed iteration started: the run left the resuming set (the reconciler has nothing to re-publish)
-      expect(await s.redis.zscore(`${s.prefix}:resuming`, id)).toBeNull();
+      expect(await s.redis.zscore(`${s.keyPrefix}:resuming`, id)).toBeNull();
     },
   );
 });

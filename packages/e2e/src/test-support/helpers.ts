@@ -1,7 +1,47 @@
 import { expect } from 'vitest';
 import { checkEvents, checkTranscript, type MockRequest, type ReplySpec, type Script } from '@agentloop/testing';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import type { ApiClient } from './api-client.js';
+
+/**
+ * A connection of its own to the stack's Redis, for what BullMQ blocks on (QueueEvents, a Worker): `redis` duplicated,
+ * a Cluster as a Cluster (whose `duplicate` takes startup nodes first, then options). The caller closes it.
+ */
+export function blockingConnection(redis: Redis): Redis {
+  const r = redis as Redis | Cluster;
+  return (
+    r instanceof Cluster
+      ? r.duplicate([], { redisOptions: { maxRetriesPerRequest: null } })
+      : r.duplicate({ maxRetriesPerRequest: null })
+  ) as Redis;
+}
+
+/**
+ * Every key of the stack's Redis whose name matches `pattern` (SCAN MATCH, and TYPE when given), scanned on each
+ * primary of a Cluster (a Cluster's own SCAN asks one node only).
+ */
+export async function scanKeys(redis: Redis, pattern: string, type?: string): Promise<string[]> {
+  const r = redis as Redis | Cluster;
+  if (r instanceof Cluster) await r.ping(); // connected, so it knows the primaries
+  const out: string[] = [];
+  for (const node of r instanceof Cluster ? r.nodes('master') : [r]) {
+    let cursor = '0';
+    do {
+      const [next, batch] = (await node.call(
+        'SCAN',
+        cursor,
+        'MATCH',
+        pattern,
+        ...(type ? ['TYPE', type] : []),
+        'COUNT',
+        '1000',
+      )) as [string, string[]];
+      out.push(...batch);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return out;
+}
 
 /** Poll until fn() is true. */
 export async function until(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
