@@ -174,7 +174,7 @@ export class DeploymentKeys {
     return `${this.prefix}:outbox:lease`;
   }
   /** Set once a start found no live run stored in a layout other than `layout`: later starts skip that scan. */
-  /** The most partitions the deployment was started with (partition 0's key): a smaller count must drain the rest first. */
+  /** The deployment's partition count (partition 0's hash: `count` new runs go to, `span` that may hold runs). */
   get partitionCount(): string {
     return `${this.prefix}:partitions`;
   }

@@ -1,5 +1,5 @@
 import type { RunSnapshot } from '@agentloop/protocol';
-import { COUNT_WATCH_MS } from './partition-count.js';
+import { COUNT_WATCH_MS, storedCount } from './partition-count.js';
 import { hashPartition, homePartition, newRunIdIn } from './partition-names.js';
 import { IDEMPOTENCY_TTL_S } from './create-run-args.js';
 import type { RunStore } from './run-store.js';
@@ -95,8 +95,8 @@ export class Partitions<P extends Partition = Partition> {
     if (this.count === 1) return;
     const store = this.all[0]!.store;
     const read = async () => {
-      const stored = Number(await store.redis.get(store.keys.partitionCount));
-      this.accepting = Number.isInteger(stored) && stored >= 1 ? Math.min(stored, this.count) : this.count;
+      const stored = await storedCount(store.redis, store.keys);
+      this.accepting = stored ? Math.min(stored.count, this.count) : this.count;
     };
     void read().catch(() => undefined);
     this.watch = setInterval(() => void read().catch(() => undefined), everyMs);
