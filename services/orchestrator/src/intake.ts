@@ -166,6 +166,7 @@ export class RunIntake {
     const v = opts.badEnvelope
       ? { ok: false as const, ...opts.badEnvelope }
       : await this.validate(tenant, body, tooDeep);
+    if (!v.ok && !opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
     const { partition, runId } = await this.partitions.place(tenant, {
       threadId: v.ok ? v.request.threadId : undefined,
       idempotencyKey: opts.idempotencyKey,
@@ -173,15 +174,7 @@ export class RunIntake {
     });
     const store = partition.store;
     const bodyHash = requestHash(body, tooDeep, opts);
-    const cap = this.policy.limits?.activeRuns(tenant) ?? null;
-    // the limit spans partitions: the run's partition checks it atomically against what the others hold
-    const outside = cap === null ? 0 : await this.partitions.activeRunsOutside(tenant, partition);
-    const activeRuns =
-      cap === null
-        ? null
-        : { limit: Math.max(0, cap - outside), atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     if (!v.ok) {
-      if (!opts.failInvalid) return { kind: 'invalid', issues: v.issues, message: v.message };
       // Queue intake: an invalid request still becomes a run, failed from the start, never a dropped job.
       const fallback = RunRequestSchema.parse({
         input: '(invalid request)',
@@ -207,6 +200,13 @@ export class RunIntake {
         ? { kind: 'mismatch', runId: res.runId }
         : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
+    const cap = this.policy.limits?.activeRuns(tenant) ?? null;
+    // the limit spans partitions: the run's partition checks it atomically against what the others hold
+    const outside = cap === null ? 0 : await this.partitions.activeRunsOutside(tenant, partition);
+    const activeRuns =
+      cap === null
+        ? null
+        : { limit: Math.max(0, cap - outside), atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     const runTrace = newRunTrace(); // SPEC §8: the root span's ids are stored with the run (its span is recorded when its first segment ends)
     const res = await store.create({
       runId,
