@@ -1,6 +1,7 @@
 import { Queue, type ConnectionOptions, type Job } from 'bullmq';
 import {
   QUEUES,
+  queuePrefix,
   runRequestJob,
   type RunRequestInput,
   type RunRequestJob,
@@ -16,7 +17,10 @@ import {
 export interface EnqueueRunOptions extends RunRequestJobOptions {
   /** The backend's own ioredis connection (or connection options), as bullmq takes it. */
   connection: ConnectionOptions;
-  /** AGENTLOOP_PREFIX of the deployment [agentloop]. */
+  /**
+   * AGENTLOOP_PREFIX of the deployment [agentloop], as it is set: on a Redis Cluster connection a plain name is made
+   * the hash tag the deployment's queues live under (`{agentloop}`), as the deployment does itself.
+   */
   prefix?: string;
 }
 
@@ -34,7 +38,7 @@ export type RunRequestQueueJob = Job<RunRequestJob['data'], { id: string }, 'run
 export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptions): Promise<RunRequestQueueJob> {
   const queue = new Queue<RunRequestJob['data'], { id: string }, 'run'>(QUEUES.requests, {
     connection: opts.connection,
-    prefix: opts.prefix ?? 'agentloop',
+    prefix: queuePrefix(opts.prefix ?? 'agentloop', opts.connection),
   });
   try {
     const job = await runRequestJob(request, opts);

@@ -38,6 +38,16 @@ async function sha256Base64Url(text: string): Promise<string> {
     .replace(/=+$/, '');
 }
 
+/**
+ * The prefix of a deployment's queues (`prefix`: its AGENTLOOP_PREFIX, as set) for a backend's connection: on a Redis
+ * Cluster connection (ioredis' `isCluster`) a plain name is made the hash tag the deployment itself puts its queues
+ * under (`{agentloop}`, SPEC §1); a name with braces is taken as it is.
+ */
+export function queuePrefix(prefix: string, connection: unknown): string {
+  const cluster = (connection as { isCluster?: boolean } | null)?.isCluster === true;
+  return cluster && !/[{}]/.test(prefix) ? `{${prefix}}` : prefix;
+}
+
 /** Options of the deprecated `enqueueRun` of this package; `@agentloop/client/queue` has the typed ones. */
 export interface EnqueueRunOptions extends RunRequestJobOptions {
   /** The backend's own ioredis connection (or connection options), as bullmq takes it. */
@@ -60,7 +70,7 @@ export async function enqueueRun(request: RunRequestInput, opts: EnqueueRunOptio
   const { Queue } = (await import(BULLMQ)) as typeof import('bullmq');
   const queue = new Queue(QUEUES.requests, {
     connection: opts.connection as never,
-    prefix: opts.prefix ?? 'agentloop',
+    prefix: queuePrefix(opts.prefix ?? 'agentloop', opts.connection),
   });
   try {
     const job = await runRequestJob(request, opts);

@@ -109,6 +109,10 @@ export class DeploymentKeys {
   tenantRunsByStatus(tenantId: string, status: string): string {
     return `${this.prefix}:tenant:${tenantId}:runs:${status}`;
   }
+  /** Held while a run of the tenant is created with an activeRuns limit and more than one partition (Partitions). */
+  tenantCreating(tenantId: string): string {
+    return `${this.prefix}:tenant:${tenantId}:creating`;
+  }
   /** The tenant's request token bucket (AGENTLOOP_TENANT_LIMITS requestsPerSecond). */
   tenantBucket(tenantId: string): string {
     return `${this.prefix}:tenant:${tenantId}:bucket`;

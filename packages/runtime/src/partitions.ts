@@ -64,6 +64,9 @@ export interface Located<P extends Partition> {
 }
 
 const ACTIVE_STATUSES = ['queued', 'running', 'paused'] as const;
+/** How long a tenant's creation lock lasts at most (a creation takes a few ms; a holder that died frees it then). */
+const LIMIT_LOCK_MS = 2_000;
+const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** Keyset order of a tenant's index (ZRANGE REV): newer first, and ids descending within one millisecond. */
 const before = (a: ListCursor, b: ListCursor) => a.score > b.score || (a.score === b.score && a.runId > b.runId);
@@ -199,6 +202,10 @@ export class Partitions<P extends Partition = Partition> {
       o.threadId === undefined ? 0 : ttl,
     ];
     const r = (await home.redis.eval(PLACE_LUA, 3, ...keys, fallback ?? '', ...ttls)) as string | null;
+    if (r !== null && !(Number(r) < this.count))
+      throw new Error(
+        `this run's thread, idempotency key or id is placed in partition ${r}, which this process does not have (AGENTLOOP_PARTITIONS=${this.count}): start it with the deployment's count`,
+      );
     return r === null ? null : Number(r);
   }
 
@@ -217,8 +224,8 @@ export class Partitions<P extends Partition = Partition> {
 
   /**
    * The tenant's active runs (queued, running, paused: what activeRuns counts) in every partition but one: a run is
-   * created in its partition by one script that checks the limit there, against the limit less these. Two creations
-   * racing in two partitions may both pass; a tenant can go over its limit by at most the creations in flight.
+   * created in its partition by one script that checks the limit there, against the limit less these. Read and
+   * create under the tenant's creation lock (`limitedCreation`), so no creation in another partition comes between.
    */
   async activeRunsOutside(tenant: string, partition: P): Promise<number> {
     if (this.count === 1) return 0;
@@ -228,6 +235,27 @@ export class Partitions<P extends Partition = Partition> {
         .flatMap((p) => ACTIVE_STATUSES.map((s) => p.store.redis.zcard(p.store.keys.tenantRunsByStatus(tenant, s)))),
     );
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Runs `create` — a count of the tenant's active runs in the other partitions, then a creation that checks the
+   * limit in its own — while holding the tenant's creation lock (partition 0, `SET NX PX`), so that creations of a
+   * tenant with an activeRuns limit in different partitions cannot both pass it. Only such tenants' creations wait
+   * for each other, and only with more than one partition; a holder that died frees the lock after LIMIT_LOCK_MS.
+   */
+  async limitedCreation<T>(tenant: string, create: () => Promise<T>): Promise<T> {
+    if (this.count === 1) return create();
+    const { redis, keys } = this.all[0]!.store;
+    const lock = keys.tenantCreating(tenant);
+    const token = newRunIdIn(0);
+    const deadline = Date.now() + LIMIT_LOCK_MS;
+    while ((await redis.set(lock, token, 'PX', LIMIT_LOCK_MS, 'NX')) !== 'OK' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 2));
+    try {
+      return await create();
+    } finally {
+      await redis.eval(RELEASE_LUA, 1, lock, token).catch(() => undefined);
+    }
   }
 
   /**

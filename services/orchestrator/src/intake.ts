@@ -201,24 +201,25 @@ export class RunIntake {
         : { kind: 'existing', runId: res.runId, status: 'failed' };
     }
     const cap = this.policy.limits?.activeRuns(tenant) ?? null;
-    // the limit spans partitions: the run's partition checks it atomically against what the others hold
-    const outside = cap === null ? 0 : await this.partitions.activeRunsOutside(tenant, partition);
-    const activeRuns =
-      cap === null
-        ? null
-        : { limit: Math.max(0, cap - outside), atLimit: opts.failInvalid ? ('fail' as const) : ('refuse' as const) };
     const runTrace = newRunTrace(); // SPEC §8: the root span's ids are stored with the run (its span is recorded when its first segment ends)
-    const res = await store.create({
-      runId,
-      tenant,
-      request: v.request,
-      messages: initialMessages(v.request),
-      bodyHash,
-      idempotencyKey: opts.idempotencyKey,
-      activeRuns,
-      fromQueue: opts.failInvalid,
-      traceparent: runTrace?.traceparent,
-    });
+    let outside = 0;
+    const create = async () => {
+      // the limit spans partitions: the run's partition checks it atomically against what the others hold
+      outside = cap === null ? 0 : await this.partitions.activeRunsOutside(tenant, partition);
+      const atLimit = opts.failInvalid ? ('fail' as const) : ('refuse' as const);
+      return store.create({
+        runId,
+        tenant,
+        request: v.request,
+        messages: initialMessages(v.request),
+        bodyHash,
+        idempotencyKey: opts.idempotencyKey,
+        activeRuns: cap === null ? null : { limit: Math.max(0, cap - outside), atLimit },
+        fromQueue: opts.failInvalid,
+        traceparent: runTrace?.traceparent,
+      });
+    };
+    const res = cap === null ? await create() : await this.partitions.limitedCreation(tenant, create);
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns + outside };

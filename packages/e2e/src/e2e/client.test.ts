@@ -172,9 +172,10 @@ describe('@agentloop/client against a real api', () => {
     const events = new QueueEvents(QUEUES.requests, { connection, prefix: s.keyPrefix });
     await events.waitUntilReady();
     try {
+      // the plain AGENTLOOP_PREFIX, as set: on a cluster the helper hash-tags it as the deployment does
       const job = await enqueueRun(
         { input: '[calc] queued', model, tools: ['calculator'] },
-        { connection: s.redis, prefix: s.keyPrefix, tenantId: 'tenant-a', runId: 'client-queued-1' },
+        { connection: s.redis, prefix: s.prefix, tenantId: 'tenant-a', runId: 'client-queued-1' },
       );
       expect(await job.waitUntilFinished(events, 15_000)).toEqual({ id: 'client-queued-1' });
       const again = await enqueueRun(

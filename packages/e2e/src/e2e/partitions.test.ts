@@ -223,6 +223,23 @@ describe('partitions (AGENTLOOP_PARTITIONS=3, SPEC §1): runs spread over them, 
     expect((await s.a.createRun(runBody('seen'), { 'idempotency-key': key })).status).toBe(422); // another body
   });
 
+  it('activeRuns holds exactly when creations race in different partitions', async () => {
+    const live = async () =>
+      (await s.b.request('GET', '/v1/runs?limit=200')).json.data.filter(
+        (r: { status: string }) => !['completed', 'failed', 'cancelled'].includes(r.status),
+      ).length;
+    await until('tenant b to have no active run', async () => (await live()) === 0);
+    const salt = 'thread\u0000tenant-b\u0000';
+    const threads = [0, 1, 2, 0, 1, 2, 0, 1, 2].map((p, i) => nameIn(p, salt, `race-${i}-${Date.now()}`));
+    const racing = await Promise.all(threads.map((threadId) => s.b.createRun(runBody('email', { threadId }))));
+    expect(racing.map((r) => r.status).sort()).toEqual([202, 202, 429, 429, 429, 429, 429, 429, 429]);
+    for (const r of racing.filter((x) => x.status === 202)) {
+      await s.b.waitFor(r.json.id, (x) => x.status === 'paused');
+      expect((await s.b.cancel(r.json.id)).status).toBe(202);
+      await s.b.waitTerminal(r.json.id);
+    }
+  });
+
   it('an idempotency key holds across partitions: over HTTP with another thread (422), and on two requests jobs', async () => {
     const key = `idem-thread-${Date.now()}`;
     const first = await s.a.createRun(
