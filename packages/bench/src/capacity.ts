@@ -107,11 +107,7 @@ function schedulingProbe(redis: Redis, prefix: string, queue: string) {
  * heap and Redis' memory per running run at the peak, Redis per finished and per parked run, how a finished run's
  * keys grow with its length, job ready → taken (p50, p99), iterations per second.
  */
-/**
- * BENCH_CAPACITY_LIVE_HEAP=0: no live-heap readings during the load. Each is a full collection that stops the
- * orchestrator (0.7–1.6 s at 10,000 runs), and a job that becomes ready then waits it out: the scheduling delay's p99
- * is the probe's own pauses unless they are off.
- */
+/** BENCH_CAPACITY_LIVE_HEAP=0: no live-heap readings (each a full collection, a 1 s stop at 10,000 runs) in the load. */
 const LIVE_HEAP = process.env.BENCH_CAPACITY_LIVE_HEAP !== '0';
 
 export async function capacityBench(
