@@ -46,6 +46,18 @@ describe('a tenant’s listing merged over three partitions (real Redis, fast-ch
     redis.disconnect();
   });
 
+  it('placement: racing requests for one new thread agree; a claim naming a dropped partition is replaced', async () => {
+    const thread = `t-${Date.now()}`;
+    const placed = await Promise.all(Array.from({ length: 10 }, () => partitions.place('A', { threadId: thread })));
+    expect(new Set(placed.map((p) => p.partition.index)).size).toBe(1);
+    const keys = partitions.all[0]!.store.keys;
+    const stale = `t-stale-${Date.now()}`;
+    await redis.set(keys.placement('thread', 'A', stale), '5'); // placed when the deployment had 6 partitions
+    const now = await partitions.place('A', { threadId: stale });
+    expect(now.partition.index).toBeLessThan(3);
+    expect(await redis.get(keys.placement('thread', 'A', stale))).toBe(String(now.partition.index));
+  });
+
   it('pages newest first, every live run of the tenant once, whatever the page size, scan bound and stale rows', async () => {
     let round = 0;
     const row = fc.record({

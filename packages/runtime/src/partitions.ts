@@ -10,14 +10,21 @@ import { ThreadStore } from './thread-store.js';
 
 /**
  * Claims a placement (KEYS[1..3]: a given run id's, an idempotency key's, a thread's, in that priority; ARGV[2..4]
- * each one's TTL in s, 0 for one the run does not have): the partition the first existing claim names, else ARGV[1]
- * (none given: nil); then every claim the run has names it (created, or its TTL renewed). Atomic, so requests that
- * race for one thread or key agree.
+ * each one's TTL in s, 0 for one the run does not have; ARGV[5] the partition count): the partition the first existing
+ * claim names, else ARGV[1] (none given: nil); then every claim the run has names it (created, or its TTL renewed).
+ * Atomic, so requests that race for one thread or key agree. A claim naming a partition past the count (dropped by a
+ * smaller count, which is adopted only once it owes nothing) counts as none and is replaced.
  */
-const PLACE_LUA = `local p = false
+const PLACE_LUA = `local count = tonumber(ARGV[5])
+local function claimed(k)
+  local v = redis.call('GET', k)
+  if v and tonumber(v) < count then return v end
+  return false
+end
+local p = false
 for i = 1, 3 do
   if ARGV[i + 1] ~= '0' then
-    p = redis.call('GET', KEYS[i])
+    p = claimed(KEYS[i])
     if p then break end
   end
 end
@@ -28,7 +35,7 @@ end
 for i = 1, 3 do
   local ttl = tonumber(ARGV[i + 1])
   if ttl > 0 then
-    local v = redis.call('GET', KEYS[i])
+    local v = claimed(KEYS[i])
     if not v then redis.call('SET', KEYS[i], p, 'EX', ttl) elseif v == p then redis.call('EXPIRE', KEYS[i], ttl) end
   end
 end
@@ -201,11 +208,7 @@ export class Partitions<P extends Partition = Partition> {
       o.idempotencyKey === undefined ? 0 : IDEMPOTENCY_TTL_S,
       o.threadId === undefined ? 0 : ttl,
     ];
-    const r = (await home.redis.eval(PLACE_LUA, 3, ...keys, fallback ?? '', ...ttls)) as string | null;
-    if (r !== null && !(Number(r) < this.count))
-      throw new Error(
-        `this run's thread, idempotency key or id is placed in partition ${r}, which this process does not have (AGENTLOOP_PARTITIONS=${this.count}): start it with the deployment's count`,
-      );
+    const r = (await home.redis.eval(PLACE_LUA, 3, ...keys, fallback ?? '', ...ttls, this.count)) as string | null;
     return r === null ? null : Number(r);
   }
 
@@ -241,7 +244,9 @@ export class Partitions<P extends Partition = Partition> {
    * Runs `create` — a count of the tenant's active runs in the other partitions, then a creation that checks the
    * limit in its own — while holding the tenant's creation lock (partition 0, `SET NX PX`), so that creations of a
    * tenant with an activeRuns limit in different partitions cannot both pass it. Only such tenants' creations wait
-   * for each other, and only with more than one partition; a holder that died frees the lock after LIMIT_LOCK_MS.
+   * for each other, and only with more than one partition; a holder that died frees the lock after LIMIT_LOCK_MS. A
+   * creation that waited that long goes on without it (hundreds of one tenant's creations at once): the limit can
+   * then be passed by the creations racing past the lock.
    */
   async limitedCreation<T>(tenant: string, create: () => Promise<T>): Promise<T> {
     if (this.count === 1) return create();
