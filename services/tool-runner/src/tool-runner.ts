@@ -51,8 +51,6 @@ export interface ToolRunnerOptions {
   concurrency: number;
   lockMs: number;
   maxResultBytes?: number;
-  /** Closed after the workers (the MCP servers' connections: calls in flight need them until then). */
-  closeAfter?: () => Promise<void>;
   /**
    * Behind Sentinel (a primary with replicas): a `retry: "never"` call executes only once its start is on a replica
    * (`WAIT`), so a failover cannot lose the start and let a redelivery execute it again.
@@ -134,7 +132,6 @@ export class ToolRunner {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
     this.o.registry.close();
-    await this.o.closeAfter?.();
   }
 
   /** Drain deadline passed: abort the tools still running; their jobs are retried elsewhere (same idempotency key). */
