@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { startMockProcess, startServeProcess } from './processes.js';
 import { connectInspector } from './inspector.js';
 import { liveHeapProbe, type LiveHeapFigures } from './capacity-heap.js';
 import { MODELS } from './providers.js';
 import { percentile } from './stats.js';
+import { SLOW_LOG, heapSpaces, metric, schedulingProbe } from './capacity-probes.js';
 import { runMemory } from './tenant-safety.js';
 
 export interface CapacityFigures {
@@ -53,53 +53,6 @@ const TOOLS = `export default [
 ];\n`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const streamMs = (id: string) => Number(id.split('-')[0]);
-
-/** A Prometheus sample's value from a /metrics text. */
-async function metric(url: string, name: string): Promise<number> {
-  const text = await (await fetch(url)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
-}
-
-/** The V8 heap in use and its young generation's share, from one scrape. */
-async function heapSpaces(url: string): Promise<{ used: number; young: number }> {
-  const lines = (await (await fetch(url)).text()).split('\n');
-  const value = (prefix: string) => {
-    const line = lines.find((l) => l.startsWith(prefix));
-    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
-  };
-  return {
-    used: value('nodejs_heap_size_used_bytes '),
-    young:
-      value('nodejs_heap_space_size_used_bytes{space="new"}') +
-      (value('nodejs_heap_space_size_used_bytes{space="new_large_object"}') || 0),
-  };
-}
-
-/** Job ready → taken, per queue, from BullMQ's event stream (both stamps from Redis' clock). */
-function schedulingProbe(redis: Redis, prefix: string, queue: string) {
-  const events = new QueueEvents(queue, { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix });
-  const ready = new Map<string, number>();
-  const delays: number[] = [];
-  /** Jobs of a run's first iteration (`<run>-1`): the burst of runs created at once, apart. */
-  const firstDelays: number[] = [];
-  events.on('waiting', ({ jobId }, id) => ready.set(jobId, streamMs(id)));
-  events.on('active', ({ jobId }, id) => {
-    const at = ready.get(jobId);
-    if (at !== undefined)
-      (/-1$/.test(jobId) && queue === 'orchestrator' ? firstDelays : delays).push(streamMs(id) - at);
-    ready.delete(jobId);
-  });
-  const fig = (d: number[]) => ({ n: d.length, p50: percentile(d, 50), p99: percentile(d, 99) });
-  return {
-    ready: () => events.waitUntilReady(),
-    reset: () => [delays, firstDelays].forEach((d) => (d.length = 0)),
-    figures: () => fig(delays),
-    firstFigures: () => fig(firstDelays),
-    close: () => events.close(),
-  };
-}
 
 /**
  * Capacity (issue 25): `runs` runs at once, each `iterations` model calls answered in 1–3 s with a `noop` call of
@@ -139,12 +92,30 @@ export async function capacityBench(
   };
   // BENCH_CAPACITY_CLI: another build's CLI entry (packages/cli/dist/main.js of a baseline) for the three processes
   const cli = process.env.BENCH_CAPACITY_CLI;
+  if (SLOW_LOG) fs.writeFileSync(SLOW_LOG, `orchestrator spawned ${Date.now()}\n`);
+  // BENCH_CAPACITY_ORCHESTRATORS=n: the orchestrator role in n processes, the slots split between them (the heap
+  // figures are the first one's; the CPU figure is their sum)
+  const orchestrators = Number(process.env.BENCH_CAPACITY_ORCHESTRATORS ?? 1);
+  const orchEnv = { ...env, AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(Math.ceil(runs / orchestrators) + 100) };
+  const orchs: Array<Awaited<ReturnType<typeof startServeProcess>>> = [];
+  for (let i = 0; i < orchestrators; i++)
+    orchs.push(
+      await startServeProcess(orchEnv, {
+        roles: ['orchestrator'],
+        inspect: i === 0,
+        cli,
+        nodeArgs: process.env.BENCH_CAPACITY_ORCHESTRATOR_NODE_ARGS?.split(' ').filter(Boolean),
+        stdoutFile: i === 0 ? process.env.BENCH_CAPACITY_ORCHESTRATOR_STDOUT : undefined,
+      }),
+    );
   const procs = [
-    await startServeProcess(env, { roles: ['orchestrator'], inspect: true, cli }),
+    ...orchs,
     await startServeProcess(env, { roles: ['tool-runner'], cli }),
     await startServeProcess(env, { roles: ['api'], cli }),
   ];
-  const [orch, , api] = procs as [(typeof procs)[0], (typeof procs)[0], (typeof procs)[0]];
+  const [orch, api] = [orchs[0]!, procs[procs.length - 1]!];
+  const orchestratorCpu = async () =>
+    (await Promise.all(orchs.map((o) => metric(o.metricsUrl, 'process_cpu_seconds_total')))).reduce((a, b) => a + b, 0);
   const probes = [schedulingProbe(admin, prefix, 'orchestrator'), schedulingProbe(admin, prefix, 'tools-default')];
   const count = (status: string) => admin.zcard(`${prefix}:tenant:default:runs:${status}`);
   const insp = await connectInspector(orch.inspectorUrl);
@@ -201,7 +172,7 @@ export async function capacityBench(
       const h = await heap();
       [heap0, old0] = [Math.min(heap0, h.used), Math.min(old0, h.used - h.young)];
     }
-    const [redis0, cpu0] = [await usedMemory(), await metric(orch.metricsUrl, 'process_cpu_seconds_total')];
+    const [redis0, cpu0] = [await usedMemory(), await orchestratorCpu()];
     const samples: Array<{ running: number; heapB: number; oldB: number; redisB: number; clear: boolean }> = [];
     let sampling = true;
     const sampler = (async () => {
@@ -221,8 +192,11 @@ export async function capacityBench(
     })();
     const t0 = performance.now();
     live.start();
+    const profileDir = process.env.BENCH_CAPACITY_PROFILE;
+    if (profileDir) await insp.startProfiles();
     const ids = await createMany(runs, 'go');
     while ((await ended()) < warmup + runs) await sleep(250);
+    if (profileDir) await insp.stopProfiles(profileDir);
     const seconds = (performance.now() - t0) / 1000;
     sampling = false;
     await sampler;
@@ -236,7 +210,7 @@ export async function capacityBench(
       oldB: Math.min(...plateau.map((x) => x.oldB)),
       redisB: Math.min(...plateau.map((x) => x.redisB)),
     };
-    const orchestratorCpuS = (await metric(orch.metricsUrl, 'process_cpu_seconds_total')) - cpu0;
+    const orchestratorCpuS = (await orchestratorCpu()) - cpu0;
     const [completed, failed] = [(await count('completed')) - warmCompleted, (await count('failed')) - warmFailed];
     const redisFinished = (await usedMemory()) - redis0;
     await sleep(1000);

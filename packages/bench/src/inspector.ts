@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 
 /** Node's `--inspect` line on a child's stderr: the WebSocket URL of its inspector. */
 export const INSPECTOR_URL = /Debugger listening on (ws:\/\/\S+)/;
@@ -81,6 +82,26 @@ export async function connectInspector(url: string) {
         listeners.delete('HeapProfiler.addHeapSnapshotChunk');
         fs.closeSync(out);
       }
+    },
+    /**
+     * Starts V8's sampling profilers: allocations (every ~32 KB allocated, garbage included: where the young generation
+     * fills from) and CPU; `stopProfiles` writes them to `dir` as `.heapprofile` and `.cpuprofile` for DevTools.
+     */
+    async startProfiles(): Promise<void> {
+      await post('HeapProfiler.startSampling', {
+        samplingInterval: 32768,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 1000 });
+      await post('Profiler.start');
+    },
+    async stopProfiles(dir: string): Promise<void> {
+      const heap = await post<{ profile: unknown }>('HeapProfiler.stopSampling');
+      fs.writeFileSync(path.join(dir, 'load.heapprofile'), JSON.stringify(heap.profile));
+      const cpu = await post<{ profile: unknown }>('Profiler.stop');
+      fs.writeFileSync(path.join(dir, 'load.cpuprofile'), JSON.stringify(cpu.profile));
     },
     close: () => ws.close(),
   };

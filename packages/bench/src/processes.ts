@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { CLI_MAIN } from '@agentloop/testing';
@@ -54,9 +55,10 @@ export async function startMockProcess(
  */
 export async function startServeProcess(
   env: Record<string, string>,
-  o: { roles?: string[]; cli?: string; inspect?: boolean } = {},
+  o: { roles?: string[]; cli?: string; inspect?: boolean; nodeArgs?: string[]; stdoutFile?: string } = {},
 ): Promise<{ apiUrl: string; metricsUrl: string; inspectorUrl: string; stop: () => Promise<void> }> {
   const args = [
+    ...(o.nodeArgs ?? []),
     ...(o.inspect ? ['--inspect=127.0.0.1:0'] : []),
     o.cli ?? CLI_MAIN,
     'serve',
@@ -79,6 +81,7 @@ export async function startServeProcess(
         });
       })
     : Promise.resolve('');
+  if (o.stdoutFile) child.stdout!.pipe(fs.createWriteStream(o.stdoutFile));
   let apiUrl = '';
   let metricsUrl = '';
   // both lines may arrive in one chunk: one reader sees them in order

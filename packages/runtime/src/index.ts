@@ -25,6 +25,8 @@ export * from './stream-slots.js';
 export * from './retention-sweeper.js';
 export * from './run-scheduler.js';
 export * from './readiness.js';
+export * from './worker-lanes.js';
+export * from './process-gauges.js';
 export * from './thread-store.js';
 export * from './run-indexes.js';
 export * from './provider-catalog.js';

@@ -1,4 +1,5 @@
 import client from 'prom-client';
+import { replaceWalkingGauges } from './process-gauges.js';
 
 /** An observation's exemplar labels (prom-client types them as the metric's own label names, which trace_id is not). */
 const exemplar = (traceId: string) => (traceId ? { trace_id: traceId } : {}) as never;
@@ -155,6 +156,7 @@ export class Metrics {
     // CPU (measured: 1 s → 10 s took 0.5–0.8 ms/s off an idle product), and a few samples per scrape still show a
     // stalled loop; nodejs_eventloop_lag_seconds itself is measured at scrape time
     client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 5_000 });
+    replaceWalkingGauges(this.registry);
   }
 
   /**

@@ -94,6 +94,16 @@ export class Partitions<P extends Partition = Partition> {
   constructor(readonly all: readonly P[]) {
     if (!all.length || all.some((p, i) => p.index !== i)) throw new Error('partitions are indexed 0..count-1');
     this.accepting = all.length;
+    // cached by content (EVALSHA, loaded again after a NOSCRIPT): the claim runs once per new run
+    if (all.length > 1) {
+      all[0]!.store.redis.defineCommand('al_place', { numberOfKeys: 3, lua: PLACE_LUA });
+      all[0]!.store.redis.defineCommand('al_release_lock', { numberOfKeys: 1, lua: RELEASE_LUA });
+    }
+  }
+
+  private script(name: 'al_place' | 'al_release_lock'): (...args: Array<string | number>) => Promise<unknown> {
+    const redis = this.all[0]!.store.redis as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    return redis[name]!.bind(redis);
   }
 
   get count(): number {
@@ -208,7 +218,7 @@ export class Partitions<P extends Partition = Partition> {
       o.idempotencyKey === undefined ? 0 : IDEMPOTENCY_TTL_S,
       o.threadId === undefined ? 0 : ttl,
     ];
-    const r = (await home.redis.eval(PLACE_LUA, 3, ...keys, fallback ?? '', ...ttls, this.count)) as string | null;
+    const r = (await this.script('al_place')(...keys, fallback ?? '', ...ttls, this.count)) as string | null;
     return r === null ? null : Number(r);
   }
 
@@ -259,7 +269,7 @@ export class Partitions<P extends Partition = Partition> {
     try {
       return await create();
     } finally {
-      await redis.eval(RELEASE_LUA, 1, lock, token).catch(() => undefined);
+      await this.script('al_release_lock')(lock, token).catch(() => undefined);
     }
   }
 

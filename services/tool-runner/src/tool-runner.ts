@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, type Job } from 'bullmq';
 import { counterFor } from '@agentloop/llm';
 import type { Redis } from 'ioredis';
 import {
@@ -20,7 +20,7 @@ import {
   startToolSpan,
   withTraceparent,
   workerOptions,
-  workerTakingJobs,
+  WorkerLanes,
   type LocalResult,
   type Logger,
   type Metrics,
@@ -74,7 +74,7 @@ export const TOOL_MAX_STALLS = 2;
  * never failed jobs, so the iteration waiting on them can never hang.
  */
 export class ToolRunner {
-  private readonly workers: Worker[] = [];
+  private readonly workers: WorkerLanes[] = [];
   private readonly inFlight = new Map<string, Set<AbortController>>();
   /** o200k BPE: exact for current OpenAI models, a close proxy for others (results are capped before any model sees them). */
   private readonly counter = counterFor({ provider: 'openai', name: 'gpt-4o', params: {} });
@@ -94,14 +94,13 @@ export class ToolRunner {
     });
     await this.o.subscriber.subscribe(cancelChannel);
     for (const pool of this.o.pools) {
-      const worker = new Worker(QUEUES.tools(pool), (job, token) => this.process(job, pool, token), {
-        connection: this.o.redis.duplicate(),
-        prefix: this.o.prefix,
-        concurrency: this.o.concurrency,
-        ...workerOptions(this.o.lockMs),
-        maxStalledCount: TOOL_MAX_STALLS,
-        autorun: true,
-      });
+      const worker = new WorkerLanes(
+        QUEUES.tools(pool),
+        (job, token) => this.process(job, pool, token),
+        this.o.concurrency,
+        { prefix: this.o.prefix, ...workerOptions(this.o.lockMs), maxStalledCount: TOOL_MAX_STALLS, autorun: true },
+        () => this.o.redis.duplicate(),
+      );
       worker.on('error', (err) => this.o.logger.error({ err, pool }, 'tool worker error'));
       worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.tools(pool) }));
       worker.on('failed', (job, err) => {
@@ -126,7 +125,7 @@ export class ToolRunner {
 
   /** Whether the worker of every pool takes jobs (readiness). */
   isRunning(): boolean {
-    return this.workers.every((w) => workerTakingJobs(w));
+    return this.workers.every((w) => w.isRunning());
   }
 
   async close(): Promise<void> {

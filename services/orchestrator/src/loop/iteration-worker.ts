@@ -1,4 +1,4 @@
-import { DelayedError, UnrecoverableError, WaitingChildrenError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingChildrenError, type Job } from 'bullmq';
 import { AdvanceJobSchema, QUEUES } from '@agentloop/protocol';
 import {
   HandedBackError,
@@ -7,7 +7,7 @@ import {
   traceOfJob,
   withTraceparent,
   workerOptions,
-  workerTakingJobs,
+  WorkerLanes,
 } from '@agentloop/runtime';
 import { jobDelivery } from './job-delivery.js';
 import type { IterationWorkerOptions } from './iteration-worker-options.js';
@@ -25,8 +25,8 @@ export type { IterationWorkerOptions } from './iteration-worker-options.js';
  * so duplicate or retried jobs are harmless.
  */
 export class IterationWorker {
-  private worker: Worker | null = null;
-  readonly isRunning = (): boolean => workerTakingJobs(this.worker); // readiness: it takes jobs
+  private worker: WorkerLanes | null = null;
+  readonly isRunning = (): boolean => !!this.worker?.isRunning(); // readiness: it takes jobs
   private readonly parts: LoopParts;
   private readonly pass: IterationPass;
   private readonly timers: TimerJobs;
@@ -44,12 +44,13 @@ export class IterationWorker {
       if (ch === channel) this.parts.streamer.abort(runId, new Error('run cancelled'));
     });
     await this.o.subscriber.subscribe(channel);
-    this.worker = new Worker(QUEUES.orchestrator, (job, token) => this.process(job, token), {
-      connection: this.o.redis.duplicate(),
-      prefix: this.o.prefix,
-      concurrency: this.o.concurrency,
-      ...workerOptions(this.o.lockMs),
-    });
+    this.worker = new WorkerLanes(
+      QUEUES.orchestrator,
+      (job, token) => this.process(job, token),
+      this.o.concurrency,
+      { prefix: this.o.prefix, ...workerOptions(this.o.lockMs) },
+      () => this.o.redis.duplicate(),
+    );
     this.worker.on('error', (err) => this.o.logger.error({ err }, 'orchestrator worker error'));
     this.worker.on('stalled', () => this.o.metrics.jobsStalled.inc({ queue: QUEUES.orchestrator }));
     this.worker.on('failed', (job, err) => {
