@@ -6,7 +6,7 @@ const kb = (b: number) => `${(b / 1024).toFixed(1)} KB`;
 export function capacityLines(f: CapacityFigures): string[] {
   const s = f.scheduling;
   return [
-    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (${f.modelMs.map((m) => m / 1000).join('–')} s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s`,
+    `capacity: ${f.runs} runs at once × ${f.iterations} model calls (${f.modelMs.map((m) => m / 1000).join('–')} s each) with a 50–500 ms tool call between: ${f.completed} completed, ${f.failed} failed in ${f.seconds.toFixed(1)} s; ${f.iterationsPerS.toFixed(0)} iterations/s; orchestrator CPU ${f.orchestratorCpuS.toFixed(1)} s (${f.orchestrators} process${f.orchestrators > 1 ? 'es' : ''})`,
     ...liveHeapLines(f.live),
     `  ${f.peakRunning} running at the plateau: orchestrator heap in use (sawtooth's lower edge, garbage included) ${kb(f.heapPerActiveB)} per running run (${kb(f.heapOldPerActiveB)} without the young generation), Redis ${kb(f.redisPerActiveB)} per running run`,
     `  Redis per finished run (retained): ${kb(f.redisPerFinishedB)} (used_memory), its keys ${kb(f.finishedRunKeysB)} (MEMORY USAGE, median of 20)`,

@@ -12,6 +12,8 @@ import { runMemory } from './tenant-safety.js';
 
 export interface CapacityFigures {
   runs: number;
+  /** Orchestrator processes (BENCH_CAPACITY_ORCHESTRATORS), the slots split between them. */
+  orchestrators: number;
   iterations: number;
   /** The mock's answer time, ms (uniform between the two). */
   modelMs: [number, number];
@@ -243,6 +245,7 @@ export async function capacityBench(
     }
     return {
       runs,
+      orchestrators,
       iterations,
       modelMs: [minMs, maxMs],
       completed,

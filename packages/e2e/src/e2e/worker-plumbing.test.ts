@@ -3,6 +3,7 @@ import { Queue, UnrecoverableError, Worker } from 'bullmq';
 import { QUEUES } from '@agentloop/protocol';
 import { stepOf, stepResults, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
+import { SLOTS_PER_LANE } from '@agentloop/runtime';
 import { blockingConnection, finishedRun, scanKeys, until } from '../test-support/helpers.js';
 
 /** Malformed jobs fail at once (no retries) and touch no run: nothing is written for a run id they do not have. */
@@ -107,4 +108,40 @@ describe('a tool job that fails for good in a parked mixed batch', () => {
       expect(await s.redis.zscore(`${s.keyPrefix}:resuming`, id)).toBeNull();
     },
   );
+});
+
+/**
+ * Worker lanes: slots above SLOTS_PER_LANE run as several BullMQ workers of one process (here 2 for the orchestrator,
+ * 2 for the tool pool). Runs with tool calls complete through them, each call executed once.
+ */
+describe('a role whose slots take more than one lane', () => {
+  let s: InProcessStack;
+  const script = (req: MockRequest): ReplySpec =>
+    stepOf(req) === 0
+      ? { toolCalls: [{ name: 'lookup', args: { key: 'k' } }] }
+      : { text: `found: ${stepResults(req, 0).join(' | ')}` };
+  beforeAll(async () => {
+    s = await InProcessStack.start({
+      script,
+      env: {
+        AGENTLOOP_ORCHESTRATOR_CONCURRENCY: String(SLOTS_PER_LANE + 1),
+        AGENTLOOP_TOOL_CONCURRENCY: String(SLOTS_PER_LANE + 1),
+      },
+    });
+  }, 30_000);
+  afterAll(() => s?.stop());
+
+  it('runs are advanced and their calls executed by every lane, each once', async () => {
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        s.a.startRun({ input: 'go', model: { provider: 'openai', name: 'gpt-4o-mini' }, tools: ['lookup'] }),
+      ),
+    );
+    for (const id of ids) {
+      const { snap, messages } = await finishedRun(s.a, id);
+      expect(snap.status).toBe('completed');
+      expect(messages.filter((m) => m.role === 'tool')).toHaveLength(1);
+      expect(s.effects().filter((e) => e.tool === 'lookup' && String(e.key).startsWith(`${id}:`))).toHaveLength(1);
+    }
+  });
 });
