@@ -39,15 +39,16 @@ export async function openFds(): Promise<number | null> {
  */
 export function replaceWalkingGauges(registry: client.Registry<client.RegistryContentType>): void {
   for (const name of WALKING_GAUGES) registry.removeSingleMetric(name);
-  new client.Gauge({
-    name: 'process_open_fds',
-    help: 'Number of open file descriptors.',
-    registers: [registry],
-    async collect() {
-      const n = await openFds();
-      if (n !== null) this.set(n);
-    },
-  });
+  if (process.platform === 'linux')
+    new client.Gauge({
+      name: 'process_open_fds',
+      help: 'Number of open file descriptors.',
+      registers: [registry],
+      async collect() {
+        const n = await openFds();
+        if (n !== null) this.set(n);
+      },
+    });
   // one reading serves both gauges of a scrape: the per-type one is collected first (registration order)
   let last = { at: -Infinity, total: 0 };
   const resources = new client.Gauge({

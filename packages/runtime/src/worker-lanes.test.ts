@@ -30,6 +30,7 @@ describe('worker lanes (real Redis, real BullMQ workers)', () => {
     let running = 0;
     let most = 0;
     const runs = new Map<string, number>();
+    const own: Redis[] = [];
     const lanes = new WorkerLanes(
       'lanes',
       async (job) => {
@@ -41,7 +42,11 @@ describe('worker lanes (real Redis, real BullMQ workers)', () => {
       concurrency,
       // a lock of 1 s, renewed every 0.5 s; checked for stalls every 0.5 s
       { prefix, lockDuration: 1000, stalledInterval: 500 },
-      () => redis.duplicate(),
+      () => {
+        const c = redis.duplicate();
+        own.push(c);
+        return c;
+      },
     );
     const stalled: string[] = [];
     lanes.on('stalled', (id) => stalled.push(id));
@@ -69,6 +74,10 @@ describe('worker lanes (real Redis, real BullMQ workers)', () => {
 
     await lanes.close();
     expect(lanes.isRunning()).toBe(false);
+    // the lanes' own connections, ended
+    for (let t0 = Date.now(); own.some((c) => c.status !== 'end') && Date.now() - t0 < 5000;)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(own.map((c) => c.status)).toEqual(['end', 'end', 'end']);
     await queue.close();
   }, 60_000);
 });

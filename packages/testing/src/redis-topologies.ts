@@ -13,39 +13,40 @@ export class RedisProcess {
     readonly dir: string,
   ) {}
 
+  /** A redis-server on a free port; one that exits before it answers (its port, or a cluster node's bus port + 10000,
+   * taken meanwhile) is started again on another, up to 5 times. */
   static async start(args: string[], opts: { sentinelConfig?: string } = {}): Promise<RedisProcess> {
-    const p = new RedisProcess(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-redis-topo-')));
-    const common = [
-      '--port',
-      String(p.port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      p.dir,
-    ];
+    for (let attempt = 1; ; attempt++) {
+      const p = new RedisProcess(await freePort(), fs.mkdtempSync(path.join(os.tmpdir(), 'agentloop-redis-topo-')));
+      if (await p.spawn(args, opts)) return p;
+      fs.rmSync(p.dir, { recursive: true, force: true });
+      if (attempt === 5) throw new Error(`redis-server exited before it answered, on 5 ports (the last ${p.port})`);
+    }
+  }
+
+  private async spawn(args: string[], opts: { sentinelConfig?: string }): Promise<boolean> {
+    const common = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'];
     if (opts.sentinelConfig !== undefined) {
-      const conf = path.join(p.dir, 'sentinel.conf');
+      const conf = path.join(this.dir, 'sentinel.conf');
       fs.writeFileSync(conf, opts.sentinelConfig); // a sentinel rewrites its config file: it must be its own
-      p.proc = spawn(
+      this.proc = spawn(
         'redis-server',
-        [conf, '--sentinel', '--port', String(p.port), '--bind', '127.0.0.1', '--dir', p.dir],
+        [conf, '--sentinel', '--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir],
         { stdio: 'ignore' },
       );
-    } else p.proc = spawn('redis-server', [...common, ...args], { stdio: 'ignore' });
+    } else this.proc = spawn('redis-server', [...common, '--dir', this.dir, ...args], { stdio: 'ignore' });
     const spawnError = new Promise<never>((_, reject) =>
-      p.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))),
+      this.proc!.once('error', (e) => reject(new Error(`cannot start redis-server: ${e.message}`))),
     );
     for (
       const t0 = Date.now();
-      !(await Promise.race([redisReachable(p.url, 300), spawnError]));
+      !(await Promise.race([redisReachable(this.url, 300), spawnError]));
       await new Promise((r) => setTimeout(r, 50))
-    )
-      if (Date.now() - t0 > 10_000) throw new Error(`redis-server on port ${p.port} did not answer within 10 s`);
-    return p;
+    ) {
+      if (!this.running) return false;
+      if (Date.now() - t0 > 10_000) throw new Error(`redis-server on port ${this.port} did not answer within 10 s`);
+    }
+    return true;
   }
 
   get url(): string {
