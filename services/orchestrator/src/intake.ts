@@ -3,6 +3,7 @@ import {
   MAX_JSON_DEPTH,
   RunRequestSchema,
   canonicalJson,
+  isTerminalStatus,
   jsonDepth,
   type Message,
   type RunRequest,
@@ -37,6 +38,8 @@ export type IntakeResult =
 
 const NO_WEBHOOKS = new WebhookPolicy({ secrets: new Map(), retryBaseMs: 5000, allowedUrls: [], timeoutMs: 10_000 });
 
+/** How long a request waits for a thread whose active run has ended to be released by the outbox relay. */
+const THREAD_RELEASE_WAIT_MS = 2_000;
 /** The first messages of a run's transcript: the system prompt, then the input (text or prior conversation). */
 export function initialMessages(req: RunRequest): Message[] {
   const msgs: Message[] = [];
@@ -219,7 +222,19 @@ export class RunIntake {
         traceparent: runTrace?.traceparent,
       });
     };
-    const res = cap === null ? await create() : await this.partitions.limitedCreation(tenant, create);
+    const attempt = () => (cap === null ? create() : this.partitions.limitedCreation(tenant, create));
+    let res = await attempt();
+    // a run that ended leaves its thread a moment later (the outbox relay's step): only a run queued, running or
+    // paused makes the thread busy (SPEC §2), so wait that moment out rather than answer 409
+    for (
+      const t0 = Date.now();
+      'threadBusy' in res && Date.now() - t0 < THREAD_RELEASE_WAIT_MS;
+      res = await attempt()
+    ) {
+      const active = await store.fieldsOf(res.activeRunId, ['status']);
+      if (!active?.status || !isTerminalStatus(active.status)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     if ('limited' in res) {
       this.metrics.rateLimited.inc({ limit: 'active_runs' });
       return { kind: 'limited', activeRuns: res.activeRuns + outside };

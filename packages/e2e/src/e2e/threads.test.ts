@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { QUEUES, type Message } from '@agentloop/protocol';
+import { DeploymentKeys, QUEUES, type Message } from '@agentloop/protocol';
 import { checkTranscript, type MockRequest, type ReplySpec } from '@agentloop/testing';
 import { InProcessStack } from '../test-support/stack.js';
 import { until } from '../test-support/helpers.js';
@@ -50,6 +50,22 @@ describe('threads', () => {
     const msgs = (await s.a.getRun(ids[2]!, 'messages')).json.messages!;
     expect(msgs[0]).toMatchObject({ role: 'system', content: 'be brief' });
     expect(msgs.filter((m) => m.role === 'system')).toHaveLength(1);
+  });
+
+  it('a thread whose run has ended is not busy while the relay has yet to release it: the request waits, then 202', async () => {
+    const t = thread();
+    const first = (await post({ input: 'my name is Ada', threadId: t })).json as { id: string };
+    await s.a.waitTerminal(first.id);
+    const hash = new DeploymentKeys(s.keyPrefix).thread('tenant-a', t).hash;
+    await until('the thread released', async () => !(await s.redis.hget(hash, 'active')));
+    // the moment between the run's end and the relay's step, held open: the ended run is the thread's active one
+    await s.redis.hset(hash, 'active', first.id);
+    const release = new Promise((r) => setTimeout(r, 300)).then(() => s.redis.hdel(hash, 'active'));
+    const second = await post({ input: 'what is my name?', threadId: t });
+    await release;
+    expect(second.status).toBe(202);
+    const { id } = second.json as { id: string };
+    expect((await s.a.waitTerminal(id)).status).toBe('completed');
   });
 
   it('a run whose thread no longer fits the context window is compressed, not failed', async () => {
