@@ -40,6 +40,7 @@ const NO_WEBHOOKS = new WebhookPolicy({ secrets: new Map(), retryBaseMs: 5000, a
 
 /** How long a request waits for a thread whose active run has ended to be released by the outbox relay. */
 const THREAD_RELEASE_WAIT_MS = 2_000;
+
 /** The first messages of a run's transcript: the system prompt, then the input (text or prior conversation). */
 export function initialMessages(req: RunRequest): Message[] {
   const msgs: Message[] = [];
